@@ -1,0 +1,24 @@
+"""gpufleet: GPU capacity on Kubernetes that costs nothing when idle.
+
+config -> cluster -> GPU pools -> GPU software -> samples -> exports.
+"""
+
+import pulumi
+
+from components import program
+from components.config import load_from_pulumi
+from components.pools import resolve_pools, system_pool
+
+config = load_from_pulumi()
+pools = resolve_pools(config)
+
+cluster = program.build_cluster(config, system_pool(config))
+gpu_pools = program.build_gpu_pools(config, pools, cluster)
+software = program.build_gpu_software(config, pools, cluster, gpu_pools)
+samples = program.build_samples(config, pools, cluster, software)
+
+pulumi.export("cloud", config.cloud)
+pulumi.export("clusterName", cluster.name)
+pulumi.export("gpuSoftware", config.gpu_software_mode)
+pulumi.export("gpuPools", [pool.to_output() for pool in pools])
+pulumi.export("kubeconfig", pulumi.Output.secret(cluster.kubeconfig))

@@ -1,0 +1,233 @@
+"""The offline engine: run the real `__main__.py` under Pulumi's mock runtime and record the graph.
+
+No Pulumi CLI, no credentials. Every resource registration is captured with its parent,
+provider, dependencies, inputs (secrets masked) and options, so the result is what `pulumi up`
+would be asked to create. The provider SDKs validate argument names and types as they do for
+real, so a wrong argument fails here too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import runpy
+import sys
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+from google.protobuf import json_format
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import settings as pulumi_settings
+from pulumi.runtime.config import set_all_config
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+from components import mockcloud
+from components.stacks import PROGRAM, PROJECT, PROJECT_DIR, StackFile
+
+SECRET = "[secret]"
+UNKNOWN = "[unknown]"
+_SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
+_RESOURCE_SIG = "5cf8f73096256a8f31e491e813e4eb8e"
+_SIG_KEY = "4dabf18193072939515e22adb298388d"
+_UNKNOWN_VALUE = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+
+
+@dataclass(frozen=True)
+class RecordedResource:
+    urn: str
+    type: str
+    name: str
+    parent: str | None
+    custom: bool
+    provider: str | None
+    dependencies: tuple[str, ...]
+    inputs: Mapping[str, Any]
+    protect: bool
+    ignore_changes: tuple[str, ...]
+    delete_before_replace: bool
+    depends_on: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "urn": self.urn,
+            "type": self.type,
+            "name": self.name,
+            "parent": self.parent,
+            "custom": self.custom,
+            "provider": self.provider,
+            "dependencies": sorted(self.dependencies),
+            "inputs": self.inputs,
+            "options": {
+                "protect": self.protect,
+                "ignoreChanges": sorted(self.ignore_changes),
+                "deleteBeforeReplace": self.delete_before_replace,
+                "dependsOn": sorted(self.depends_on),
+            },
+        }
+
+
+@dataclass
+class Plan:
+    """What `pulumi up` would create for one stack."""
+
+    project: str
+    stack: str
+    resources: list[RecordedResource]
+    outputs: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "project": self.project,
+            "stack": self.stack,
+            "resources": [r.to_json() for r in sorted(self.resources, key=lambda r: r.urn)],
+            "outputs": _sorted(self.outputs),
+        }
+
+    def of_type(self, type_: str) -> list[RecordedResource]:
+        return [r for r in self.resources if r.type == type_]
+
+    def by_urn(self) -> dict[str, RecordedResource]:
+        return {r.urn: r for r in self.resources}
+
+    def children(self, urn: str) -> list[RecordedResource]:
+        return [r for r in self.resources if r.parent == urn]
+
+
+class _Mocks(pulumi.runtime.Mocks):
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict]:
+        return mockcloud.resource_state(args.typ, args.name, args.inputs)
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict, list[tuple[str, str]] | None]:
+        return mockcloud.call_result(args.token, args.args), None
+
+
+class _RecordingMonitor(pulumi_mocks.MockMonitor):
+    """A mock monitor that also keeps each registration request (parent, deps, options)."""
+
+    def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
+        super().__init__(mocks)
+        self.recorded: list[RecordedResource] = []
+        self._lock = threading.Lock()
+
+    def RegisterResource(self, request: Any) -> Any:
+        response = super().RegisterResource(request)
+        if request.type == "pulumi:pulumi:Stack":
+            return response
+        property_deps: set[str] = set()
+        for deps in request.propertyDependencies.values():
+            property_deps.update(deps.urns)
+        dependencies = tuple(request.dependencies)
+        raw_inputs = json_format.MessageToDict(request.object, preserving_proto_field_name=True)
+        record = RecordedResource(
+            urn=response.urn,
+            type=request.type,
+            name=request.name,
+            parent=request.parent or None,
+            custom=bool(request.custom),
+            provider=request.provider or None,
+            dependencies=dependencies,
+            inputs=_clean(raw_inputs),
+            protect=bool(request.protect),
+            ignore_changes=tuple(request.ignoreChanges),
+            delete_before_replace=bool(request.deleteBeforeReplace),
+            depends_on=tuple(d for d in dependencies if d not in property_deps),
+        )
+        with self._lock:
+            self.recorded.append(record)
+        return response
+
+
+class _WarningCollector(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def plan_stack(stack: StackFile, config_overrides: Mapping[str, Any] | None = None) -> Plan:
+    """Run the Pulumi program for `stack` under mocks and return the recorded graph.
+
+    `config_overrides` replaces whole config keys (e.g. {"gpufleet:gpuPools": [...]}), which the
+    tests and the benchmark use to vary a shipped stack.
+    """
+    import json
+
+    config = {**stack.config, **(config_overrides or {})}
+    flat = {
+        key: value if isinstance(value, str) else json.dumps(value)
+        for key, value in config.items()
+        if key not in stack.secret_keys
+    }
+    if str(PROJECT_DIR) not in sys.path:
+        sys.path.insert(0, str(PROJECT_DIR))
+
+    pulumi_settings.reset_options(project=PROJECT, stack=stack.name)
+    set_all_config(flat)
+    mocks = _Mocks()
+    monitor = _RecordingMonitor(mocks)
+    logger = logging.getLogger(f"gpufleet.plan.{stack.name}")
+    logger.propagate = False
+    collector = _WarningCollector()
+    logger.handlers = [collector]
+    pulumi.runtime.set_mocks(
+        mocks, project=PROJECT, stack=stack.name, preview=False, monitor=monitor, logger=logger
+    )
+
+    def program() -> None:
+        runpy.run_path(str(PROGRAM), run_name="__main__")
+
+    _sync_await(run_pulumi_func(program))
+    root = pulumi_settings.get_root_resource()
+    outputs = _sync_await(_resolve_outputs(getattr(root, "outputs", {})))
+    return Plan(
+        project=PROJECT,
+        stack=stack.name,
+        resources=sorted(monitor.recorded, key=lambda r: r.urn),
+        outputs=outputs,
+        warnings=collector.messages,
+    )
+
+
+async def _resolve_outputs(outputs: Mapping[str, Any]) -> dict[str, Any]:
+    resolved: dict[str, Any] = {}
+    for name, value in outputs.items():
+        output = pulumi.Output.from_input(value)
+        if await output.is_secret():
+            resolved[name] = SECRET
+        else:
+            resolved[name] = _clean(await output.future())
+    await asyncio.sleep(0)
+    return resolved
+
+
+def _clean(value: Any) -> Any:
+    """Plain JSON: secrets masked, unknowns marked, resource references as URNs."""
+    if isinstance(value, Mapping):
+        sig = value.get(_SIG_KEY)
+        if sig == _SECRET_SIG:
+            return SECRET
+        if sig == _RESOURCE_SIG:
+            return value.get("urn", UNKNOWN)
+        return {str(k): _clean(v) for k, v in sorted(value.items())}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    if value == _UNKNOWN_VALUE:
+        return UNKNOWN
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(v) for v in value]
+    return value

@@ -1,0 +1,240 @@
+"""A private, VPC-native regional GKE cluster with a CPU system pool and a Kubernetes provider."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
+
+from components.config import SYSTEM_POOL_NAME, ClusterConfig
+from components.kubeconfig import exec_kubeconfig
+from components.pools import PoolSpec
+
+# Default GKE node scopes, including devstorage.read_only, which GPU nodes need to fetch drivers.
+NODE_OAUTH_SCOPES = [
+    "https://www.googleapis.com/auth/devstorage.read_only",
+    "https://www.googleapis.com/auth/logging.write",
+    "https://www.googleapis.com/auth/monitoring",
+    "https://www.googleapis.com/auth/service.management.readonly",
+    "https://www.googleapis.com/auth/servicecontrol",
+    "https://www.googleapis.com/auth/trace.append",
+]
+# Least privilege for the nodes' own service account (GKE hardening guide).
+NODE_SERVICE_ACCOUNT_ROLES = (
+    "roles/logging.logWriter",
+    "roles/monitoring.metricWriter",
+    "roles/monitoring.viewer",
+    "roles/stackdriver.resourceMetadata.writer",
+    "roles/artifactregistry.reader",
+)
+PODS_RANGE = "pods"
+SERVICES_RANGE = "services"
+
+
+@dataclass(frozen=True)
+class GkeClusterArgs:
+    config: ClusterConfig
+    system_pool: PoolSpec
+
+
+class GkeCluster(pulumi.ComponentResource):
+    """The cluster, its network (unless given), node service account and system pool."""
+
+    cluster: gcp.container.Cluster
+    gcp_provider: gcp.Provider
+    k8s_provider: k8s.Provider
+    kubeconfig: pulumi.Output[str]
+    node_service_account: pulumi.Output[str]
+    system_node_pool: gcp.container.NodePool
+
+    def __init__(
+        self, name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("gpufleet:gcp:Cluster", name, None, opts)
+        cfg = args.config
+        gcp_cfg = cfg.gcp
+        region = cfg.region or ""
+        self.gcp_provider = gcp.Provider(
+            f"{name}-gcp",
+            project=gcp_cfg.project,
+            region=region,
+            default_labels={"managed-by": "gpufleet", "gpufleet-cluster": cfg.name},
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        child = pulumi.ResourceOptions(parent=self, provider=self.gcp_provider)
+
+        network, subnetwork = self._network(name, args, child)
+
+        account = gcp.serviceaccount.Account(
+            f"{name}-nodes",
+            account_id=f"{cfg.name[:24]}-nodes",
+            display_name=f"gpufleet nodes of {cfg.name}",
+            opts=child,
+        )
+        self.node_service_account = account.email
+        for role in NODE_SERVICE_ACCOUNT_ROLES:
+            gcp.projects.IAMMember(
+                f"{name}-nodes-{role.split('/')[1].replace('.', '-').lower()}",
+                project=gcp_cfg.project or account.project,
+                role=role,
+                member=account.email.apply(lambda email: f"serviceAccount:{email}"),
+                opts=child,
+            )
+
+        self.cluster = gcp.container.Cluster(
+            f"{name}-cluster",
+            name=cfg.name,
+            location=region,
+            node_locations=cfg.zones or None,
+            network=network,
+            subnetwork=subnetwork,
+            networking_mode="VPC_NATIVE",
+            ip_allocation_policy=gcp.container.ClusterIpAllocationPolicyArgs(
+                cluster_secondary_range_name=PODS_RANGE,
+                services_secondary_range_name=SERVICES_RANGE,
+            ),
+            # The default pool is replaced by our own pools so that a GPU pool change never
+            # touches the cluster resource.
+            remove_default_node_pool=True,
+            initial_node_count=1,
+            min_master_version=cfg.kubernetes_version,
+            release_channel=gcp.container.ClusterReleaseChannelArgs(
+                channel=gcp_cfg.release_channel
+            ),
+            private_cluster_config=gcp.container.ClusterPrivateClusterConfigArgs(
+                enable_private_nodes=True,
+                enable_private_endpoint=False,
+                master_ipv4_cidr_block=gcp_cfg.master_cidr,
+            ),
+            master_authorized_networks_config=gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
+                cidr_blocks=[
+                    gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(
+                        cidr_block=cidr, display_name=f"allowed-{i}"
+                    )
+                    for i, cidr in enumerate(gcp_cfg.master_authorized_cidrs)
+                ]
+            ),
+            workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
+                workload_pool=f"{gcp_cfg.project}.svc.id.goog"
+            ),
+            deletion_protection=cfg.protect,
+            resource_labels={"managed-by": "gpufleet"},
+            opts=pulumi.ResourceOptions.merge(
+                child,
+                pulumi.ResourceOptions(
+                    protect=cfg.protect,
+                    # The removed default pool's settings would otherwise show as drift.
+                    ignore_changes=["initialNodeCount", "nodeConfig", "nodePools"],
+                ),
+            ),
+        )
+
+        system = args.system_pool
+        self.system_node_pool = gcp.container.NodePool(
+            f"{name}-system",
+            name=SYSTEM_POOL_NAME,
+            cluster=self.cluster.name,
+            location=region,
+            node_locations=cfg.zones or None,
+            initial_node_count=1,
+            autoscaling=gcp.container.NodePoolAutoscalingArgs(
+                total_min_node_count=system.min_nodes,
+                total_max_node_count=system.max_nodes,
+                location_policy="BALANCED",
+            ),
+            management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
+            node_config=gcp.container.NodePoolNodeConfigArgs(
+                machine_type=system.machine_types[0],
+                disk_size_gb=100,
+                disk_type="pd-balanced",
+                service_account=account.email,
+                oauth_scopes=NODE_OAUTH_SCOPES,
+                labels=dict(system.declared_labels),
+                workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
+                    mode="GKE_METADATA"
+                ),
+                shielded_instance_config=gcp.container.NodePoolNodeConfigShieldedInstanceConfigArgs(
+                    enable_secure_boot=True, enable_integrity_monitoring=True
+                ),
+            ),
+            opts=pulumi.ResourceOptions.merge(
+                child, pulumi.ResourceOptions(ignore_changes=["initialNodeCount", "nodeCount"])
+            ),
+        )
+
+        self.kubeconfig = pulumi.Output.secret(
+            pulumi.Output.all(
+                self.cluster.endpoint, self.cluster.master_auth.cluster_ca_certificate
+            ).apply(
+                lambda parts: exec_kubeconfig(
+                    cluster=cfg.name,
+                    server=f"https://{parts[0]}",
+                    ca_data=parts[1] or "",
+                    command="gke-gcloud-auth-plugin",
+                    args=[],
+                )
+            )
+        )
+        self.k8s_provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=self.kubeconfig,
+            enable_server_side_apply=True,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_pool]),
+        )
+        self.register_outputs(
+            {
+                "clusterName": self.cluster.name,
+                "endpoint": self.cluster.endpoint,
+                "kubeconfig": self.kubeconfig,
+            }
+        )
+
+    def _network(
+        self, name: str, args: GkeClusterArgs, child: pulumi.ResourceOptions
+    ) -> tuple[pulumi.Input[str], pulumi.Input[str]]:
+        """The cluster's own VPC and subnetwork (with Cloud NAT: private nodes pull images), or the given ones."""
+        cfg = args.config
+        if cfg.gcp.network and cfg.gcp.subnetwork:
+            return cfg.gcp.network, cfg.gcp.subnetwork
+        network = gcp.compute.Network(
+            f"{name}-network",
+            name=f"{cfg.name}-net",
+            auto_create_subnetworks=False,
+            opts=child,
+        )
+        subnetwork = gcp.compute.Subnetwork(
+            f"{name}-subnet",
+            name=f"{cfg.name}-nodes",
+            network=network.id,
+            region=cfg.region,
+            ip_cidr_range=cfg.gcp.subnet_cidr,
+            private_ip_google_access=True,
+            secondary_ip_ranges=[
+                gcp.compute.SubnetworkSecondaryIpRangeArgs(
+                    range_name=PODS_RANGE, ip_cidr_range=cfg.gcp.pods_cidr
+                ),
+                gcp.compute.SubnetworkSecondaryIpRangeArgs(
+                    range_name=SERVICES_RANGE, ip_cidr_range=cfg.gcp.services_cidr
+                ),
+            ],
+            opts=child,
+        )
+        router = gcp.compute.Router(
+            f"{name}-router",
+            name=f"{cfg.name}-router",
+            network=network.id,
+            region=cfg.region,
+            opts=child,
+        )
+        gcp.compute.RouterNat(
+            f"{name}-nat",
+            name=f"{cfg.name}-nat",
+            router=router.name,
+            region=cfg.region,
+            nat_ip_allocate_option="AUTO_ONLY",
+            source_subnetwork_ip_ranges_to_nat="ALL_SUBNETWORKS_ALL_IP_RANGES",
+            opts=child,
+        )
+        return network.id, subnetwork.id

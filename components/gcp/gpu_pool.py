@@ -1,0 +1,108 @@
+"""A GKE GPU node pool: accelerators from the catalog, GKE-managed driver, sharing/MIG, Spot, scale to zero."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_gcp as gcp
+
+from components.gcp.cluster import NODE_OAUTH_SCOPES
+from components.pools import PoolSpec
+
+# Kubernetes taint effects as the GKE API spells them.
+GKE_TAINT_EFFECTS = {
+    "NoSchedule": "NO_SCHEDULE",
+    "PreferNoSchedule": "PREFER_NO_SCHEDULE",
+    "NoExecute": "NO_EXECUTE",
+}
+GKE_SHARING_STRATEGIES = {"time-sharing": "TIME_SHARING", "mps": "MPS"}
+
+
+@dataclass(frozen=True)
+class GkeGpuNodePoolArgs:
+    pool: PoolSpec
+    cluster_name: pulumi.Input[str]
+    region: str
+    service_account: pulumi.Input[str]
+    provider: gcp.Provider
+
+
+class GkeGpuNodePool(pulumi.ComponentResource):
+    node_pool: gcp.container.NodePool
+
+    def __init__(
+        self, name: str, args: GkeGpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("gpufleet:gcp:GpuNodePool", name, None, opts)
+        pool = args.pool
+        self.node_pool = gcp.container.NodePool(
+            f"{name}-pool",
+            # Explicit, so the node label cloud.google.com/gke-nodepool is the config name.
+            name=pool.name,
+            cluster=args.cluster_name,
+            location=args.region,
+            node_locations=list(pool.zones),
+            initial_node_count=0,
+            autoscaling=gcp.container.NodePoolAutoscalingArgs(
+                total_min_node_count=pool.min_nodes,
+                total_max_node_count=pool.max_nodes,
+                # ANY finds capacity in whichever zone has it: what Spot and scarce GPUs need.
+                location_policy="ANY" if pool.spot else "BALANCED",
+            ),
+            management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
+            node_config=gcp.container.NodePoolNodeConfigArgs(
+                machine_type=pool.machine_types[0],
+                spot=pool.spot,
+                disk_size_gb=pool.disk_size_gb,
+                disk_type="pd-balanced",
+                service_account=args.service_account,
+                oauth_scopes=NODE_OAUTH_SCOPES,
+                guest_accelerators=[_accelerator(pool)],
+                labels=dict(pool.declared_labels),
+                # GKE adds the GPU taint only when a non-GPU pool already exists; declare it.
+                taints=[
+                    gcp.container.NodePoolNodeConfigTaintArgs(
+                        key=t.key, value=t.value, effect=GKE_TAINT_EFFECTS[t.effect]
+                    )
+                    for t in pool.declared_taints
+                ],
+                workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
+                    mode="GKE_METADATA"
+                ),
+                shielded_instance_config=gcp.container.NodePoolNodeConfigShieldedInstanceConfigArgs(
+                    enable_integrity_monitoring=True
+                ),
+            ),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                provider=args.provider,
+                # The autoscaler owns the node count; `pulumi up` must never reset it.
+                ignore_changes=["initialNodeCount", "nodeCount"],
+            ),
+        )
+        self.register_outputs(
+            {"name": self.node_pool.name, "instanceGroupUrls": self.node_pool.instance_group_urls}
+        )
+
+
+def _accelerator(pool: PoolSpec) -> gcp.container.NodePoolNodeConfigGuestAcceleratorArgs:
+    sharing = None
+    partition = None
+    if pool.sharing_via == "cloud" and pool.sharing_strategy and pool.max_shared_clients_per_gpu:
+        sharing = gcp.container.NodePoolNodeConfigGuestAcceleratorGpuSharingConfigArgs(
+            gpu_sharing_strategy=GKE_SHARING_STRATEGIES[pool.sharing_strategy],
+            max_shared_clients_per_gpu=pool.max_shared_clients_per_gpu,
+        )
+    if pool.sharing_via == "cloud" and pool.mig_partition_size:
+        partition = pool.mig_partition_size
+    return gcp.container.NodePoolNodeConfigGuestAcceleratorArgs(
+        type=pool.gke_accelerator,
+        count=pool.gpus_per_node,
+        # Explicit: an unset driver version caused permanent diffs.
+        gpu_driver_installation_config=gcp.container.NodePoolNodeConfigGuestAcceleratorGpuDriverInstallationConfigArgs(
+            gpu_driver_version=pool.gke_driver
+        ),
+        gpu_sharing_config=sharing,
+        gpu_partition_size=partition,
+    )

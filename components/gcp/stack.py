@@ -1,0 +1,49 @@
+"""GKE: the cluster and one node pool component per GPU pool."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pulumi
+
+from components.config import StackConfig
+from components.gcp.cluster import GkeCluster, GkeClusterArgs
+from components.gcp.gpu_pool import GkeGpuNodePool, GkeGpuNodePoolArgs
+from components.pools import PoolSpec
+from components.program import ClusterHandle
+
+
+def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterHandle:
+    assert system_pool is not None
+    cluster = GkeCluster(
+        config.cluster.name, GkeClusterArgs(config=config.cluster, system_pool=system_pool)
+    )
+    return ClusterHandle(
+        name=cluster.cluster.name,
+        kubeconfig=cluster.kubeconfig,
+        k8s_provider=cluster.k8s_provider,
+        component=cluster,
+        extras={"gke": cluster},
+    )
+
+
+def build_gpu_pools(
+    config: StackConfig, pools: Sequence[PoolSpec], cluster: ClusterHandle
+) -> list[pulumi.Resource]:
+    gke = cluster.extras["gke"]
+    assert isinstance(gke, GkeCluster)
+    return [
+        GkeGpuNodePool(
+            f"{config.cluster.name}-{pool.name}",
+            GkeGpuNodePoolArgs(
+                pool=pool,
+                cluster_name=gke.cluster.name,
+                region=config.cluster.region or "",
+                service_account=gke.node_service_account,
+                provider=gke.gcp_provider,
+            ),
+            # Pools depend on the system pool so GKE never makes a GPU pool the cluster's first.
+            opts=pulumi.ResourceOptions(depends_on=[gke.system_node_pool]),
+        )
+        for pool in pools
+    ]

@@ -1,0 +1,39 @@
+"""Plausible cloud answers for the offline engine's mocked resources and calls.
+
+Each cloud module maps a resource type token to a function giving the output properties the
+real provider would add (endpoints, ARNs, certificates) and an invoke token to its result.
+Only what the program reads needs to be here; everything else echoes the inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from components.mockcloud import aws, azure, gcp, kubernetes
+
+ResourceFake = Callable[[str, Mapping[str, Any]], dict[str, Any]]
+CallFake = Callable[[Mapping[str, Any]], dict[str, Any]]
+
+RESOURCES: dict[str, ResourceFake] = {}
+CALLS: dict[str, CallFake] = {}
+for _module in (gcp, aws, azure, kubernetes):
+    RESOURCES.update(_module.RESOURCES)
+    CALLS.update(_module.CALLS)
+
+
+def resource_state(type_: str, name: str, inputs: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """(id, state) for a mocked resource: its inputs plus the outputs the provider would add."""
+    state: dict[str, Any] = dict(inputs)
+    fake = RESOURCES.get(type_)
+    if fake is not None:
+        state.update(fake(name, inputs))
+    if type_.startswith("aws:") and "arn" not in state:
+        service = type_.split(":")[1].split("/")[0]
+        state["arn"] = f"arn:aws:{service}:us-east-1:123456789012:{name}"
+    return str(state.pop("__id", f"{name}-id")), state
+
+
+def call_result(token: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    fake = CALLS.get(token)
+    return fake(args) if fake is not None else {}

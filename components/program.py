@@ -1,0 +1,85 @@
+"""The program's stages, one function each, dispatched to the chosen cloud.
+
+`__main__.py` reads as the architecture by calling these in order. Each cloud package has a
+`stack` module with `build_cluster` and `build_gpu_pools`; only the chosen cloud's provider SDK
+is imported, which keeps a plan fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.config import StackConfig
+from components.pools import PoolSpec
+
+
+@dataclass(frozen=True)
+class ClusterHandle:
+    """What the later stages need from a cluster, whatever the cloud."""
+
+    name: pulumi.Input[str]
+    kubeconfig: pulumi.Output[str]
+    k8s_provider: k8s.Provider
+    component: pulumi.Resource
+    # Extra handles a cloud's later stages need (e.g. the EKS OIDC provider for IRSA).
+    extras: dict[str, object] = field(default_factory=dict)
+
+
+class CloudStack(Protocol):
+    def build_cluster(self, config: StackConfig, system_pool: PoolSpec | None) -> ClusterHandle: ...
+
+    def build_gpu_pools(
+        self, config: StackConfig, pools: Sequence[PoolSpec], cluster: ClusterHandle
+    ) -> list[pulumi.Resource]: ...
+
+
+def cloud_stack(config: StackConfig) -> CloudStack:
+    module = "kubernetes.existing" if config.cloud == "existing" else f"{config.cloud}.stack"
+    return importlib.import_module(f"components.{module}")  # type: ignore[return-value]
+
+
+def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterHandle:
+    return cloud_stack(config).build_cluster(config, system_pool)
+
+
+def build_gpu_pools(
+    config: StackConfig, pools: Sequence[PoolSpec], cluster: ClusterHandle
+) -> list[pulumi.Resource]:
+    return cloud_stack(config).build_gpu_pools(config, pools, cluster)
+
+
+def build_gpu_software(
+    config: StackConfig,
+    pools: Sequence[PoolSpec],
+    cluster: ClusterHandle,
+    gpu_pools: Sequence[pulumi.Resource],
+) -> pulumi.Resource | None:
+    """NVIDIA's device plugin or GPU Operator (and monitoring); nothing when the cloud manages GPUs."""
+    if (
+        config.gpu_software_mode == "cloud-managed"
+        and not config.gpu_software.monitoring.dcgm_exporter
+    ):
+        return None
+    from components.kubernetes import software
+
+    return software.build(config, pools, cluster, gpu_pools)
+
+
+def build_samples(
+    config: StackConfig,
+    pools: Sequence[PoolSpec],
+    cluster: ClusterHandle,
+    software: pulumi.Resource | None,
+) -> pulumi.Resource | None:
+    """CUDA sample workloads that prove each pool end to end, when enabled."""
+    if not config.samples.enabled:
+        return None
+    from components.kubernetes import samples
+
+    return samples.build(config, pools, cluster, software)
