@@ -1,0 +1,17 @@
+"""Pure-Python kube-scheduler simulator behind `python -m components fit`."""
+
+from components.scheduling.evaluate import evaluate, fit_pool
+from components.scheduling.model import FitResult, NodeTemplate, PoolView, Taint
+from components.scheduling.workloads import PodTemplate, WorkloadError, extract_pod_templates
+
+__all__ = [
+    "FitResult",
+    "NodeTemplate",
+    "PodTemplate",
+    "PoolView",
+    "Taint",
+    "WorkloadError",
+    "evaluate",
+    "extract_pod_templates",
+    "fit_pool",
+]
