@@ -1,0 +1,40 @@
+"""Shared fixtures: plans of the shipped stacks, computed once per test session."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from components.engine import Plan, plan_stack
+from components.stacks import load_stack
+
+SHARED_REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference"
+
+
+@functools.cache
+def _plan_cached(stack: str, overrides_json: str) -> Plan:
+    overrides = json.loads(overrides_json)
+    return plan_stack(load_stack(stack), overrides or None)
+
+
+def plan_of(stack: str, overrides: Mapping[str, Any] | None = None) -> Plan:
+    """The recorded graph of a shipped stack, optionally with whole config keys replaced."""
+    return _plan_cached(stack, json.dumps(overrides or {}, sort_keys=True))
+
+
+@pytest.fixture
+def plan() -> Callable[..., Plan]:
+    return plan_of
+
+
+def helm_values_file(chart: str) -> Path:
+    """The pinned chart's values.yaml from ../shared (tests skip where it is absent)."""
+    path = SHARED_REFERENCE / "helm" / chart / "values.yaml"
+    if not path.is_file():
+        pytest.skip(f"{path} not available (../shared is absent)")
+    return path
