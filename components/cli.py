@@ -1,0 +1,113 @@
+"""`python -m components`: the offline engine's command line.
+
+Each command lives in its own module with a `main(argv) -> int`; this module only dispatches,
+and turns every expected failure into a message and an exit status, never a traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+from components.config import ConfigError, parse_config
+from components.stacks import StackNotFound, load_stack, shipped_stacks
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+# command -> (module with main(argv), one-line summary)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "plan": ("components.cli", "show what `pulumi up` would create for STACK (offline, mocked)"),
+    "samples": ("components.kubernetes.samples", "print STACK's sample CUDA workloads as YAML"),
+    "fit": ("components.fit", "tell whether the pods in MANIFEST will schedule on STACK's pools"),
+    "consumers": ("components.consumers", "print ready-to-paste GPU pool settings for a tool"),
+    "diff": ("components.diff", "compare two `plan --json` documents, warning on replacements"),
+}
+
+USAGE = """usage: python -m components COMMAND [ARGS]
+
+gpufleet's offline engine: runs the real Pulumi program under mocks (no Pulumi CLI, no cloud
+credentials) and answers questions about a stack before anything is deployed.
+
+commands:
+{commands}
+
+STACK is a stack name in stacks/ ({stacks}) or a path to a stack config YAML file.
+`python -m components COMMAND --help` explains each command's options.
+Exit status: 0 ok, 1 a check failed, 2 bad input (config, stack, manifest).
+"""
+
+
+def usage() -> str:
+    commands = "\n".join(f"  {name:<10} {summary}" for name, (_, summary) in COMMANDS.items())
+    return USAGE.format(commands=commands, stacks=", ".join(shipped_stacks()) or "none yet")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help", "help"):
+        print(usage())
+        return EXIT_OK if args else EXIT_BAD_INPUT
+    command, rest = args[0], args[1:]
+    if command not in COMMANDS:
+        print(f"error: unknown command {command!r}\n\n{usage()}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    module_name = COMMANDS[command][0]
+    entry: Callable[[list[str]], int] = (
+        plan_main if command == "plan" else importlib.import_module(module_name).main
+    )
+    try:
+        return entry(rest)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as error:  # noqa: BLE001 - the promise is: no traceback from our CLI
+        if os.environ.get("GPUFLEET_DEBUG"):
+            raise
+        print(f"error: {type(error).__name__}: {error} (set GPUFLEET_DEBUG=1 for a traceback)", file=sys.stderr)
+        return EXIT_FAILED
+
+
+def plan_main(argv: list[str]) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m components plan",
+        description="Run the Pulumi program for STACK under mocks and print the resources `pulumi up` "
+        "would create, grouped by component, and a table of the GPU pools.",
+    )
+    parser.add_argument("stack", metavar="STACK", help="stack name in stacks/ or path to a stack YAML")
+    view = parser.add_mutually_exclusive_group()
+    view.add_argument("--json", action="store_true", help="one sorted, stable JSON document (secrets masked)")
+    view.add_argument("--mermaid", action="store_true", help="a Mermaid diagram of the stack")
+    options = parser.parse_args(argv)
+
+    from components.engine import plan_stack
+
+    try:
+        stack = load_stack(options.stack)
+        config = parse_config(stack.gpufleet)
+    except StackNotFound as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except ConfigError as error:
+        print(f"{stack.path}: {error.render()}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    for warning in config.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+
+    plan = plan_stack(stack)
+    if options.json:
+        print(json.dumps(plan.to_json(), indent=2, sort_keys=True))
+    elif options.mermaid:
+        from components.mermaid import render_mermaid
+
+        print(render_mermaid(plan))
+    else:
+        from components.render import render_pool_table, render_tree
+
+        print(render_tree(plan))
+        print()
+        print(render_pool_table(plan.outputs.get("gpuPools", [])))
+    return EXIT_OK

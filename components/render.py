@@ -1,0 +1,121 @@
+"""Human-readable views of a plan: a resource tree grouped by component, and a GPU pool table."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from components.engine import Plan, RecordedResource
+
+# The input properties worth seeing at a glance, per resource type (dotted camelCase paths).
+HIGHLIGHTS: Mapping[str, tuple[str, ...]] = {
+    "gcp:container/cluster:Cluster": ("name", "location", "minMasterVersion", "releaseChannel.channel"),
+    "gcp:container/nodePool:NodePool": (
+        "name",
+        "nodeConfig.machineType",
+        "nodeConfig.guestAccelerators",
+        "nodeConfig.spot",
+        "autoscaling",
+        "nodeLocations",
+        "nodeConfig.taints",
+    ),
+    "aws:eks/cluster:Cluster": ("name", "version"),
+    "aws:eks/nodeGroup:NodeGroup": (
+        "nodeGroupName",
+        "amiType",
+        "capacityType",
+        "instanceTypes",
+        "scalingConfig",
+        "taints",
+    ),
+    "aws:ec2/launchTemplate:LaunchTemplate": ("imageId", "metadataOptions.httpTokens", "blockDeviceMappings"),
+    "aws:autoscaling/group:Group": (
+        "name",
+        "minSize",
+        "maxSize",
+        "availabilityZones",
+        "mixedInstancesPolicy.launchTemplate.overrides",
+        "capacityRebalance",
+    ),
+    "azure-native:containerservice:ManagedCluster": ("resourceName", "kubernetesVersion", "autoScalerProfile"),
+    "azure-native:containerservice:AgentPool": (
+        "agentPoolName",
+        "vmSize",
+        "minCount",
+        "maxCount",
+        "scaleSetPriority",
+        "nodeTaints",
+        "gpuInstanceProfile",
+        "gpuProfile",
+    ),
+    "kubernetes:helm.sh/v3:Release": ("chart", "version", "namespace"),
+    "kubernetes:batch/v1:Job": ("metadata.name", "metadata.namespace"),
+    "kubernetes:apps/v1:Deployment": ("metadata.name", "spec.replicas"),
+}
+_MAX_VALUE = 90
+
+
+def render_tree(plan: Plan) -> str:
+    """Resources nested under their parents, components first, with key GPU properties."""
+    by_parent: dict[str | None, list[RecordedResource]] = {}
+    urns = {r.urn for r in plan.resources}
+    for resource in plan.resources:
+        parent = resource.parent if resource.parent in urns else None
+        by_parent.setdefault(parent, []).append(resource)
+    lines = [f"{plan.project}/{plan.stack}: {len(plan.resources)} resources"]
+
+    def walk(parent: str | None, depth: int) -> None:
+        children = sorted(by_parent.get(parent, []), key=lambda r: (r.custom, r.type, r.name))
+        for resource in children:
+            marks = []
+            if resource.protect:
+                marks.append("protected")
+            if resource.ignore_changes:
+                marks.append("ignores " + ",".join(resource.ignore_changes))
+            suffix = f"  [{'; '.join(marks)}]" if marks else ""
+            lines.append(f"{'  ' * depth}- {resource.type} {resource.name}{suffix}")
+            for path in HIGHLIGHTS.get(resource.type, ()):
+                value = lookup(resource.inputs, path)
+                if value is not None:
+                    lines.append(f"{'  ' * (depth + 2)}{path}: {_short(value)}")
+            walk(resource.urn, depth + 1)
+
+    walk(None, 1)
+    return "\n".join(lines)
+
+
+def render_pool_table(pools: Sequence[Mapping[str, Any]]) -> str:
+    """One row per GPU pool from the `gpuPools` output."""
+    header = ("pool", "accelerator", "machine types", "GPUs/node", "allocatable/node", "nodes", "spot", "zones")
+    rows = [header]
+    for pool in pools:
+        rows.append(
+            (
+                str(pool["name"]),
+                str(pool["accelerator"]),
+                ",".join(pool["machineTypes"]),
+                str(pool["gpusPerNode"]),
+                ",".join(f"{k}={v}" for k, v in pool["allocatablePerNode"].items()),
+                f"{pool['minNodes']}..{pool['maxNodes']}",
+                "yes" if pool["spot"] else "no",
+                ",".join(pool["zones"]) or "-",
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    return "\n".join("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows)
+
+
+def lookup(inputs: Mapping[str, Any], path: str) -> Any:
+    """The value at a dotted path of nested mappings, or None."""
+    value: Any = inputs
+    for part in path.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            return None
+        value = value[part]
+    return value
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return text if len(text) <= _MAX_VALUE else text[: _MAX_VALUE - 3] + "..."
