@@ -18,6 +18,8 @@ What the diff models, and what it does not:
 * ``inputs`` are compared deeply: dicts recursed, lists compared whole at their path (the plan
   does not say whether a list is ordered or a set, so element-level diffs could mislead).
 * A secret masked as ``"[secret]"`` on both sides counts as unchanged: the plan cannot show it.
+  The same goes for ``"[unknown]"`` (a value only known after apply) on both sides; a known
+  value becoming unknown is a change, and at a replacement path a (possible) replacement.
 * Changes under the new resource's ``options.ignoreChanges`` are dropped, as Pulumi drops them.
 * A replacement is flagged when a table path of the resource type, a path in the resource's
   ``options.replaceOnChanges``, or its explicit provider changes. Removing an input counts as a
@@ -30,6 +32,7 @@ What the diff models, and what it does not:
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import re
 import sys
@@ -321,13 +324,29 @@ def _option_paths(options: Mapping[str, Any], key: str) -> list[str]:
     return [entry for entry in value if isinstance(entry, str)]
 
 
-def _starts_with(path: Path, prefix: Path) -> bool:
-    return path[: len(prefix)] == prefix
-
-
-def _ignored(path: Path, ignore: Sequence[Path]) -> bool:
-    """True when Pulumi's ignoreChanges hides a change at ``path``."""
-    return any(_starts_with(path, prefix) for prefix in ignore)
+def _apply_ignores(old: Any, new: Any, ignore: Sequence[Path]) -> Any:
+    """``new`` with every ignored path reset to its ``old`` value, as Pulumi's engine does."""
+    if not ignore or not isinstance(new, Mapping):
+        return new
+    if () in ignore:
+        return old
+    result: dict[str, Any] = copy.deepcopy(dict(new))
+    for path in ignore:
+        old_value = _lookup(old, path)
+        parent: Any = result
+        for segment in path[:-1]:
+            if not isinstance(parent, dict):
+                break
+            if segment not in parent and old_value is not ABSENT:
+                parent[segment] = {}
+            parent = parent.get(segment)
+        if not isinstance(parent, dict):
+            continue  # the new value has no dict there: nothing Pulumi could keep
+        if old_value is ABSENT:
+            parent.pop(path[-1], None)
+        else:
+            parent[path[-1]] = copy.deepcopy(old_value)
+    return result
 
 
 def _ignore_prefixes(options: Mapping[str, Any]) -> list[Path]:
@@ -355,21 +374,15 @@ def _is_default_provider(reference: str) -> bool:
 
 
 def _replacement_triggers(
-    type_token: str,
-    old_inputs: Any,
-    new_inputs: Any,
-    new_options: Mapping[str, Any],
-    ignore: Sequence[Path],
+    type_token: str, old_inputs: Any, new_inputs: Any, new_options: Mapping[str, Any]
 ) -> list[str]:
-    """The paths whose change makes Pulumi replace this resource."""
+    """The paths whose change makes Pulumi replace this resource (ignoreChanges applied)."""
     triggers: list[str] = []
 
     def differs(path: Path) -> bool:
         # Compare the values *at* the path rather than matching changed leaves, so that a
         # wholesale change above it (a block added or removed) counts too.
-        return not _ignored(path, ignore) and not _same(
-            _lookup(old_inputs, path), _lookup(new_inputs, path)
-        )
+        return not _same(_lookup(old_inputs, path), _lookup(new_inputs, path))
 
     for table_path in replacement_paths(type_token):
         if differs(tuple(table_path.split("."))):
@@ -378,9 +391,7 @@ def _replacement_triggers(
     # The resource's own replaceOnChanges option, as the engine applies it.
     for entry in _option_paths(new_options, "replaceOnChanges"):
         if entry == "*":
-            any_change: list[tuple[Path, Any, Any]] = []
-            _walk(old_inputs, new_inputs, (), any_change)
-            if any(not _ignored(path, ignore) for path, _, _ in any_change):
+            if not _same(old_inputs, new_inputs):
                 triggers.append("*")
             continue
         parsed = _parse_property_path(entry)
@@ -402,23 +413,21 @@ def _diff_resource(old: Mapping[str, Any], new: Mapping[str, Any]) -> ResourceCh
     new_options = _options_of(new)
     old_options = _options_of(old)
     old_inputs = old.get("inputs", {})
-    new_inputs = new.get("inputs", {})
-    # Pulumi applies the *new* program's ignoreChanges when it diffs.
-    ignore = _ignore_prefixes(new_options)
+    # Pulumi applies the *new* program's ignoreChanges: the old value stands for those paths.
+    new_inputs = _apply_ignores(old_inputs, new.get("inputs", {}), _ignore_prefixes(new_options))
 
     raw: list[tuple[Path, Any, Any]] = []
     _walk(old_inputs, new_inputs, (), raw)
     changes = [
         PropertyChange(_format_path(path) or "inputs", old_value, new_value)
         for path, old_value, new_value in raw
-        if not _ignored(path, ignore)
     ]
 
     option_changes: list[tuple[Path, Any, Any]] = []
     _walk(old_options, new_options, ("options",), option_changes)
     changes.extend(PropertyChange(_format_path(p), a, b) for p, a, b in option_changes)
 
-    triggers = _replacement_triggers(type_token, old_inputs, new_inputs, new_options, ignore)
+    triggers = _replacement_triggers(type_token, old_inputs, new_inputs, new_options)
 
     for key in ("provider", "parent"):
         old_value, new_value = old.get(key), new.get(key)
