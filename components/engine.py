@@ -79,6 +79,8 @@ class Plan:
     resources: list[RecordedResource]
     outputs: dict[str, Any]
     warnings: list[str] = field(default_factory=list)
+    # URNs of the resources that called register_outputs (every component must, last).
+    outputs_registered: frozenset[str] = frozenset()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -112,7 +114,13 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
     def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
         super().__init__(mocks)
         self.recorded: list[RecordedResource] = []
+        self.outputs_registered: set[str] = set()
         self._lock = threading.Lock()
+
+    def RegisterResourceOutputs(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
+        with self._lock:
+            self.outputs_registered.add(request.urn)
+        return super().RegisterResourceOutputs(request)
 
     def RegisterResource(self, request: Any) -> Any:
         response = super().RegisterResource(request)
@@ -192,6 +200,7 @@ def plan_stack(stack: StackFile, config_overrides: Mapping[str, Any] | None = No
         resources=sorted(monitor.recorded, key=lambda r: r.urn),
         outputs=outputs,
         warnings=collector.messages,
+        outputs_registered=frozenset(monitor.outputs_registered),
     )
 
 

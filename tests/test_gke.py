@@ -1,0 +1,178 @@
+"""The GKE stacks' whole graph under mocks: what `pulumi up` would create is what GPU pods need."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.catalog import gpus
+from components.config import parse_config
+from components.engine import Plan, RecordedResource
+from components.pools import resolve_pools
+from components.stacks import load_stack
+from tests.conftest import plan_of
+
+GKE_STACKS = ["gcp-dev", "gcp-a100-mig"]
+NODE_POOL = "gcp:container/nodePool:NodePool"
+CLUSTER = "gcp:container/cluster:Cluster"
+
+
+def gpu_node_pools(plan: Plan) -> dict[str, RecordedResource]:
+    return {
+        r.inputs["name"]: r for r in plan.of_type(NODE_POOL) if r.inputs["nodeConfig"].get("guestAccelerators")
+    }
+
+
+@pytest.mark.parametrize("stack", GKE_STACKS)
+def test_every_configured_pool_is_an_explicitly_named_gpu_node_pool(stack: str) -> None:
+    config = parse_config(load_stack(stack).gpufleet)
+    pools = gpu_node_pools(plan_of(stack))
+    assert sorted(pools) == sorted(p.name for p in config.gpu_pools)
+    for spec in config.gpu_pools:
+        node_pool = pools[spec.name]
+        node_config = node_pool.inputs["nodeConfig"]
+        machine = gpus.MACHINE_TYPES[("gcp", spec.accelerator, node_config["machineType"])]
+        (accelerator,) = node_config["guestAccelerators"]
+        assert accelerator["type"] == machine.gke_accelerator
+        expected_count = spec.gpus_per_node or 1 if machine.attach_counts else machine.gpus
+        assert accelerator["count"] == expected_count
+        assert accelerator["gpuDriverInstallationConfig"]["gpuDriverVersion"] in ("DEFAULT", "LATEST")
+        assert node_config["spot"] is spec.spot
+        assert node_pool.inputs["nodeLocations"] == spec.zones
+        assert "https://www.googleapis.com/auth/devstorage.read_only" in node_config["oauthScopes"]
+
+
+@pytest.mark.parametrize("stack", GKE_STACKS)
+def test_gpu_pools_scale_to_zero_and_pulumi_never_resets_the_autoscaler(stack: str) -> None:
+    for node_pool in gpu_node_pools(plan_of(stack)).values():
+        autoscaling = node_pool.inputs["autoscaling"]
+        assert autoscaling["totalMinNodeCount"] == 0
+        assert "minNodeCount" not in autoscaling  # total_* and per-zone limits never mix
+        assert node_pool.inputs["initialNodeCount"] == 0
+        assert {"initialNodeCount", "nodeCount"} <= set(node_pool.ignore_changes)
+        spot = node_pool.inputs["nodeConfig"]["spot"]
+        assert autoscaling["locationPolicy"] == ("ANY" if spot else "BALANCED")
+
+
+@pytest.mark.parametrize("stack", GKE_STACKS)
+def test_gpu_taint_is_declared_explicitly(stack: str) -> None:
+    for node_pool in gpu_node_pools(plan_of(stack)).values():
+        taints = node_pool.inputs["nodeConfig"]["taints"]
+        assert {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"} in taints
+
+
+def test_time_sharing_and_mig_reach_the_accelerator_config() -> None:
+    l4 = gpu_node_pools(plan_of("gcp-dev"))["l4-spot"]
+    (accelerator,) = l4.inputs["nodeConfig"]["guestAccelerators"]
+    assert accelerator["gpuSharingConfig"] == {"gpuSharingStrategy": "TIME_SHARING", "maxSharedClientsPerGpu": 4}
+    assert "gpuPartitionSize" not in accelerator
+
+    mig = gpu_node_pools(plan_of("gcp-a100-mig"))["a100-mig"]
+    (accelerator,) = mig.inputs["nodeConfig"]["guestAccelerators"]
+    assert accelerator["gpuPartitionSize"] == "1g.5gb"
+    assert "gpuSharingConfig" not in accelerator
+
+
+def test_allocatable_reports_shared_and_partitioned_capacity() -> None:
+    dev = {p["name"]: p for p in plan_of("gcp-dev").outputs["gpuPools"]}
+    assert dev["l4-spot"]["allocatablePerNode"] == {"nvidia.com/gpu": 4}  # 1 GPU x 4 clients
+    assert dev["t4"]["allocatablePerNode"] == {"nvidia.com/gpu": 1}
+    mig = {p["name"]: p for p in plan_of("gcp-a100-mig").outputs["gpuPools"]}
+    assert mig["a100-mig"]["allocatablePerNode"] == {"nvidia.com/gpu": 7}  # 7 x 1g.5gb
+    assert mig["a100-mig"]["nodeLabels"]["cloud.google.com/gke-gpu-partition-size"] == "1g.5gb"
+    assert mig["a100-80-spot"]["allocatablePerNode"] == {"nvidia.com/gpu": 8}
+
+
+def test_gpu_operator_mode_disables_gke_driver_and_default_plugin() -> None:
+    plan = plan_of("gcp-dev", {"gpufleet:gpuSoftware": {"mode": "gpu-operator"}})
+    for node_pool in gpu_node_pools(plan).values():
+        config = node_pool.inputs["nodeConfig"]
+        (accelerator,) = config["guestAccelerators"]
+        assert accelerator["gpuDriverInstallationConfig"]["gpuDriverVersion"] == "INSTALLATION_DISABLED"
+        assert config["labels"]["gke-no-default-nvidia-gpu-device-plugin"] == "true"
+        # GKE's own sharing needs GKE's device plugin; with the operator it is NVIDIA's config.
+        assert "gpuSharingConfig" not in accelerator
+
+
+@pytest.mark.parametrize("stack", GKE_STACKS)
+def test_cluster_is_private_vpc_native_with_workload_identity(stack: str) -> None:
+    plan = plan_of(stack)
+    (cluster,) = plan.of_type(CLUSTER)
+    inputs = cluster.inputs
+    assert inputs["privateClusterConfig"]["enablePrivateNodes"] is True
+    assert inputs["networkingMode"] == "VPC_NATIVE"
+    assert inputs["ipAllocationPolicy"]["clusterSecondaryRangeName"]
+    assert inputs["workloadIdentityConfig"]["workloadPool"].endswith(".svc.id.goog")
+    assert inputs["removeDefaultNodePool"] is True
+    assert inputs["releaseChannel"]["channel"] in ("RAPID", "REGULAR", "STABLE")
+    config = parse_config(load_stack(stack).gpufleet)
+    assert cluster.protect is config.cluster.protect
+    assert inputs["deletionProtection"] is config.cluster.protect
+
+
+@pytest.mark.parametrize("stack", GKE_STACKS)
+def test_system_pool_keeps_at_least_one_cpu_node(stack: str) -> None:
+    plan = plan_of(stack)
+    (system,) = [r for r in plan.of_type(NODE_POOL) if r.inputs["name"] == "system"]
+    assert "guestAccelerators" not in system.inputs["nodeConfig"]
+    assert system.inputs["autoscaling"]["totalMinNodeCount"] >= 1
+    # GPU pools wait for the system pool so GKE never sees a GPU pool as the first pool.
+    for pool in plan.of_type("gpufleet:gcp:GpuNodePool"):
+        assert system.urn in pool.depends_on
+
+
+def test_changing_a_gpu_pool_never_touches_the_cluster() -> None:
+    base = plan_of("gcp-dev")
+    raw = load_stack("gcp-dev").config["gpufleet:gpuPools"]
+    changed_pools = [dict(raw[0], maxNodes=9, machineType="g2-standard-16"), *raw[1:]]
+    changed = plan_of("gcp-dev", {"gpufleet:gpuPools": changed_pools})
+    (before,) = base.of_type(CLUSTER)
+    (after,) = changed.of_type(CLUSTER)
+    assert before.inputs == after.inputs
+    assert gpu_node_pools(changed)["l4-spot"].inputs["autoscaling"]["totalMaxNodeCount"] == 9
+
+
+@pytest.mark.parametrize("stack", GKE_STACKS)
+def test_gpu_pools_output_is_exactly_the_contract_and_kubeconfig_is_secret(stack: str) -> None:
+    plan = plan_of(stack)
+    keys = {
+        "name", "cloud", "accelerator", "machineTypes", "gpusPerNode", "gpuResource", "allocatablePerNode",
+        "minNodes", "maxNodes", "spot", "zones", "nodeLabels", "nodeTaints", "podScheduling",
+    }  # fmt: skip
+    config = parse_config(load_stack(stack).gpufleet)
+    assert plan.outputs["gpuPools"] == [p.to_output() for p in resolve_pools(config)]
+    for entry in plan.outputs["gpuPools"]:
+        assert set(entry) == keys
+        assert set(entry["podScheduling"]) == {"nodeSelector", "tolerations", "resources"}
+        for taint in entry["nodeTaints"]:
+            assert set(taint) == {"key", "value", "effect"}
+            assert taint["effect"] in ("NoSchedule", "PreferNoSchedule", "NoExecute")
+    assert plan.outputs["kubeconfig"] == "[secret]"
+
+
+@pytest.mark.parametrize("stack", GKE_STACKS)
+def test_node_labels_match_what_the_node_pool_registers(stack: str) -> None:
+    plan = plan_of(stack)
+    pools = gpu_node_pools(plan)
+    for entry in plan.outputs["gpuPools"]:
+        node_pool = pools[entry["name"]]
+        labels = entry["nodeLabels"]
+        assert labels["cloud.google.com/gke-nodepool"] == node_pool.inputs["name"]
+        (accelerator,) = node_pool.inputs["nodeConfig"]["guestAccelerators"]
+        assert labels["cloud.google.com/gke-accelerator"] == accelerator["type"]
+        for key, value in node_pool.inputs["nodeConfig"]["labels"].items():
+            assert labels[key] == value
+        if node_pool.inputs["nodeConfig"]["spot"]:
+            assert labels["cloud.google.com/gke-spot"] == "true"
+        assert all(k in labels for k in entry["podScheduling"]["nodeSelector"])
+
+
+@pytest.mark.parametrize("stack", GKE_STACKS)
+def test_kubernetes_provider_is_explicit_and_built_from_the_cluster(stack: str) -> None:
+    plan = plan_of(stack)
+    (provider,) = plan.of_type("pulumi:providers:kubernetes")
+    assert provider.inputs["kubeconfig"] == "[secret]"
+    (cluster,) = plan.of_type(CLUSTER)
+    assert cluster.urn in provider.dependencies
+    for resource in plan.resources:
+        if resource.type.startswith("kubernetes:"):
+            assert resource.provider and resource.provider.startswith(provider.urn)
