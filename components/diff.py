@@ -66,6 +66,9 @@ MAX_VALUE_CHARS: Final = 80
 
 _TRUNCATION_MARK: Final = "..."
 
+# Characters kept before the first difference when a long value is windowed.
+_DIFF_CONTEXT_CHARS: Final = 32
+
 # A path segment printed bare (``nodeConfig.spot``); anything else, such as a label key with dots
 # or slashes, is printed Pulumi-style as ``labels["cloud.google.com/gke-nodepool"]``.
 _BARE_SEGMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -504,16 +507,48 @@ def diff_plans(old: Mapping[str, Any], new: Mapping[str, Any]) -> PlanDiff:
 # --------------------------------------------------------------------------------------------
 
 
-def _format_value(value: Any, limit: int = MAX_VALUE_CHARS) -> str:
-    """Compact, stable JSON for one value; long values keep their head and say how much is cut."""
+def _json(value: Any) -> str:
+    """Compact, stable JSON (sorted keys) for one value; :data:`ABSENT` reads ``(absent)``."""
     if value is ABSENT:
         return "(absent)"
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def _clip(text: str, start: int = 0, limit: int = MAX_VALUE_CHARS) -> str:
+    """At most ``limit`` characters of ``text`` from ``start``, saying how many were left out."""
     if len(text) <= limit:
         return text
+    lead = _TRUNCATION_MARK if start else ""
     # Size the suffix for the largest possible count, so the result never exceeds ``limit``.
-    keep = max(limit - len(f"{_TRUNCATION_MARK} (+{len(text)} chars)"), 1)
-    return f"{text[:keep]}{_TRUNCATION_MARK} (+{len(text) - keep} chars)"
+    budget = max(limit - len(lead) - len(f"{_TRUNCATION_MARK} (+{len(text)} chars)"), 1)
+    body = text[start : start + budget]
+    omitted = len(text) - len(body)
+    return f"{lead}{body}{_TRUNCATION_MARK} (+{omitted} chars)"
+
+
+def _format_pair(old: Any, new: Any) -> tuple[str, str]:
+    """Old and new value for a ``path: old -> new`` line.
+
+    When both are long and only differ far in (an accelerator list whose driver version
+    changed), both are cut to a window just before the first difference, so the part that
+    changed stays visible.
+    """
+    old_text, new_text = _json(old), _json(new)
+    if len(old_text) <= MAX_VALUE_CHARS and len(new_text) <= MAX_VALUE_CHARS:
+        return old_text, new_text
+    first_difference = next(
+        (i for i, (a, b) in enumerate(zip(old_text, new_text, strict=False)) if a != b),
+        min(len(old_text), len(new_text)),
+    )
+    start = 0
+    if first_difference > MAX_VALUE_CHARS // 2:
+        start = first_difference - _DIFF_CONTEXT_CHARS
+    return _clip(old_text, start), _clip(new_text, start)
+
+
+def _change_line(item: PropertyChange) -> str:
+    old_text, new_text = _format_pair(item.old, item.new)
+    return f"    {item.path}: {old_text} -> {new_text}"
 
 
 def _labels(items: Iterable[ResourceRef | ResourceChange]) -> dict[str, str]:
@@ -546,10 +581,7 @@ def _body_lines(diff: PlanDiff) -> list[str]:
     lines += [f"- {labels[ref.urn]}" for ref in diff.removed]
     for change in diff.changed:
         lines.append(f"~ {labels[change.urn]}")
-        lines += [
-            f"    {item.path}: {_format_value(item.old)} -> {_format_value(item.new)}"
-            for item in change.changes
-        ]
+        lines += [_change_line(item) for item in change.changes]
     lines += [_replace_line(change, labels[change.urn]) for change in diff.replaced]
     return lines
 
@@ -559,10 +591,7 @@ def render_text(diff: PlanDiff) -> str:
     lines = _body_lines(diff)
     if diff.outputs:
         lines.append("Outputs:")
-        lines += [
-            f"    {item.path}: {_format_value(item.old)} -> {_format_value(item.new)}"
-            for item in diff.outputs
-        ]
+        lines += [_change_line(item) for item in diff.outputs]
     if not lines:
         lines.append("No changes.")
     lines.append(diff.summary())
@@ -605,10 +634,7 @@ def render_markdown(diff: PlanDiff) -> str:
     body = _body_lines(diff)
     if diff.outputs:
         body.append("Outputs:")
-        body += [
-            f"    {item.path}: {_format_value(item.old)} -> {_format_value(item.new)}"
-            for item in diff.outputs
-        ]
+        body += [_change_line(item) for item in diff.outputs]
     if body:
         content = "\n".join(body)
         fence = _fence(content)
