@@ -635,6 +635,28 @@ def test_long_values_are_truncated_with_the_cut_size() -> None:
     assert int(re.findall(r"\+(\d+)", old_part)[0]) + old_part.index(".") == 502
 
 
+def test_long_values_differing_far_in_are_windowed_on_the_difference() -> None:
+    accelerators: list[dict[str, Any]] = [
+        {
+            "count": 1,
+            "gpuDriverInstallationConfig": {"gpuDriverVersion": "DEFAULT"},
+            "gpuSharingConfig": {"gpuSharingStrategy": "TIME_SHARING", "maxSharedClientsPerGpu": 4},
+            "type": "nvidia-l4",
+        }
+    ]
+    changed = copy.deepcopy(accelerators)
+    changed[0]["gpuSharingConfig"]["maxSharedClientsPerGpu"] = 8
+    change = one_change(
+        GKE_POOL, l4_pool(guestAccelerators=accelerators), l4_pool(guestAccelerators=changed)
+    )
+    (line,) = render_text(diff_of(change)).splitlines()[1:2]
+    old_part, new_part = line.split(": ", 1)[1].split(" -> ")
+    assert old_part.startswith("...") and new_part.startswith("...")
+    assert '"maxSharedClientsPerGpu":4' in old_part
+    assert '"maxSharedClientsPerGpu":8' in new_part
+    assert len(old_part) <= 80 and len(new_part) <= 80
+
+
 def test_same_name_in_two_parents_is_disambiguated_by_urn() -> None:
     a = res(GKE_POOL, "pool", l4_pool())
     b = {**res(GKE_POOL, "pool", l4_pool()), "urn": f"urn:pulumi:{STACK}::{PROJECT}::x$y::pool"}
