@@ -41,7 +41,7 @@ class CloudStack(Protocol):
 
 def cloud_stack(config: StackConfig) -> CloudStack:
     module = "kubernetes.existing" if config.cloud == "existing" else f"{config.cloud}.stack"
-    return importlib.import_module(f"components.{module}")  # type: ignore[return-value]
+    return importlib.import_module(f"components.{module}")
 
 
 def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterHandle:
