@@ -104,8 +104,9 @@ class _Mocks(pulumi.runtime.Mocks):
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict]:
         return mockcloud.resource_state(args.typ, args.name, args.inputs)
 
-    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict, list[tuple[str, str]] | None]:
-        return mockcloud.call_result(args.token, args.args), None
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict, list[tuple[str, str]]]:
+        # Pulumi iterates the failures list: None crashes every invoke (e.g. an SSM look-up).
+        return mockcloud.call_result(args.token, args.args), []
 
 
 class _RecordingMonitor(pulumi_mocks.MockMonitor):
