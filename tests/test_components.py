@@ -25,7 +25,9 @@ def test_every_resource_lives_in_a_component(stack: str) -> None:
     component_urns = {r.urn for r in plan.resources if not r.custom}
     for resource in plan.resources:
         if resource.custom:
-            assert resource.parent in component_urns, f"{resource.urn} is not parented to a component"
+            assert resource.parent in component_urns, (
+                f"{resource.urn} is not parented to a component"
+            )
 
 
 @pytest.mark.parametrize("stack", shipped_stacks())

@@ -21,7 +21,12 @@ def config_with(**changes: Any) -> dict[str, Any]:
 
 
 def pool(**fields: Any) -> dict[str, Any]:
-    base = {"name": "gpu", "accelerator": "l4", "machineType": "g2-standard-8", "zones": ["us-central1-a"]}
+    base = {
+        "name": "gpu",
+        "accelerator": "l4",
+        "machineType": "g2-standard-8",
+        "zones": ["us-central1-a"],
+    }
     base.update(fields)
     return base
 
@@ -47,31 +52,111 @@ def test_shipped_gcp_config_is_valid() -> None:
 @pytest.mark.parametrize(
     ("pools", "expected"),
     [
-        ([pool(accelerator="z100")], "gpuPools[0].accelerator: unknown accelerator; allowed: a10, a100-40gb"),
-        ([pool(machineType="n1-standard-8")], "gpuPools[0].machineType: cannot carry l4 on gcp (it carries t4, p4, p100, v100); allowed: g2-standard-4"),
-        ([pool(machineType="g2-potato-8")], "gpuPools[0].machineType: cannot carry l4 on gcp (not a GPU machine type we know)"),
+        (
+            [pool(accelerator="z100")],
+            "gpuPools[0].accelerator: unknown accelerator; allowed: a10, a100-40gb",
+        ),
+        (
+            [pool(machineType="n1-standard-8")],
+            "gpuPools[0].machineType: cannot carry l4 on gcp (it carries t4, p4, p100, v100); allowed: g2-standard-4",
+        ),
+        (
+            [pool(machineType="g2-potato-8")],
+            "gpuPools[0].machineType: cannot carry l4 on gcp (not a GPU machine type we know)",
+        ),
         ([pool(minNodes=3, maxNodes=2)], "gpuPools[0].minNodes: must be <= maxNodes (2) (got 3)"),
-        ([pool(minNodes=-1)], "gpuPools[0].minNodes: Input should be greater than or equal to 0 (got -1)"),
-        ([pool(maxNodes=0)], "gpuPools[0].maxNodes: Input should be greater than or equal to 1 (got 0)"),
-        ([pool(), pool()], "gpuPools[1].name: duplicate pool name (also gpuPools[0].name) (got 'gpu')"),
-        ([pool(name="GPU_Pool")], "gpuPools[0].name: not a valid pool name (GKE: 1-40 of a-z 0-9 -, starting with a letter) (got 'GPU_Pool')"),
+        (
+            [pool(minNodes=-1)],
+            "gpuPools[0].minNodes: Input should be greater than or equal to 0 (got -1)",
+        ),
+        (
+            [pool(maxNodes=0)],
+            "gpuPools[0].maxNodes: Input should be greater than or equal to 1 (got 0)",
+        ),
+        (
+            [pool(), pool()],
+            "gpuPools[1].name: duplicate pool name (also gpuPools[0].name) (got 'gpu')",
+        ),
+        (
+            [pool(name="GPU_Pool")],
+            "gpuPools[0].name: not a valid pool name (GKE: 1-40 of a-z 0-9 -, starting with a letter) (got 'GPU_Pool')",
+        ),
         ([pool(name="system")], "gpuPools[0].name: is reserved for the CPU system pool"),
-        ([pool(accelerator="a100-40gb", machineType="a2-highgpu-1g", migPartitionSize="1g.10gb")], "gpuPools[0].migPartitionSize: a100-40gb supports 1g.5gb, 2g.10gb, 3g.20gb, 7g.40gb (got '1g.10gb')"),
-        ([pool(migPartitionSize="1g.5gb")], "gpuPools[0].migPartitionSize: l4 does not support MIG (got '1g.5gb')"),
-        ([pool(accelerator="a100-40gb", machineType="a2-highgpu-1g", migPartitionSize="1g.5gb", sharing={"strategy": "time-sharing", "maxSharedClientsPerGpu": 2})], "gpuPools[0].sharing: sharing and migPartitionSize cannot be combined; pick one"),
-        ([pool(sharing={"strategy": "time-sharing", "maxSharedClientsPerGpu": 0})], "gpuPools[0].sharing.maxSharedClientsPerGpu: must be between 1 and 48 (got 0)"),
-        ([pool(sharing={"strategy": "time-sharing", "maxSharedClientsPerGpu": -2})], "gpuPools[0].sharing.maxSharedClientsPerGpu: must be between 1 and 48 (got -2)"),
-        ([pool(sharing={"strategy": "round-robin", "maxSharedClientsPerGpu": 2})], "gpuPools[0].sharing.strategy: Input should be 'time-sharing' or 'mps' (got 'round-robin')"),
-        ([pool(accelerator="p4", machineType="n1-standard-4", sharing={"strategy": "mps", "maxSharedClientsPerGpu": 2})], "gpuPools[0].sharing.strategy: p4 supports time-sharing (got 'mps')"),
-        ([pool(zones=["europe-west4-a"])], "gpuPools[0].zones[0]: zone outside region us-central1; allowed: us-central1-<letter> (got 'europe-west4-a')"),
-        ([pool(accelerator="t4", machineType="n1-standard-96", gpusPerNode=1)], "gpuPools[0].gpusPerNode: n1-standard-96 takes 4 attached t4 GPU(s) (got 1)"),
-        ([pool(accelerator="h100-80gb", machineType="a3-highgpu-1g")], "gpuPools[0].machineType: is sold only as Spot (or Flex-start) on GKE; set spot: true (got 'a3-highgpu-1g')"),
+        (
+            [
+                pool(
+                    accelerator="a100-40gb", machineType="a2-highgpu-1g", migPartitionSize="1g.10gb"
+                )
+            ],
+            "gpuPools[0].migPartitionSize: a100-40gb supports 1g.5gb, 2g.10gb, 3g.20gb, 7g.40gb (got '1g.10gb')",
+        ),
+        (
+            [pool(migPartitionSize="1g.5gb")],
+            "gpuPools[0].migPartitionSize: l4 does not support MIG (got '1g.5gb')",
+        ),
+        (
+            [
+                pool(
+                    accelerator="a100-40gb",
+                    machineType="a2-highgpu-1g",
+                    migPartitionSize="1g.5gb",
+                    sharing={"strategy": "time-sharing", "maxSharedClientsPerGpu": 2},
+                )
+            ],
+            "gpuPools[0].sharing: sharing and migPartitionSize cannot be combined; pick one",
+        ),
+        (
+            [pool(sharing={"strategy": "time-sharing", "maxSharedClientsPerGpu": 0})],
+            "gpuPools[0].sharing.maxSharedClientsPerGpu: must be between 1 and 48 (got 0)",
+        ),
+        (
+            [pool(sharing={"strategy": "time-sharing", "maxSharedClientsPerGpu": -2})],
+            "gpuPools[0].sharing.maxSharedClientsPerGpu: must be between 1 and 48 (got -2)",
+        ),
+        (
+            [pool(sharing={"strategy": "round-robin", "maxSharedClientsPerGpu": 2})],
+            "gpuPools[0].sharing.strategy: Input should be 'time-sharing' or 'mps' (got 'round-robin')",
+        ),
+        (
+            [
+                pool(
+                    accelerator="p4",
+                    machineType="n1-standard-4",
+                    sharing={"strategy": "mps", "maxSharedClientsPerGpu": 2},
+                )
+            ],
+            "gpuPools[0].sharing.strategy: p4 supports time-sharing (got 'mps')",
+        ),
+        (
+            [pool(zones=["europe-west4-a"])],
+            "gpuPools[0].zones[0]: zone outside region us-central1; allowed: us-central1-<letter> (got 'europe-west4-a')",
+        ),
+        (
+            [pool(accelerator="t4", machineType="n1-standard-96", gpusPerNode=1)],
+            "gpuPools[0].gpusPerNode: n1-standard-96 takes 4 attached t4 GPU(s) (got 1)",
+        ),
+        (
+            [pool(accelerator="h100-80gb", machineType="a3-highgpu-1g")],
+            "gpuPools[0].machineType: is sold only as Spot (or Flex-start) on GKE; set spot: true (got 'a3-highgpu-1g')",
+        ),
         ([pool(gpusPerNode=2)], "gpuPools[0].gpusPerNode: g2-standard-8 always has 1 GPU(s)"),
-        ([pool(machineTypes=["g2-standard-8", "g2-standard-4"])], "gpuPools[0].machineTypes: several machine types are only supported on aws; use machineType"),
-        ([pool(labels={"kubernetes.io/role": "gpu"})], "gpuPools[0].labels.kubernetes.io/role: label prefix is reserved"),
+        (
+            [pool(machineTypes=["g2-standard-8", "g2-standard-4"])],
+            "gpuPools[0].machineTypes: several machine types are only supported on aws; use machineType",
+        ),
+        (
+            [pool(labels={"kubernetes.io/role": "gpu"})],
+            "gpuPools[0].labels.kubernetes.io/role: label prefix is reserved",
+        ),
         ([pool(labels={"team": "ml research"})], "gpuPools[0].labels.team: bad label value"),
-        ([pool(taints=[{"key": "dedicated", "value": "x", "effect": "NoWay"}])], "gpuPools[0].taints[0].effect: Input should be 'NoSchedule', 'PreferNoSchedule' or 'NoExecute' (got 'NoWay')"),
-        ([pool(acelerator="l4")], "gpuPools[0].acelerator: unknown key; allowed here: accelerator, aws, azure"),
+        (
+            [pool(taints=[{"key": "dedicated", "value": "x", "effect": "NoWay"}])],
+            "gpuPools[0].taints[0].effect: Input should be 'NoSchedule', 'PreferNoSchedule' or 'NoExecute' (got 'NoWay')",
+        ),
+        (
+            [pool(acelerator="l4")],
+            "gpuPools[0].acelerator: unknown key; allowed here: accelerator, aws, azure",
+        ),
         ([{"name": "x", "zones": ["us-central1-a"]}], "gpuPools[0].accelerator: is required"),
     ],
 )
@@ -85,8 +170,14 @@ def test_each_bad_pool_is_named_with_its_path(pools: list[dict[str, Any]], expec
     [
         ({"cloud": "oci"}, "cloud: must be one of gcp, aws, azure, existing (got 'oci')"),
         ({"gpuPool": []}, "gpuPool: unknown config key; allowed: cloud, cluster, gpuPools"),
-        ({"gpuSoftware": {"mode": "device-plugin"}}, "gpuSoftware.mode: NVIDIA's device plugin conflicts with GKE's own"),
-        ({"gpuSoftware": {"mode": "magic"}}, "gpuSoftware.mode: Input should be 'auto', 'device-plugin', 'gpu-operator' or 'cloud-managed' (got 'magic')"),
+        (
+            {"gpuSoftware": {"mode": "device-plugin"}},
+            "gpuSoftware.mode: NVIDIA's device plugin conflicts with GKE's own",
+        ),
+        (
+            {"gpuSoftware": {"mode": "magic"}},
+            "gpuSoftware.mode: Input should be 'auto', 'device-plugin', 'gpu-operator' or 'cloud-managed' (got 'magic')",
+        ),
     ],
 )
 def test_bad_top_level_keys(changes: dict[str, Any], expected: str) -> None:
@@ -101,7 +192,10 @@ def test_cluster_problems() -> None:
     cluster["name"] = "Not_Valid"
     cluster["gcp"].pop("project")
     problems = problems_of(config_with(cluster=cluster))
-    assert any(p.startswith("cluster.kubernetesVersion: unsupported Kubernetes minor; allowed: 1.32") for p in problems)
+    assert any(
+        p.startswith("cluster.kubernetesVersion: unsupported Kubernetes minor; allowed: 1.32")
+        for p in problems
+    )
     assert any(p.startswith("cluster.zones[0]: zone outside region us-central1") for p in problems)
     assert any(p.startswith("cluster.name: not a valid cluster name") for p in problems)
     assert "cluster.gcp.project: is required on gcp (the GCP project id)" in problems
@@ -131,14 +225,20 @@ def test_every_problem_is_reported_at_once() -> None:
 
 def test_zones_are_required_for_gke_gpu_pools() -> None:
     cluster = {k: v for k, v in BASE["cluster"].items() if k != "zones"}
-    message = only_problem(config_with(cluster=cluster, gpuPools=[{"name": "x", "accelerator": "t4"}]))
+    message = only_problem(
+        config_with(cluster=cluster, gpuPools=[{"name": "x", "accelerator": "t4"}])
+    )
     assert message.startswith("gpuPools[0].zones: is required")
 
 
 def test_accelerator_without_machine_type_gets_the_cloud_default() -> None:
     from components.pools import resolve_pools
 
-    config = parse_config(config_with(gpuPools=[{"name": "x", "accelerator": "a100-40gb", "zones": ["us-central1-a"]}]))
+    config = parse_config(
+        config_with(
+            gpuPools=[{"name": "x", "accelerator": "a100-40gb", "zones": ["us-central1-a"]}]
+        )
+    )
     (spec,) = resolve_pools(config)
     assert spec.machine_types == ("a2-highgpu-1g",)
     assert spec.gpus_per_node == 1

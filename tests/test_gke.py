@@ -18,7 +18,9 @@ CLUSTER = "gcp:container/cluster:Cluster"
 
 def gpu_node_pools(plan: Plan) -> dict[str, RecordedResource]:
     return {
-        r.inputs["name"]: r for r in plan.of_type(NODE_POOL) if r.inputs["nodeConfig"].get("guestAccelerators")
+        r.inputs["name"]: r
+        for r in plan.of_type(NODE_POOL)
+        if r.inputs["nodeConfig"].get("guestAccelerators")
     }
 
 
@@ -35,7 +37,10 @@ def test_every_configured_pool_is_an_explicitly_named_gpu_node_pool(stack: str) 
         assert accelerator["type"] == machine.gke_accelerator
         expected_count = spec.gpus_per_node or 1 if machine.attach_counts else machine.gpus
         assert accelerator["count"] == expected_count
-        assert accelerator["gpuDriverInstallationConfig"]["gpuDriverVersion"] in ("DEFAULT", "LATEST")
+        assert accelerator["gpuDriverInstallationConfig"]["gpuDriverVersion"] in (
+            "DEFAULT",
+            "LATEST",
+        )
         assert node_config["spot"] is spec.spot
         assert node_pool.inputs["nodeLocations"] == spec.zones
         assert "https://www.googleapis.com/auth/devstorage.read_only" in node_config["oauthScopes"]
@@ -63,7 +68,10 @@ def test_gpu_taint_is_declared_explicitly(stack: str) -> None:
 def test_time_sharing_and_mig_reach_the_accelerator_config() -> None:
     l4 = gpu_node_pools(plan_of("gcp-dev"))["l4-spot"]
     (accelerator,) = l4.inputs["nodeConfig"]["guestAccelerators"]
-    assert accelerator["gpuSharingConfig"] == {"gpuSharingStrategy": "TIME_SHARING", "maxSharedClientsPerGpu": 4}
+    assert accelerator["gpuSharingConfig"] == {
+        "gpuSharingStrategy": "TIME_SHARING",
+        "maxSharedClientsPerGpu": 4,
+    }
     assert "gpuPartitionSize" not in accelerator
 
     mig = gpu_node_pools(plan_of("gcp-a100-mig"))["a100-mig"]
@@ -87,7 +95,10 @@ def test_gpu_operator_mode_disables_gke_driver_and_default_plugin() -> None:
     for node_pool in gpu_node_pools(plan).values():
         config = node_pool.inputs["nodeConfig"]
         (accelerator,) = config["guestAccelerators"]
-        assert accelerator["gpuDriverInstallationConfig"]["gpuDriverVersion"] == "INSTALLATION_DISABLED"
+        assert (
+            accelerator["gpuDriverInstallationConfig"]["gpuDriverVersion"]
+            == "INSTALLATION_DISABLED"
+        )
         assert config["labels"]["gke-no-default-nvidia-gpu-device-plugin"] == "true"
         # GKE's own sharing needs GKE's device plugin; with the operator it is NVIDIA's config.
         assert "gpuSharingConfig" not in accelerator
