@@ -1,0 +1,291 @@
+"""A Mermaid flowchart of a plan: cluster -> node pools -> GPU software -> sample workloads.
+
+Everything is read from the recorded graph and the `gpuPools` stack output, never from the
+stack config, so the picture shows what `pulumi up` would build (including a program bug).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from components.engine import Plan, RecordedResource
+from components.render import lookup
+
+POOL_LABEL = "gpufleet.io/pool"
+HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+SAMPLE_TYPES = ("kubernetes:batch/v1:Job", "kubernetes:apps/v1:Deployment")
+
+# Cluster resource type -> (kind shown, name path, Kubernetes version path, location path).
+CLUSTERS: Mapping[str, tuple[str, str, str, str]] = {
+    "gcp:container/cluster:Cluster": ("GKE", "name", "minMasterVersion", "location"),
+    "aws:eks/cluster:Cluster": ("EKS", "name", "version", ""),
+    "azure-native:containerservice:ManagedCluster": (
+        "AKS",
+        "resourceName",
+        "kubernetesVersion",
+        "location",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class _Pool:
+    """A node pool as the graph declares it (name, machine, size), GPU or not."""
+
+    name: str
+    machine: str
+    min_nodes: Any
+    max_nodes: Any
+    label: str  # the gpufleet.io/pool label value, "" when the pool carries none
+
+
+def render_mermaid(plan: Plan) -> str:
+    """The stack as a Mermaid `flowchart` (paste into Markdown inside a ```mermaid block)."""
+    ids = _Ids()
+    lines = ["flowchart LR"]
+    edges: list[str] = []
+
+    cluster_id = ids.new("cluster")
+    lines.append(f"  {cluster_id}{_box(_cluster_label(plan))}")
+
+    gpu_pools: Sequence[Mapping[str, Any]] = plan.outputs.get("gpuPools") or []
+    gpu_names = {str(p["name"]) for p in gpu_pools}
+    pool_ids: dict[str, str] = {}
+
+    system = [p for p in _graph_pools(plan) if (p.label or p.name) not in gpu_names]
+    for other in _merge(system):
+        node = ids.new(f"pool_{other.name}")
+        lines.append(f"  {node}{_box(f'{other.name}: {other.machine}, {_range(other)}')}")
+        edges.append(f"  {cluster_id} --> {node}")
+
+    for pool in gpu_pools:
+        name = str(pool["name"])
+        node = ids.new(f"gpu_{name}")
+        pool_ids[name] = node
+        lines.append(f"  {node}{_box(_gpu_pool_label(pool))}")
+        edges.append(f"  {cluster_id} --> {node}")
+
+    releases = sorted(plan.of_type(HELM_RELEASE), key=lambda r: r.urn)
+    autoscalers = [r for r in releases if "autoscaler" in str(r.inputs.get("chart", ""))]
+    gpu_software = [r for r in releases if r not in autoscalers]
+    for release in autoscalers:
+        node = ids.new(f"helm_{release.name}")
+        lines.append(f"  {node}{_round(_release_label(release))}")
+        edges.append(f"  {node} -. scales .-> {cluster_id}")
+
+    software_id = ""
+    managed = plan.outputs.get("gpuSoftware")
+    if gpu_software or (gpu_pools and isinstance(managed, str) and managed):
+        software_id = ids.new("gpu_software")
+        lines.append(f"  subgraph {software_id} {_box('GPU software')}")
+        if gpu_software:
+            for release in gpu_software:
+                node = ids.new(f"helm_{release.name}")
+                lines.append(f"    {node}{_round(_release_label(release))}")
+        else:
+            # No release: the cloud runs the driver and device plugin (e.g. GKE).
+            node = ids.new("cloud_managed")
+            by = _cluster_label(plan).split(" ", 1)[0]
+            lines.append(f"    {node}{_round(f'{managed}: driver and device plugin run by {by}')}")
+        lines.append("  end")
+        edges.extend(f"  {pool_ids[str(p['name'])]} --> {software_id}" for p in gpu_pools)
+
+    for sample in sorted(
+        (r for t in SAMPLE_TYPES for r in plan.of_type(t)), key=lambda r: (r.type, r.name)
+    ):
+        node = ids.new(f"sample_{sample.name}")
+        kind = sample.type.rsplit(":", 1)[-1]
+        name = lookup(sample.inputs, "metadata.name") or sample.name
+        lines.append(f"  {node}{_stadium(f'{kind} {name}')}")
+        if software_id:
+            edges.append(f"  {software_id} --> {node}")
+        for pool_name in _pools_selected(sample, gpu_pools):
+            edges.append(f"  {node} -. runs on .-> {pool_ids[pool_name]}")
+
+    return "\n".join(lines + edges)
+
+
+def _cluster_label(plan: Plan) -> str:
+    for type_, (kind, name_path, version_path, location_path) in CLUSTERS.items():
+        for cluster in plan.of_type(type_):
+            name = (
+                lookup(cluster.inputs, name_path) or plan.outputs.get("clusterName") or cluster.name
+            )
+            details = [
+                f"Kubernetes {v}" for v in [lookup(cluster.inputs, version_path)] if v is not None
+            ]
+            if location_path and lookup(cluster.inputs, location_path):
+                details.append(str(lookup(cluster.inputs, location_path)))
+            suffix = f"<br/>{', '.join(details)}" if details else ""
+            return f"{kind} cluster {name}{suffix}"
+    name = plan.outputs.get("clusterName") or plan.stack
+    return f"existing cluster {name}"
+
+
+def _gpu_pool_label(pool: Mapping[str, Any]) -> str:
+    parts = [
+        f"{pool['accelerator']} x{pool['gpusPerNode']}",
+        f"{pool['minNodes']}..{pool['maxNodes']}",
+    ]
+    if pool.get("spot"):
+        parts.append("spot")
+    machines = ", ".join(pool.get("machineTypes") or [])
+    shared = {k: v for k, v in (pool.get("allocatablePerNode") or {}).items()}
+    extra = f"<br/>{machines}" if machines else ""
+    if shared and shared != {pool.get("gpuResource"): pool.get("gpusPerNode")}:
+        # Sharing or MIG: what a node offers differs from its whole GPUs.
+        extra += "<br/>per node: " + ", ".join(f"{k}={v}" for k, v in sorted(shared.items()))
+    return f"{pool['name']}: {', '.join(parts)}{extra}"
+
+
+def _release_label(release: RecordedResource) -> str:
+    chart = release.inputs.get("chart") or release.name
+    version = release.inputs.get("version") or "unpinned"
+    namespace = release.inputs.get("namespace")
+    where = f"<br/>namespace {namespace}" if namespace else ""
+    return f"{chart}@{version}{where}"
+
+
+def _range(pool: _Pool) -> str:
+    return f"{_count(pool.min_nodes)}..{_count(pool.max_nodes)}"
+
+
+def _count(value: Any) -> str:
+    return "?" if value is None else str(value)
+
+
+def _graph_pools(plan: Plan) -> list[_Pool]:
+    """Every node pool the graph declares, with the pool label it puts on its nodes."""
+    pools: list[_Pool] = []
+    for r in plan.resources:
+        i = r.inputs
+        if r.type == "gcp:container/nodePool:NodePool":
+            auto = i.get("autoscaling") or {}
+            pools.append(
+                _Pool(
+                    str(i.get("name") or r.name),
+                    str(lookup(i, "nodeConfig.machineType") or "?"),
+                    auto.get("totalMinNodeCount", auto.get("minNodeCount", i.get("nodeCount"))),
+                    auto.get("totalMaxNodeCount", auto.get("maxNodeCount", i.get("nodeCount"))),
+                    str((lookup(i, "nodeConfig.labels") or {}).get(POOL_LABEL, "")),
+                )
+            )
+        elif r.type == "aws:eks/nodeGroup:NodeGroup":
+            scaling = i.get("scalingConfig") or {}
+            pools.append(
+                _Pool(
+                    str(i.get("nodeGroupName") or i.get("nodeGroupNamePrefix") or r.name),
+                    ", ".join(i.get("instanceTypes") or []) or "?",
+                    scaling.get("minSize"),
+                    scaling.get("maxSize"),
+                    str((i.get("labels") or {}).get(POOL_LABEL, "")),
+                )
+            )
+        elif r.type == "aws:autoscaling/group:Group":
+            prefix = "k8s.io/cluster-autoscaler/node-template/label/"
+            tags = {
+                t.get("key"): t.get("value") for t in i.get("tags") or [] if isinstance(t, Mapping)
+            }
+            overrides = lookup(i, "mixedInstancesPolicy.launchTemplate.overrides") or []
+            machines = [o.get("instanceType") for o in overrides if isinstance(o, Mapping)]
+            pools.append(
+                _Pool(
+                    str(i.get("name") or r.name),
+                    ", ".join(m for m in machines if m)
+                    or str(tags.get(prefix + "node.kubernetes.io/instance-type") or "?"),
+                    i.get("minSize"),
+                    i.get("maxSize"),
+                    str(tags.get(prefix + POOL_LABEL) or ""),
+                )
+            )
+        elif r.type == "azure-native:containerservice:AgentPool":
+            pools.append(_aks_pool(i, str(i.get("agentPoolName") or r.name)))
+        elif r.type == "azure-native:containerservice:ManagedCluster":
+            for profile in i.get("agentPoolProfiles") or []:
+                pools.append(_aks_pool(profile, str(profile.get("name") or "?")))
+    return pools
+
+
+def _aks_pool(inputs: Mapping[str, Any], name: str) -> _Pool:
+    auto = inputs.get("enableAutoScaling")
+    return _Pool(
+        name,
+        str(inputs.get("vmSize") or "?"),
+        inputs.get("minCount") if auto else inputs.get("count"),
+        inputs.get("maxCount") if auto else inputs.get("count"),
+        str((inputs.get("nodeLabels") or {}).get(POOL_LABEL, "")),
+    )
+
+
+def _merge(pools: Iterable[_Pool]) -> list[_Pool]:
+    """One node per pool label: EKS splits a pool into one group per zone."""
+    merged: dict[str, _Pool] = {}
+    for pool in pools:
+        key = pool.label or pool.name
+        if key not in merged:
+            merged[key] = _Pool(key, pool.machine, pool.min_nodes, pool.max_nodes, pool.label)
+            continue
+        old = merged[key]
+        merged[key] = _Pool(
+            key,
+            old.machine,
+            _add(old.min_nodes, pool.min_nodes),
+            _add(old.max_nodes, pool.max_nodes),
+            key,
+        )
+    return [merged[k] for k in sorted(merged)]
+
+
+def _add(a: Any, b: Any) -> Any:
+    return a + b if isinstance(a, int) and isinstance(b, int) else None
+
+
+def _pools_selected(sample: RecordedResource, gpu_pools: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The GPU pools whose pod scheduling the sample's nodeSelector asks for."""
+    selector = lookup(sample.inputs, "spec.template.spec.nodeSelector") or {}
+    if not isinstance(selector, Mapping) or not selector:
+        return []
+    chosen = []
+    for pool in gpu_pools:
+        labels = pool.get("nodeLabels") or {}
+        if all(labels.get(k) == v for k, v in selector.items()):
+            chosen.append(str(pool["name"]))
+    return chosen
+
+
+class _Ids:
+    """Unique Mermaid node ids: letters, digits and underscores only."""
+
+    def __init__(self) -> None:
+        self._used: set[str] = set()
+
+    def new(self, hint: str) -> str:
+        base = re.sub(r"[^A-Za-z0-9_]", "_", hint) or "node"
+        # Mermaid keywords are not valid node ids.
+        if base.lower() in ("end", "subgraph", "graph", "flowchart"):
+            base = f"n_{base}"
+        candidate, n = base, 2
+        while candidate in self._used:
+            candidate, n = f"{base}_{n}", n + 1
+        self._used.add(candidate)
+        return candidate
+
+
+def _escape(text: str) -> str:
+    # Inside a quoted label only `"` needs an entity; keep <br/> line breaks.
+    return text.replace('"', "#quot;")
+
+
+def _box(text: str) -> str:
+    return f'["{_escape(text)}"]'
+
+
+def _round(text: str) -> str:
+    return f'("{_escape(text)}")'
+
+
+def _stadium(text: str) -> str:
+    return f'(["{_escape(text)}"])'
