@@ -104,6 +104,10 @@ class AwsClusterOptions(_Model):
     # Cluster autoscaler expander (FACTS: priority,least-waste is the recommended pairing).
     autoscaler_expander: str = "priority,least-waste"
     public_endpoint_cidrs: list[str] = Field(default_factory=lambda: ["0.0.0.0/0"])
+    # Kubernetes service range; nodeadm needs it to join (fixed at cluster creation).
+    service_cidr: str = "172.20.0.0/16"
+    # single: one NAT gateway for all zones (cheap); per-zone: one per zone (survives a zone outage).
+    nat_gateways: Literal["single", "per-zone"] = "single"
 
 
 class AzureClusterOptions(_Model):
@@ -448,6 +452,63 @@ def _check_cluster(cloud: CloudName, cluster: ClusterConfig) -> list[Problem]:
         and not cluster.aws.private_subnet_ids
     ):
         problems.append(Problem("cluster.aws.privateSubnetIds", "must not be empty", []))
+    if cloud == "aws":
+        problems += _check_aws_cluster(cluster)
+    return problems
+
+
+# Expanders cluster-autoscaler knows (FAQ "What are Expanders?").
+AWS_AUTOSCALER_EXPANDERS = (
+    "random",
+    "most-pods",
+    "least-waste",
+    "price",
+    "priority",
+    "least-nodes",
+)
+
+
+def _check_aws_cluster(cluster: ClusterConfig) -> list[Problem]:
+    """Network ranges, subnets and the autoscaler expander of an EKS cluster."""
+    import ipaddress
+
+    aws = cluster.aws
+    problems = []
+    for key, cidr, max_prefix in (
+        ("vpcCidr", aws.vpc_cidr, 20),
+        ("serviceCidr", aws.service_cidr, 24),
+    ):
+        try:
+            network = ipaddress.ip_network(cidr)
+        except ValueError:
+            problems.append(
+                Problem(f"cluster.aws.{key}", "must be an IPv4 CIDR such as 10.0.0.0/16", cidr)
+            )
+            continue
+        if network.version != 4 or not 12 <= network.prefixlen <= max_prefix:
+            problems.append(
+                Problem(
+                    f"cluster.aws.{key}", f"must be an IPv4 CIDR from /12 to /{max_prefix}", cidr
+                )
+            )
+    if aws.public_subnet_ids is not None and aws.private_subnet_ids is None:
+        problems.append(
+            Problem(
+                "cluster.aws.publicSubnetIds",
+                "needs privateSubnetIds too (nodes run in private subnets)",
+                aws.public_subnet_ids,
+            )
+        )
+    expanders = [e.strip() for e in aws.autoscaler_expander.split(",")]
+    unknown = [e for e in expanders if e not in AWS_AUTOSCALER_EXPANDERS]
+    if unknown or len(set(expanders)) != len(expanders):
+        problems.append(
+            Problem(
+                "cluster.aws.autoscalerExpander",
+                f"comma-separated, no repeats, from: {', '.join(AWS_AUTOSCALER_EXPANDERS)}",
+                aws.autoscaler_expander,
+            )
+        )
     return problems
 
 
@@ -527,11 +588,40 @@ def _check_pool(
                     )
                 )
         problems += _check_machines(cloud, pool, path, warnings)
+        if cloud == "aws":
+            problems += _check_aws_pool(cluster, pool, path)
 
     if pool.sharing is not None:
         problems += _check_sharing(pool, model, path)
     if pool.mig_partition_size is not None:
         problems += _check_mig(cloud, mode, pool, model, path)
+    return problems
+
+
+def _check_aws_pool(cluster: ClusterConfig, pool: GpuPoolConfig, path: str) -> list[Problem]:
+    """What the autoscaler's tags and one-group-per-zone can express."""
+    problems = []
+    zones = pool.zones or cluster.zones or []
+    if pool.aws.node_group == "self-managed" and zones and pool.max_nodes < len(zones):
+        problems.append(
+            Problem(
+                f"{path}.maxNodes",
+                f"must be at least the number of zones ({len(zones)}): each zone's auto scaling "
+                "group gets a share of maxNodes; raise it or list fewer zones",
+                pool.max_nodes,
+            )
+        )
+    # One node-template tag per taint key: the GPU taint's key and repeats cannot be expressed.
+    keys = ["nvidia.com/gpu", *(t.key for t in pool.taints)]
+    repeated = sorted({k for k in keys if keys.count(k) > 1})
+    if repeated:
+        problems.append(
+            Problem(
+                f"{path}.taints",
+                "taint keys must be unique on aws (nvidia.com/gpu is already the GPU taint)",
+                repeated,
+            )
+        )
     return problems
 
 

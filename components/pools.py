@@ -386,7 +386,9 @@ def system_pool(config: StackConfig) -> PoolSpec | None:
         labels["kubernetes.azure.com/agentpool"] = SYSTEM_POOL_NAME
         labels["kubernetes.azure.com/mode"] = "system"
     elif config.cloud == "aws":
-        labels["eks.amazonaws.com/nodegroup"] = SYSTEM_POOL_NAME
+        # The managed group is named from a prefix (replaced create-before-delete), so its
+        # eks.amazonaws.com/nodegroup label is not known ahead; select on POOL_LABEL instead.
+        labels["eks.amazonaws.com/capacityType"] = "ON_DEMAND"
     vcpus, memory = SYSTEM_MACHINE_SHAPES.get(machine, (0, 0.0))
     return PoolSpec(
         name=SYSTEM_POOL_NAME,
