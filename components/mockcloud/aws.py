@@ -1,8 +1,110 @@
-"""Outputs the program reads from mocked aws resources and calls."""
+"""AWS outputs the program reads: EKS endpoint, CA, OIDC issuer, cluster security group, ARNs,
+launch template versions, the AMI from SSM, the partition and subnet look-ups."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+from collections.abc import Mapping
 from typing import Any
 
-RESOURCES: dict[str, Any] = {}
-CALLS: dict[str, Any] = {}
+ACCOUNT = "123456789012"
+REGION = "us-east-1"
+FAKE_CA = base64.b64encode(
+    b"-----BEGIN CERTIFICATE-----\nMOCK-EKS\n-----END CERTIFICATE-----\n"
+).decode()
+FAKE_AMI = "ami-0a1b2c3d4e5f60718"
+OIDC_ID = "0123456789ABCDEF0123456789ABCDEF"
+
+
+def _cluster(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    cluster = inputs.get("name", name)
+    return {
+        "arn": f"arn:aws:eks:{REGION}:{ACCOUNT}:cluster/{cluster}",
+        "endpoint": f"https://{OIDC_ID}.gr7.{REGION}.eks.amazonaws.com",
+        "certificateAuthority": {"data": FAKE_CA},
+        "identities": [
+            {"oidcs": [{"issuer": f"https://oidc.eks.{REGION}.amazonaws.com/id/{OIDC_ID}"}]}
+        ],
+        "vpcConfig": {
+            **inputs.get("vpcConfig", {}),
+            "clusterSecurityGroupId": "sg-0c1a5e7e4c1a5e7e4",
+        },
+        "status": "ACTIVE",
+    }
+
+
+def _named(kind: str) -> Any:
+    """IAM things: autonamed like Pulumi does (name + suffix) when no name is given."""
+
+    def fake(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+        resolved = inputs.get("name") or f"{name}-0a1b2c3"
+        return {"name": resolved, "arn": f"arn:aws:iam::{ACCOUNT}:{kind}/{resolved}"}
+
+    return fake
+
+
+def _oidc_provider(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    host = str(inputs.get("url", "")).removeprefix("https://")
+    return {"arn": f"arn:aws:iam::{ACCOUNT}:oidc-provider/{host}"}
+
+
+def _launch_template(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    digest = hashlib.sha256(name.encode()).hexdigest()[:17]
+    return {"__id": f"lt-{digest}", "latestVersion": 1, "defaultVersion": 1}
+
+
+def _with_id(prefix: str) -> Any:
+    def fake(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+        return {"__id": f"{prefix}-{name}"}
+
+    return fake
+
+
+def _node_group(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    group = inputs.get("nodeGroupName") or f"{inputs.get('nodeGroupNamePrefix', name)}20260101"
+    return {"nodeGroupName": group, "status": "ACTIVE"}
+
+
+def _subnets(args: Mapping[str, Any]) -> dict[str, Any]:
+    """Every subnet id asked for (the mock cannot know their zones)."""
+    ids: list[str] = []
+    for item in args.get("filters", []):
+        if item.get("name") == "subnet-id":
+            ids += list(item.get("values", []))
+    return {"ids": ids, "id": REGION}
+
+
+RESOURCES: dict[str, Any] = {
+    "aws:eks/cluster:Cluster": _cluster,
+    "aws:eks/nodeGroup:NodeGroup": _node_group,
+    "aws:iam/role:Role": _named("role"),
+    "aws:iam/instanceProfile:InstanceProfile": _named("instance-profile"),
+    "aws:iam/openIdConnectProvider:OpenIdConnectProvider": _oidc_provider,
+    "aws:ec2/launchTemplate:LaunchTemplate": _launch_template,
+    "aws:ec2/vpc:Vpc": _with_id("vpc"),
+    "aws:ec2/subnet:Subnet": _with_id("subnet"),
+    "aws:ec2/natGateway:NatGateway": _with_id("nat"),
+    "aws:ec2/eip:Eip": _with_id("eipalloc"),
+    "aws:ec2/internetGateway:InternetGateway": _with_id("igw"),
+    "aws:ec2/routeTable:RouteTable": _with_id("rtb"),
+}
+CALLS: dict[str, Any] = {
+    "aws:ssm/getParameter:getParameter": lambda args: {
+        "name": args.get("name"),
+        "value": FAKE_AMI,
+        "insecureValue": FAKE_AMI,
+        "type": "String",
+        "version": 1,
+        "arn": f"arn:aws:ssm:{REGION}::parameter{args.get('name')}",
+        "id": args.get("name"),
+        "withDecryption": False,
+    },
+    "aws:index/getPartition:getPartition": lambda args: {
+        "partition": "aws",
+        "dnsSuffix": "amazonaws.com",
+        "reverseDnsPrefix": "com.amazonaws",
+        "id": "aws",
+    },
+    "aws:ec2/getSubnets:getSubnets": _subnets,
+}

@@ -1,0 +1,146 @@
+"""The Kubernetes cluster autoscaler for EKS: Helm chart, IRSA role, least-privilege policy.
+
+It discovers node groups by the cluster's tags, sizes groups at zero from their node-template
+tags, and may resize only groups tagged as this cluster's (the IAM policy's condition).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_kubernetes as k8s
+
+from components.aws import iam
+from components.catalog import charts
+from components.config import SYSTEM_POOL_NAME
+from components.pools import POOL_LABEL
+
+RELEASE_NAME = "cluster-autoscaler"
+# Named explicitly: the IRSA trust policy names this exact service account.
+SERVICE_ACCOUNT = "cluster-autoscaler"
+IRSA_ANNOTATION = "eks.amazonaws.com/role-arn"
+# Priority expander: Spot groups first (cheaper), then everything else.
+SPOT_PRIORITY = 20
+DEFAULT_PRIORITY = 10
+
+
+def expander_priorities(spot_group_patterns: Sequence[str]) -> dict[str, list[str]]:
+    """Priority -> regexes over auto scaling group names (the chart renders the ConfigMap)."""
+    priorities = {str(DEFAULT_PRIORITY): [".*"]}
+    if spot_group_patterns:
+        priorities[str(SPOT_PRIORITY)] = sorted(spot_group_patterns)
+    return priorities
+
+
+def autoscaler_values(
+    cluster_name: str,
+    region: str,
+    kubernetes_version: str,
+    expander: str,
+    role_arn: pulumi.Input[str],
+    spot_group_patterns: Sequence[str],
+) -> dict[str, Any]:
+    """Helm values for the pinned chart (keys checked against its values.yaml by the tests)."""
+    values: dict[str, Any] = {
+        "cloudProvider": "aws",
+        "awsRegion": region,  # so the autoscaler never needs the node's metadata service
+        "autoDiscovery": {"clusterName": cluster_name},
+        "fullnameOverride": RELEASE_NAME,
+        # The autoscaler's minor must match the cluster's (config rejects unknown minors).
+        "image": {"tag": charts.CLUSTER_AUTOSCALER_IMAGE_TAGS[kubernetes_version]},
+        "rbac": {
+            "serviceAccount": {
+                "create": True,
+                "name": SERVICE_ACCOUNT,
+                "annotations": {IRSA_ANNOTATION: role_arn},
+            }
+        },
+        "extraArgs": {
+            "balance-similar-node-groups": True,
+            "skip-nodes-with-system-pods": False,
+            "expander": expander,
+        },
+        # On the on-demand system pool: never on a Spot GPU node it might scale away.
+        "nodeSelector": {POOL_LABEL: SYSTEM_POOL_NAME},
+        "podAnnotations": {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"},
+        "resources": {
+            "requests": {"cpu": "100m", "memory": "600Mi"},
+            "limits": {"memory": "600Mi"},
+        },
+    }
+    if "priority" in expander.split(","):
+        values["expanderPriorities"] = expander_priorities(spot_group_patterns)
+    return values
+
+
+@dataclass(frozen=True)
+class ClusterAutoscalerArgs:
+    cluster_name: str
+    region: str
+    kubernetes_version: str
+    expander: str
+    oidc_provider_arn: pulumi.Input[str]
+    oidc_issuer_url: pulumi.Input[str]
+    spot_group_patterns: Sequence[str]
+    aws_provider: aws.Provider
+    k8s_provider: k8s.Provider
+    depends_on: Sequence[pulumi.Resource] = ()
+
+
+class ClusterAutoscaler(pulumi.ComponentResource):
+    role: aws.iam.Role
+    release: k8s.helm.v3.Release
+
+    def __init__(
+        self, name: str, args: ClusterAutoscalerArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("gpufleet:aws:ClusterAutoscaler", name, None, opts)
+        pin = charts.CLUSTER_AUTOSCALER
+        aws_child = pulumi.ResourceOptions(parent=self, provider=args.aws_provider)
+        self.role = aws.iam.Role(
+            f"{name}-irsa",
+            description=f"cluster-autoscaler of EKS {args.cluster_name} (IRSA)",
+            assume_role_policy=pulumi.Output.all(
+                args.oidc_provider_arn, args.oidc_issuer_url
+            ).apply(
+                lambda parts: iam.irsa_trust_policy(
+                    parts[0], parts[1], pin.namespace, SERVICE_ACCOUNT
+                )
+            ),
+            opts=aws_child,
+        )
+        policy = aws.iam.RolePolicy(
+            f"{name}-scaling",
+            role=self.role.id,
+            policy=json.dumps(iam.autoscaler_policy_document(args.cluster_name)),
+            opts=aws_child,
+        )
+        self.release = k8s.helm.v3.Release(
+            f"{name}-release",
+            k8s.helm.v3.ReleaseArgs(
+                name=RELEASE_NAME,
+                chart=pin.chart,
+                version=pin.version,
+                namespace=pin.namespace,
+                repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=pin.repo),
+                values=autoscaler_values(
+                    args.cluster_name,
+                    args.region,
+                    args.kubernetes_version,
+                    args.expander,
+                    self.role.arn,
+                    args.spot_group_patterns,
+                ),
+            ),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                provider=args.k8s_provider,
+                depends_on=[policy, *args.depends_on],
+            ),
+        )
+        self.register_outputs({"roleArn": self.role.arn, "release": self.release.name})

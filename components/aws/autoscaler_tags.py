@@ -1,0 +1,42 @@
+"""The tags through which the cluster autoscaler finds a node group and sees it at zero nodes.
+
+Discovery: `k8s.io/cluster-autoscaler/enabled=true` and `k8s.io/cluster-autoscaler/<cluster>=owned`
+(the same pair the autoscaler's IAM policy requires before it may resize a group). Scale from
+zero: one `node-template` tag per label and taint the nodes register, plus the GPU count and the
+ephemeral storage, so the autoscaler can simulate a node it has never seen (kubernetes/autoscaler
+`cloudprovider/aws/README.md`, "Auto-Discovery Setup" and "Scaling a node group to 0").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from components.pools import GPU_RESOURCE, Taint
+
+PREFIX = "k8s.io/cluster-autoscaler"
+ENABLED_TAG = f"{PREFIX}/enabled"
+TEMPLATE_PREFIX = f"{PREFIX}/node-template"
+
+
+def owner_tag(cluster_name: str) -> str:
+    return f"{PREFIX}/{cluster_name}"
+
+
+def discovery_tags(cluster_name: str) -> dict[str, str]:
+    return {ENABLED_TAG: "true", owner_tag(cluster_name): "owned"}
+
+
+def node_template_tags(
+    labels: Mapping[str, str],
+    taints: Sequence[Taint],
+    gpus_per_node: int,
+    ephemeral_storage_gib: int,
+) -> dict[str, str]:
+    """`node-template` tags for every label, taint (`<value>:<Effect>`) and resource of a node."""
+    tags = {f"{TEMPLATE_PREFIX}/label/{k}": v for k, v in sorted(labels.items())}
+    for taint in taints:
+        # A bare effect ("NoSchedule") is silently ignored by the autoscaler: value first.
+        tags[f"{TEMPLATE_PREFIX}/taint/{taint.key}"] = f"{taint.value}:{taint.effect}"
+    tags[f"{TEMPLATE_PREFIX}/resources/{GPU_RESOURCE}"] = str(gpus_per_node)
+    tags[f"{TEMPLATE_PREFIX}/resources/ephemeral-storage"] = f"{ephemeral_storage_gib}Gi"
+    return tags

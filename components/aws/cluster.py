@@ -1,0 +1,287 @@
+"""An EKS cluster with its network, IAM, OIDC provider for IRSA, CPU system node group and a
+Kubernetes provider that authenticates with `aws eks get-token`."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_kubernetes as k8s
+
+from components.aws import iam
+from components.aws.launch_template import METADATA_OPTIONS, block_devices, tag_specifications
+from components.aws.network import EksNetwork, NetworkHandle, existing_network
+from components.aws.user_data import ClusterJoin
+from components.config import SYSTEM_POOL_NAME, ClusterConfig
+from components.kubeconfig import exec_kubeconfig
+from components.pools import PoolSpec
+
+CONTROL_PLANE_LOGS = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
+# EKS would create the log group itself with no expiry; ours keeps a month.
+LOG_RETENTION_DAYS = 30
+
+
+@dataclass(frozen=True)
+class EksClusterArgs:
+    config: ClusterConfig
+    system_pool: PoolSpec
+    # Any GPU pool on self-managed auto scaling groups: their nodes need a role, instance
+    # profile and an EC2_LINUX access entry (EKS creates entries only for managed groups).
+    self_managed_nodes: bool
+
+
+class EksCluster(pulumi.ComponentResource):
+    """The cluster and everything cluster-wide that the GPU pools and the autoscaler build on."""
+
+    aws_provider: aws.Provider
+    cluster: aws.eks.Cluster
+    network: NetworkHandle
+    oidc_provider: aws.iam.OpenIdConnectProvider
+    oidc_issuer: pulumi.Output[str]
+    managed_node_role: aws.iam.Role
+    self_managed_node_role: aws.iam.Role | None
+    self_managed_instance_profile: aws.iam.InstanceProfile | None
+    self_managed_access: aws.eks.AccessEntry | None
+    system_node_group: aws.eks.NodeGroup
+    join: pulumi.Output[ClusterJoin]
+    kubeconfig: pulumi.Output[str]
+    k8s_provider: k8s.Provider
+
+    def __init__(
+        self, name: str, args: EksClusterArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("gpufleet:aws:Cluster", name, None, opts)
+        cfg = args.config
+        region = cfg.region or ""
+        self.aws_provider = aws.Provider(
+            f"{name}-aws",
+            region=region,
+            default_tags=aws.ProviderDefaultTagsArgs(
+                tags={"managed-by": "gpufleet", "gpufleet-cluster": cfg.name}
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        child = pulumi.ResourceOptions(parent=self, provider=self.aws_provider)
+        partition = aws.get_partition_output(
+            opts=pulumi.InvokeOutputOptions(parent=self, provider=self.aws_provider)
+        ).partition
+
+        if cfg.aws.private_subnet_ids:
+            self.network = existing_network(cfg, self.aws_provider, self)
+        else:
+            self.network = EksNetwork(f"{name}-network", cfg, opts=child).handle
+
+        role, role_policies = self._role(
+            f"{name}-cluster", "eks.amazonaws.com", iam.CLUSTER_POLICIES, partition, child
+        )
+        key = aws.kms.Key(
+            f"{name}-secrets",
+            description=f"Kubernetes secrets of EKS cluster {cfg.name}",
+            enable_key_rotation=True,
+            deletion_window_in_days=30,
+            opts=child,
+        )
+        key_use = aws.iam.RolePolicy(
+            f"{name}-cluster-kms",
+            role=role.id,
+            policy=key.arn.apply(iam.secrets_key_policy_document),
+            opts=child,
+        )
+        logs = aws.cloudwatch.LogGroup(
+            f"{name}-logs",
+            name=f"/aws/eks/{cfg.name}/cluster",
+            retention_in_days=LOG_RETENTION_DAYS,
+            opts=child,
+        )
+        self.cluster = aws.eks.Cluster(
+            f"{name}-cluster",
+            name=cfg.name,
+            version=cfg.kubernetes_version,
+            role_arn=role.arn,
+            vpc_config=aws.eks.ClusterVpcConfigArgs(
+                subnet_ids=self.network.private_subnet_ids,
+                endpoint_private_access=True,
+                endpoint_public_access=True,
+                public_access_cidrs=cfg.aws.public_endpoint_cidrs,
+            ),
+            access_config=aws.eks.ClusterAccessConfigArgs(
+                authentication_mode="API",
+                # Whoever runs `pulumi up` administers the cluster (the Kubernetes provider needs it).
+                bootstrap_cluster_creator_admin_permissions=True,
+            ),
+            kubernetes_network_config=aws.eks.ClusterKubernetesNetworkConfigArgs(
+                ip_family="ipv4", service_ipv4_cidr=cfg.aws.service_cidr
+            ),
+            encryption_config=aws.eks.ClusterEncryptionConfigArgs(
+                provider=aws.eks.ClusterEncryptionConfigProviderArgs(key_arn=key.arn),
+                resources=["secrets"],
+            ),
+            enabled_cluster_log_types=CONTROL_PLANE_LOGS,
+            deletion_protection=cfg.protect,
+            opts=pulumi.ResourceOptions.merge(
+                child,
+                pulumi.ResourceOptions(
+                    protect=cfg.protect, depends_on=[logs, key_use, *role_policies]
+                ),
+            ),
+        )
+
+        self.oidc_issuer = self.cluster.identities.apply(_issuer)
+        self.oidc_provider = aws.iam.OpenIdConnectProvider(
+            f"{name}-oidc",
+            url=self.oidc_issuer,
+            client_id_lists=["sts.amazonaws.com"],
+            opts=child,
+        )
+        self.managed_node_role, self._managed_node_policies = self._role(
+            f"{name}-managed-nodes", "ec2.amazonaws.com", iam.NODE_POLICIES, partition, child
+        )
+        self.self_managed_node_role = None
+        self.self_managed_instance_profile = None
+        self.self_managed_access = None
+        if args.self_managed_nodes:
+            node_role, _ = self._role(
+                f"{name}-self-managed-nodes",
+                "ec2.amazonaws.com",
+                iam.NODE_POLICIES,
+                partition,
+                child,
+            )
+            self.self_managed_node_role = node_role
+            self.self_managed_instance_profile = aws.iam.InstanceProfile(
+                f"{name}-self-managed-nodes", role=node_role.name, opts=child
+            )
+            # API authentication mode: without this entry self-managed nodes cannot join.
+            self.self_managed_access = aws.eks.AccessEntry(
+                f"{name}-self-managed-nodes",
+                cluster_name=self.cluster.name,
+                principal_arn=node_role.arn,
+                type="EC2_LINUX",
+                opts=child,
+            )
+
+        self.system_node_group = self._system_node_group(name, args, child)
+        self.join = pulumi.Output.all(
+            self.cluster.name, self.cluster.endpoint, self.cluster.certificate_authority.data
+        ).apply(
+            lambda parts: ClusterJoin(
+                name=parts[0],
+                endpoint=parts[1],
+                certificate_authority=parts[2] or "",
+                service_cidr=cfg.aws.service_cidr,
+            )
+        )
+        self.kubeconfig = pulumi.Output.secret(
+            pulumi.Output.all(self.cluster.endpoint, self.cluster.certificate_authority.data).apply(
+                lambda parts: exec_kubeconfig(
+                    cluster=cfg.name,
+                    server=parts[0],
+                    ca_data=parts[1] or "",
+                    command="aws",
+                    args=[
+                        "eks",
+                        "get-token",
+                        "--cluster-name",
+                        cfg.name,
+                        "--region",
+                        region,
+                        "--output",
+                        "json",
+                    ],
+                )
+            )
+        )
+        self.k8s_provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=self.kubeconfig,
+            enable_server_side_apply=True,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group]),
+        )
+        self.register_outputs(
+            {
+                "clusterName": self.cluster.name,
+                "endpoint": self.cluster.endpoint,
+                "oidcProviderArn": self.oidc_provider.arn,
+                "kubeconfig": self.kubeconfig,
+            }
+        )
+
+    def _role(
+        self,
+        name: str,
+        service: str,
+        policies: tuple[str, ...],
+        partition: pulumi.Output[str],
+        child: pulumi.ResourceOptions,
+    ) -> tuple[aws.iam.Role, list[aws.iam.RolePolicyAttachment]]:
+        """A role for an AWS service with AWS-managed policies. Managed and self-managed nodes
+        get separate roles: EKS creates the access entry of a managed group's role itself."""
+        role = aws.iam.Role(name, assume_role_policy=iam.service_trust_policy(service), opts=child)
+        attachments = [
+            aws.iam.RolePolicyAttachment(
+                f"{name}-{policy}",
+                role=role.name,
+                policy_arn=partition.apply(functools.partial(iam.managed_policy_arn, name=policy)),
+                opts=child,
+            )
+            for policy in policies
+        ]
+        return role, attachments
+
+    def _system_node_group(
+        self, name: str, args: EksClusterArgs, child: pulumi.ResourceOptions
+    ) -> aws.eks.NodeGroup:
+        """The on-demand CPU group for system pods and the autoscaler (>= 1 node, never zero)."""
+        cfg = args.config
+        system = args.system_pool
+        template = aws.ec2.LaunchTemplate(
+            f"{name}-system",
+            description=f"EKS {cfg.name} system nodes",
+            metadata_options=METADATA_OPTIONS,
+            block_device_mappings=block_devices("al2023", 50),
+            tag_specifications=tag_specifications(
+                {"Name": f"{cfg.name}-{SYSTEM_POOL_NAME}", "gpufleet-pool": SYSTEM_POOL_NAME}
+            ),
+            update_default_version=True,
+            opts=child,
+        )
+        return aws.eks.NodeGroup(
+            f"{name}-system",
+            cluster_name=self.cluster.name,
+            # A prefix, not a fixed name: a replaced group (e.g. a new machine type) is created
+            # before the old one is deleted, so system pods always have somewhere to run.
+            node_group_name_prefix=f"{SYSTEM_POOL_NAME}-",
+            node_role_arn=self.managed_node_role.arn,
+            subnet_ids=self.network.private_subnet_ids,
+            version=self.cluster.version,
+            ami_type="AL2023_x86_64_STANDARD",
+            capacity_type="ON_DEMAND",
+            instance_types=list(system.machine_types),
+            labels=dict(system.declared_labels),
+            scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+                min_size=system.min_nodes,
+                max_size=system.max_nodes,
+                desired_size=system.min_nodes,
+            ),
+            update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
+            launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
+                id=template.id, version=template.latest_version.apply(str)
+            ),
+            opts=pulumi.ResourceOptions.merge(
+                child,
+                pulumi.ResourceOptions(
+                    # The autoscaler owns the size; `pulumi up` must never reset it.
+                    ignore_changes=["scalingConfig.desiredSize"],
+                    depends_on=self._managed_node_policies,
+                ),
+            ),
+        )
+
+
+def _issuer(identities: Sequence[aws.eks.outputs.ClusterIdentity]) -> str:
+    """The cluster's OIDC issuer URL (what IRSA trust policies name)."""
+    oidcs = identities[0].oidcs or []
+    return (oidcs[0].issuer if oidcs else None) or ""

@@ -1,0 +1,171 @@
+"""A GPU pool on self-managed auto scaling groups: one launch template, one group per zone.
+
+One group per zone lets the cluster autoscaler pick the zone that has capacity (and, with
+`--balance-similar-node-groups`, spread a pool evenly). Every group starts empty, runs Spot
+through a mixed instances policy when the pool is Spot, and carries the tags through which the
+autoscaler discovers it and simulates its nodes at zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from components.aws import autoscaler_tags, user_data
+from components.aws.launch_template import METADATA_OPTIONS, block_devices, tag_specifications
+from components.pools import PoolSpec
+
+# EKS-optimized accelerated AMIs, by Kubernetes minor (FACTS: EKS, "Accelerated AMI via SSM").
+AMI_PARAMETERS: Mapping[user_data.AmiFamily, str] = {
+    "al2023": "/aws/service/eks/optimized-ami/{k8s}/amazon-linux-2023/x86_64/nvidia/recommended/image_id",
+    "bottlerocket": "/aws/service/bottlerocket/aws-k8s-{k8s}-nvidia/x86_64/latest/image_id",
+}
+POOL_TAG = "gpufleet-pool"
+
+
+def ami_parameter(family: user_data.AmiFamily, kubernetes_version: str) -> str:
+    return AMI_PARAMETERS[family].format(k8s=kubernetes_version)
+
+
+def group_name(cluster_name: str, pool: str, zone: str) -> str:
+    """The auto scaling group's name (the autoscaler's priority expander matches on it)."""
+    return f"{cluster_name}-{pool}-{zone}"
+
+
+def zone_sizes(total: int, zones: Sequence[str]) -> dict[str, int]:
+    """Split a pool-wide node count over its zones so the groups never exceed it together."""
+    base, extra = divmod(total, len(zones))
+    return {zone: base + (1 if index < extra else 0) for index, zone in enumerate(zones)}
+
+
+@dataclass(frozen=True)
+class SelfManagedGpuPoolArgs:
+    pool: PoolSpec
+    cluster_name: str
+    kubernetes_version: str
+    ami_family: user_data.AmiFamily
+    join: pulumi.Input[user_data.ClusterJoin]
+    instance_profile_arn: pulumi.Input[str]
+    # The EKS cluster security group: lets nodes and control plane talk.
+    security_group_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
+    subnets_by_zone: Mapping[str, pulumi.Input[Sequence[pulumi.Input[str]]]]
+    provider: aws.Provider
+
+
+class SelfManagedGpuPool(pulumi.ComponentResource):
+    launch_template: aws.ec2.LaunchTemplate
+    groups: dict[str, aws.autoscaling.Group]
+
+    def __init__(
+        self, name: str, args: SelfManagedGpuPoolArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("gpufleet:aws:SelfManagedGpuPool", name, None, opts)
+        pool = args.pool
+        child = pulumi.ResourceOptions(parent=self, provider=args.provider)
+        image = aws.ssm.get_parameter_output(
+            name=ami_parameter(args.ami_family, args.kubernetes_version),
+            opts=pulumi.InvokeOutputOptions(parent=self, provider=args.provider),
+        )
+        labels = dict(pool.declared_labels)
+        taints = tuple(pool.declared_taints)
+        rendered = pulumi.Output.from_input(args.join).apply(
+            lambda join: user_data.encode(user_data.render(args.ami_family, join, labels, taints))
+        )
+        instance_tags = {
+            "Name": f"{args.cluster_name}-{pool.name}",
+            POOL_TAG: pool.name,
+            f"kubernetes.io/cluster/{args.cluster_name}": "owned",
+        }
+        self.launch_template = aws.ec2.LaunchTemplate(
+            f"{name}-template",
+            description=f"gpufleet GPU pool {pool.name} of EKS {args.cluster_name}",
+            image_id=image.value,
+            user_data=rendered,
+            iam_instance_profile=aws.ec2.LaunchTemplateIamInstanceProfileArgs(
+                arn=args.instance_profile_arn
+            ),
+            vpc_security_group_ids=args.security_group_ids,
+            metadata_options=METADATA_OPTIONS,
+            block_device_mappings=block_devices(args.ami_family, pool.disk_size_gb),
+            tag_specifications=tag_specifications(instance_tags),
+            update_default_version=True,
+            opts=child,
+        )
+
+        tags = {
+            **autoscaler_tags.discovery_tags(args.cluster_name),
+            **autoscaler_tags.node_template_tags(
+                labels, taints, pool.gpus_per_node, pool.disk_size_gb
+            ),
+        }
+        mins = zone_sizes(pool.min_nodes, pool.zones)
+        maxes = zone_sizes(pool.max_nodes, pool.zones)
+        self.groups = {}
+        for zone in pool.zones:
+            self.groups[zone] = aws.autoscaling.Group(
+                f"{name}-{zone}",
+                name=group_name(args.cluster_name, pool.name, zone),
+                vpc_zone_identifiers=args.subnets_by_zone[zone],
+                min_size=mins[zone],
+                max_size=maxes[zone],
+                desired_capacity=mins[zone],
+                mixed_instances_policy=self._mixed_instances(pool),
+                capacity_rebalance=pool.spot,
+                # GPU capacity may not exist right now; never block `pulumi up` waiting for it.
+                wait_for_capacity_timeout="0",
+                tags=[
+                    *(
+                        aws.autoscaling.GroupTagArgs(key=k, value=v, propagate_at_launch=True)
+                        for k, v in instance_tags.items()
+                    ),
+                    # Read by the autoscaler from the group itself; instances need not carry them.
+                    *(
+                        aws.autoscaling.GroupTagArgs(key=k, value=v, propagate_at_launch=False)
+                        for k, v in tags.items()
+                    ),
+                ],
+                opts=pulumi.ResourceOptions.merge(
+                    child,
+                    # The autoscaler owns the size; `pulumi up` must never undo its decisions.
+                    pulumi.ResourceOptions(ignore_changes=["desiredCapacity"]),
+                ),
+            )
+        self.register_outputs(
+            {
+                "launchTemplateId": self.launch_template.id,
+                "groupNames": [g.name for g in self.groups.values()],
+            }
+        )
+
+    def _mixed_instances(self, pool: PoolSpec) -> aws.autoscaling.GroupMixedInstancesPolicyArgs:
+        """All of the pool's instance types (same GPU count, checked in config); Spot only when asked."""
+        if pool.spot:
+            distribution = aws.autoscaling.GroupMixedInstancesPolicyInstancesDistributionArgs(
+                on_demand_base_capacity=0,
+                on_demand_percentage_above_base_capacity=0,  # the default is 100 (on-demand)
+                spot_allocation_strategy="price-capacity-optimized",
+            )
+        else:
+            distribution = aws.autoscaling.GroupMixedInstancesPolicyInstancesDistributionArgs(
+                on_demand_base_capacity=0,
+                on_demand_percentage_above_base_capacity=100,
+                on_demand_allocation_strategy="prioritized",
+            )
+        return aws.autoscaling.GroupMixedInstancesPolicyArgs(
+            instances_distribution=distribution,
+            launch_template=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateArgs(
+                launch_template_specification=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateLaunchTemplateSpecificationArgs(
+                    launch_template_id=self.launch_template.id,
+                    version=self.launch_template.latest_version.apply(str),
+                ),
+                overrides=[
+                    aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateOverrideArgs(
+                        instance_type=machine
+                    )
+                    for machine in pool.machine_types
+                ],
+            ),
+        )

@@ -1,0 +1,127 @@
+"""IAM policy documents for the cluster, its nodes and the cluster autoscaler (pure data).
+
+Kept free of resources so tests can check the exact permissions, and so every document is
+reviewed in one place.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from components.aws.autoscaler_tags import ENABLED_TAG, owner_tag
+
+# Managed policies by role (EKS user guide: cluster IAM role, node IAM role).
+CLUSTER_POLICIES = ("AmazonEKSClusterPolicy",)
+NODE_POLICIES = (
+    "AmazonEKSWorkerNodePolicy",
+    "AmazonEKS_CNI_Policy",
+    # Pull-only is the least privilege that lets nodes pull images from ECR.
+    "AmazonEC2ContainerRegistryPullOnly",
+)
+
+# kubernetes/autoscaler cloudprovider/aws/README.md, "Full Cluster Autoscaler Features Policy".
+AUTOSCALER_READ_ACTIONS = (
+    "autoscaling:DescribeAutoScalingGroups",
+    "autoscaling:DescribeAutoScalingInstances",
+    "autoscaling:DescribeLaunchConfigurations",
+    "autoscaling:DescribeScalingActivities",
+    "ec2:DescribeImages",
+    "ec2:DescribeInstanceTypes",
+    "ec2:DescribeLaunchTemplateVersions",
+    "ec2:GetInstanceTypesFromInstanceRequirements",
+    "eks:DescribeNodegroup",
+)
+AUTOSCALER_WRITE_ACTIONS = (
+    "autoscaling:SetDesiredCapacity",
+    "autoscaling:TerminateInstanceInAutoScalingGroup",
+)
+
+
+def managed_policy_arn(partition: str, name: str) -> str:
+    return f"arn:{partition}:iam::aws:policy/{name}"
+
+
+def service_trust_policy(service: str) -> str:
+    """Trust for an AWS service principal (EKS for the cluster, EC2 for nodes)."""
+    actions = (
+        ["sts:AssumeRole", "sts:TagSession"]
+        if service == "eks.amazonaws.com"
+        else ["sts:AssumeRole"]
+    )
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {"Effect": "Allow", "Principal": {"Service": service}, "Action": actions}
+            ],
+        }
+    )
+
+
+def irsa_trust_policy(
+    oidc_provider_arn: str, issuer_url: str, namespace: str, service_account: str
+) -> str:
+    """Trust for exactly one Kubernetes service account through the cluster's OIDC issuer."""
+    host = issuer_url.removeprefix("https://")
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Effect": "Allow",
+                    "Principal": {"Federated": oidc_provider_arn},
+                    "Action": "sts:AssumeRoleWithWebIdentity",
+                    "Condition": {
+                        "StringEquals": {
+                            f"{host}:sub": f"system:serviceaccount:{namespace}:{service_account}",
+                            f"{host}:aud": "sts.amazonaws.com",
+                        }
+                    },
+                }
+            ],
+        }
+    )
+
+
+def autoscaler_policy_document(cluster_name: str) -> dict[str, Any]:
+    """Read anywhere; resize and terminate only in groups tagged as this cluster's (EKS best practices)."""
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "ReadScalingState",
+                "Effect": "Allow",
+                "Action": list(AUTOSCALER_READ_ACTIONS),
+                "Resource": "*",
+            },
+            {
+                "Sid": "ScaleOwnGroupsOnly",
+                "Effect": "Allow",
+                "Action": list(AUTOSCALER_WRITE_ACTIONS),
+                "Resource": "*",
+                "Condition": {
+                    "StringEquals": {
+                        f"aws:ResourceTag/{ENABLED_TAG}": "true",
+                        f"aws:ResourceTag/{owner_tag(cluster_name)}": "owned",
+                    }
+                },
+            },
+        ],
+    }
+
+
+def secrets_key_policy_document(key_arn: str) -> str:
+    """Lets the cluster role use the secrets-encryption KMS key (and nothing else)."""
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Effect": "Allow",
+                    "Action": ["kms:Encrypt", "kms:Decrypt", "kms:ListGrants", "kms:DescribeKey"],
+                    "Resource": key_arn,
+                }
+            ],
+        }
+    )

@@ -1,0 +1,55 @@
+"""Launch template pieces every node of the cluster shares: IMDSv2, encrypted gp3 disks, tags.
+
+Used by the self-managed GPU groups (full templates with AMI and user data) and by the managed
+node groups (templates without AMI: EKS supplies it from `ami_type` and merges its own bootstrap).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pulumi_aws as aws
+
+from components.aws.user_data import AmiFamily
+
+# Pods must not borrow the node's role: IMDSv2 only, one hop (pods get AWS access through IRSA).
+METADATA_OPTIONS = aws.ec2.LaunchTemplateMetadataOptionsArgs(
+    http_endpoint="enabled",
+    http_tokens="required",
+    http_put_response_hop_limit=1,
+    instance_metadata_tags="disabled",
+)
+
+
+def _volume(device: str, size_gib: int | None) -> aws.ec2.LaunchTemplateBlockDeviceMappingArgs:
+    return aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+        device_name=device,
+        ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+            volume_size=size_gib,
+            volume_type="gp3",
+            # Strings in pulumi-aws (FACTS: EBS fields of launch templates).
+            encrypted="true",
+            delete_on_termination="true",
+        ),
+    )
+
+
+def block_devices(
+    family: AmiFamily, disk_size_gb: int
+) -> list[aws.ec2.LaunchTemplateBlockDeviceMappingArgs]:
+    """The disk that holds container images, sized for GPU images, and every other disk encrypted.
+
+    AL2023 keeps images on its root volume; Bottlerocket on a second data volume (`/dev/xvdb`)
+    next to a small OS volume whose size comes from the AMI.
+    """
+    if family == "bottlerocket":
+        return [_volume("/dev/xvda", None), _volume("/dev/xvdb", disk_size_gb)]
+    return [_volume("/dev/xvda", disk_size_gb)]
+
+
+def tag_specifications(tags: Mapping[str, str]) -> list[aws.ec2.LaunchTemplateTagSpecificationArgs]:
+    """Tags for what instances create (provider default tags do not reach them)."""
+    return [
+        aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=dict(tags))
+        for kind in ("instance", "volume", "network-interface")
+    ]

@@ -1,0 +1,104 @@
+"""A GPU pool as an EKS managed node group (the per-pool alternative to self-managed groups).
+
+EKS picks the accelerated AMI from `ami_type`, registers labels and taints from the API, tags the
+underlying auto scaling group for autoscaler discovery, and lets the autoscaler read labels,
+taints and node-template tags through `eks:DescribeNodegroup` when the group is at zero.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from components.aws import autoscaler_tags
+from components.aws.launch_template import METADATA_OPTIONS, block_devices, tag_specifications
+from components.aws.user_data import AmiFamily
+from components.pools import PoolSpec
+
+AMI_TYPES: Mapping[AmiFamily, str] = {
+    "al2023": "AL2023_x86_64_NVIDIA",
+    "bottlerocket": "BOTTLEROCKET_x86_64_NVIDIA",
+}
+EKS_TAINT_EFFECTS = {
+    "NoSchedule": "NO_SCHEDULE",
+    "PreferNoSchedule": "PREFER_NO_SCHEDULE",
+    "NoExecute": "NO_EXECUTE",
+}
+
+
+def group_name_pattern(pool: str) -> str:
+    """A regex for the auto scaling group EKS makes for a managed group: `eks-<group>-<uuid>`."""
+    return f"^eks-{re.escape(pool)}-[0-9a-f-]{{36}}$"
+
+
+@dataclass(frozen=True)
+class ManagedGpuPoolArgs:
+    pool: PoolSpec
+    cluster_name: pulumi.Input[str]
+    cluster_version: pulumi.Input[str]
+    ami_family: AmiFamily
+    node_role_arn: pulumi.Input[str]
+    subnet_ids: pulumi.Input[Sequence[str]]
+    provider: aws.Provider
+
+
+class ManagedGpuPool(pulumi.ComponentResource):
+    node_group: aws.eks.NodeGroup
+
+    def __init__(
+        self, name: str, args: ManagedGpuPoolArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("gpufleet:aws:ManagedGpuPool", name, None, opts)
+        pool = args.pool
+        child = pulumi.ResourceOptions(parent=self, provider=args.provider)
+        template = aws.ec2.LaunchTemplate(
+            f"{name}-template",
+            description=f"gpufleet GPU pool {pool.name}",
+            metadata_options=METADATA_OPTIONS,
+            block_device_mappings=block_devices(args.ami_family, pool.disk_size_gb),
+            tag_specifications=tag_specifications({"Name": pool.name, "gpufleet-pool": pool.name}),
+            update_default_version=True,
+            opts=child,
+        )
+        self.node_group = aws.eks.NodeGroup(
+            f"{name}-group",
+            cluster_name=args.cluster_name,
+            node_group_name=pool.name,
+            node_role_arn=args.node_role_arn,
+            subnet_ids=args.subnet_ids,
+            version=args.cluster_version,
+            ami_type=AMI_TYPES[args.ami_family],
+            capacity_type="SPOT" if pool.spot else "ON_DEMAND",
+            instance_types=list(pool.machine_types),
+            labels=dict(pool.declared_labels),
+            taints=[
+                aws.eks.NodeGroupTaintArgs(
+                    key=t.key, value=t.value or None, effect=EKS_TAINT_EFFECTS[t.effect]
+                )
+                for t in pool.declared_taints
+            ],
+            scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+                min_size=pool.min_nodes, max_size=pool.max_nodes, desired_size=pool.min_nodes
+            ),
+            update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
+            launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
+                id=template.id, version=template.latest_version.apply(str)
+            ),
+            # Resources the autoscaler cannot derive at zero (it reads node group tags).
+            tags=autoscaler_tags.node_template_tags(
+                pool.declared_labels, pool.declared_taints, pool.gpus_per_node, pool.disk_size_gb
+            ),
+            opts=pulumi.ResourceOptions.merge(
+                child,
+                pulumi.ResourceOptions(
+                    ignore_changes=["scalingConfig.desiredSize"],
+                    # The name is the pool's (its node label), so a replacement must free it first.
+                    delete_before_replace=True,
+                ),
+            ),
+        )
+        self.register_outputs({"nodeGroupName": self.node_group.node_group_name})

@@ -1,0 +1,111 @@
+"""EKS: the cluster, one component per GPU pool (self-managed groups or a managed node group),
+and the cluster autoscaler that scales them to and from zero."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pulumi
+
+from components.aws.autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs
+from components.aws.cluster import EksCluster, EksClusterArgs
+from components.aws.gpu_pool import SelfManagedGpuPool, SelfManagedGpuPoolArgs, group_name
+from components.aws.managed_gpu_pool import (
+    ManagedGpuPool,
+    ManagedGpuPoolArgs,
+    group_name_pattern,
+)
+from components.config import StackConfig
+from components.pools import PoolSpec
+from components.program import ClusterHandle
+
+
+def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterHandle:
+    assert system_pool is not None
+    cluster = EksCluster(
+        config.cluster.name,
+        EksClusterArgs(
+            config=config.cluster,
+            system_pool=system_pool,
+            self_managed_nodes=any(p.aws.node_group == "self-managed" for p in config.gpu_pools),
+        ),
+    )
+    return ClusterHandle(
+        name=cluster.cluster.name,
+        kubeconfig=cluster.kubeconfig,
+        k8s_provider=cluster.k8s_provider,
+        component=cluster,
+        extras={"eks": cluster},
+    )
+
+
+def build_gpu_pools(
+    config: StackConfig, pools: Sequence[PoolSpec], cluster: ClusterHandle
+) -> list[pulumi.Resource]:
+    """The GPU pools, then the autoscaler that owns their sizes."""
+    eks = cluster.extras["eks"]
+    assert isinstance(eks, EksCluster)
+    cfg = config.cluster
+    options = {p.name: p.aws for p in config.gpu_pools}
+    built: list[pulumi.Resource] = []
+    spot_groups: list[str] = []
+    for pool in pools:
+        name = f"{cfg.name}-{pool.name}"
+        family = options[pool.name].ami_family
+        if options[pool.name].node_group == "managed":
+            built.append(
+                ManagedGpuPool(
+                    name,
+                    ManagedGpuPoolArgs(
+                        pool=pool,
+                        cluster_name=eks.cluster.name,
+                        cluster_version=eks.cluster.version,
+                        ami_family=family,
+                        node_role_arn=eks.managed_node_role.arn,
+                        subnet_ids=eks.network.private_subnets_in(pool.zones),
+                        provider=eks.aws_provider,
+                    ),
+                    opts=pulumi.ResourceOptions(depends_on=[eks.system_node_group]),
+                )
+            )
+            if pool.spot:
+                spot_groups.append(group_name_pattern(pool.name))
+            continue
+        assert eks.self_managed_instance_profile is not None and eks.self_managed_access
+        built.append(
+            SelfManagedGpuPool(
+                name,
+                SelfManagedGpuPoolArgs(
+                    pool=pool,
+                    cluster_name=cfg.name,
+                    kubernetes_version=cfg.kubernetes_version,
+                    ami_family=family,
+                    join=eks.join,
+                    instance_profile_arn=eks.self_managed_instance_profile.arn,
+                    security_group_ids=[eks.cluster.vpc_config.cluster_security_group_id],
+                    subnets_by_zone=eks.network.private_subnets_by_zone,
+                    provider=eks.aws_provider,
+                ),
+                # Nodes may only start once they are allowed to join.
+                opts=pulumi.ResourceOptions(depends_on=[eks.self_managed_access]),
+            )
+        )
+        if pool.spot:
+            # Names are [A-Za-z0-9_-] only (config rules), so they are literal regexes.
+            spot_groups += [f"^{group_name(cfg.name, pool.name, z)}$" for z in pool.zones]
+
+    ClusterAutoscaler(
+        f"{cfg.name}-autoscaler",
+        ClusterAutoscalerArgs(
+            cluster_name=cfg.name,
+            region=cfg.region or "",
+            kubernetes_version=cfg.kubernetes_version,
+            expander=cfg.aws.autoscaler_expander,
+            oidc_provider_arn=eks.oidc_provider.arn,
+            oidc_issuer_url=eks.oidc_issuer,
+            spot_group_patterns=spot_groups,
+            aws_provider=eks.aws_provider,
+            k8s_provider=eks.k8s_provider,
+        ),
+    )
+    return built
