@@ -111,13 +111,36 @@ class AwsClusterOptions(_Model):
 
 
 class AzureClusterOptions(_Model):
+    # The subscription every resource goes to; unset: ARM_SUBSCRIPTION_ID or the az CLI default.
+    subscription_id: str | None = None
+    # An existing resource group / node subnet (full resource id); otherwise gpufleet creates them.
     resource_group_name: str | None = None
     vnet_subnet_id: str | None = None
     vnet_cidr: str = "10.224.0.0/12"
     subnet_cidr: str = "10.224.0.0/16"
+    # Azure CNI overlay: pods get IPs from pod_cidr, outside the VNet (fixed at creation).
+    pod_cidr: str = "10.244.0.0/16"
+    service_cidr: str = "10.0.0.0/16"
+    dns_service_ip: str = "10.0.0.10"
     autoscaler_expander: Literal["least-waste", "most-pods", "priority", "random"] = "least-waste"
     scale_down_unneeded_time: str = "10m"
     scale_down_delay_after_add: str = "10m"
+    # Free has no uptime SLA; production stacks use Standard.
+    sku_tier: Literal["Free", "Standard", "Premium"] = "Free"
+    # Source ranges allowed to reach the API server; empty: any (AKS's default).
+    api_server_authorized_cidrs: list[str] = Field(default_factory=list)
+    # entra-id: Entra ID sign-in, Azure RBAC, local accounts disabled (short-lived tokens via
+    # kubelogin). local-accounts: AKS's static client certificate (no Entra ID needed).
+    authentication: Literal["entra-id", "local-accounts"] = "entra-id"
+    # How kubelogin signs in for the Kubernetes provider (entra-id): the az CLI login, a workload
+    # identity / service principal / managed identity from the environment, or azd.
+    kubelogin_mode: Literal["azurecli", "workloadidentity", "spn", "msi", "azd"] = "azurecli"
+    # Entra ID groups granted cluster-admin (entra-id).
+    admin_group_object_ids: list[str] = Field(default_factory=list)
+    # Create the role assignments AKS needs: Network Contributor on the node subnet for the
+    # cluster identity and AKS RBAC Cluster Admin for the deploying principal (entra-id). Needs
+    # Owner or User Access Administrator; set false when an administrator creates them.
+    role_assignments: bool = True
 
 
 class ExistingClusterOptions(_Model):
@@ -437,6 +460,8 @@ def _check_cluster(cloud: CloudName, cluster: ClusterConfig) -> list[Problem]:
                 "cluster.gcp.project", "is required on gcp (the GCP project id)", has_value=False
             )
         )
+    if cloud == "azure":
+        problems += _check_azure_cluster(cluster.azure)
     system = cluster.system_pool
     if system.min_nodes > system.max_nodes:
         problems.append(
@@ -530,6 +555,135 @@ def _check_zones(cloud: str, region: str, zones: Sequence[str], path: str) -> li
     return problems
 
 
+_AZURE_SUBNET_ID = re.compile(
+    r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Network/"
+    r"virtualNetworks/[^/]+/subnets/[^/]+$",
+    re.IGNORECASE,
+)
+_AZURE_RESOURCE_GROUP = re.compile(r"^[-\w.()]{0,89}[-\w()]$")
+_GUID = re.compile(r"^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$")
+
+
+def _check_azure_cluster(azure: AzureClusterOptions) -> list[Problem]:
+    """AKS network ranges (overlay pods and services outside the VNet), ids and durations."""
+    import ipaddress
+
+    problems = []
+    where = "cluster.azure"
+    networks: dict[str, ipaddress.IPv4Network] = {}
+    keys = {"podCidr": azure.pod_cidr, "serviceCidr": azure.service_cidr}
+    if azure.vnet_subnet_id is None:
+        keys = {"vnetCidr": azure.vnet_cidr, "subnetCidr": azure.subnet_cidr, **keys}
+    for key, cidr in keys.items():
+        try:
+            network = ipaddress.ip_network(cidr)
+        except ValueError:
+            network = None
+        if not isinstance(network, ipaddress.IPv4Network):
+            problems.append(
+                Problem(f"{where}.{key}", "must be an IPv4 CIDR such as 10.0.0.0/16", cidr)
+            )
+            continue
+        networks[key] = network
+    vnet, subnet = networks.get("vnetCidr"), networks.get("subnetCidr")
+    if vnet and subnet and not subnet.subnet_of(vnet):
+        problems.append(
+            Problem(f"{where}.subnetCidr", f"must lie inside vnetCidr {vnet}", str(subnet))
+        )
+    for key in ("podCidr", "serviceCidr"):
+        network = networks.get(key)
+        if network is None:
+            continue
+        clash = [
+            k
+            for k, other in networks.items()
+            if k not in (key, "subnetCidr") and other.overlaps(network)
+        ]
+        if key == "serviceCidr":
+            clash = [k for k in clash if k != "podCidr"]
+        if clash:
+            problems.append(
+                Problem(f"{where}.{key}", f"must not overlap {', '.join(clash)}", str(network))
+            )
+    service = networks.get("serviceCidr")
+    try:
+        dns = ipaddress.ip_address(azure.dns_service_ip)
+    except ValueError:
+        dns = None
+    if dns is None or (service is not None and dns not in service):
+        problems.append(
+            Problem(
+                f"{where}.dnsServiceIp",
+                "must be an IPv4 address inside serviceCidr",
+                azure.dns_service_ip,
+            )
+        )
+    if azure.vnet_subnet_id is not None and not _AZURE_SUBNET_ID.match(azure.vnet_subnet_id):
+        problems.append(
+            Problem(
+                f"{where}.vnetSubnetId",
+                "must be a subnet resource id (/subscriptions/<id>/resourceGroups/<rg>/providers/"
+                "Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>)",
+                azure.vnet_subnet_id,
+            )
+        )
+    if azure.resource_group_name is not None and not _AZURE_RESOURCE_GROUP.match(
+        azure.resource_group_name
+    ):
+        problems.append(
+            Problem(
+                f"{where}.resourceGroupName",
+                "must be 1-90 of letters, digits, - _ . ( ), not ending with a dot",
+                azure.resource_group_name,
+            )
+        )
+    for key, value in (
+        ("scaleDownUnneededTime", azure.scale_down_unneeded_time),
+        ("scaleDownDelayAfterAdd", azure.scale_down_delay_after_add),
+    ):
+        if not re.fullmatch(r"[1-9][0-9]*m", value):
+            problems.append(
+                Problem(
+                    f"{where}.{key}",
+                    "must be whole minutes such as 10m (AKS takes minutes only)",
+                    value,
+                )
+            )
+    for index, cidr in enumerate(azure.api_server_authorized_cidrs):
+        try:
+            ipaddress.ip_network(cidr)
+        except ValueError:
+            problems.append(
+                Problem(
+                    f"{where}.apiServerAuthorizedCidrs[{index}]",
+                    "must be a CIDR such as 203.0.113.0/24",
+                    cidr,
+                )
+            )
+    if azure.subscription_id is not None and not _GUID.match(azure.subscription_id):
+        problems.append(
+            Problem(f"{where}.subscriptionId", "must be a subscription id (a GUID)", azure.subscription_id)
+        )
+    for index, group in enumerate(azure.admin_group_object_ids):
+        if not _GUID.match(group):
+            problems.append(
+                Problem(
+                    f"{where}.adminGroupObjectIds[{index}]",
+                    "must be an Entra ID group object id (a GUID)",
+                    group,
+                )
+            )
+    if azure.authentication == "local-accounts" and azure.admin_group_object_ids:
+        problems.append(
+            Problem(
+                f"{where}.adminGroupObjectIds",
+                "only applies with authentication: entra-id",
+                azure.admin_group_object_ids,
+            )
+        )
+    return problems
+
+
 def _check_pool(
     cloud: CloudName,
     cluster: ClusterConfig,
@@ -557,6 +711,13 @@ def _check_pool(
             )
         )
     problems += _check_labels_and_taints(pool, path)
+    if cloud == "azure":
+        # AKS takes taints as key=value:Effect and rejects an empty value.
+        problems += [
+            Problem(f"{path}.taints[{index}].value", "AKS taints need a value", taint.value)
+            for index, taint in enumerate(pool.taints)
+            if not taint.value
+        ]
 
     model = gpus.GPU_MODELS.get(pool.accelerator)
     if model is None:
@@ -788,11 +949,11 @@ def _check_mig(
         return [Problem(where, f"{model.name} supports {', '.join(model.mig_partitions)}", size)]
     problems = []
     if cloud == "azure":
-        names = [pool.machine_type] if pool.machine_type else []
-        for name in names:
-            machine = gpus.MACHINE_TYPES.get(("azure", pool.accelerator, name))
-            if machine is not None and not machine.mig_capable:
-                problems.append(Problem(where, f"{name} does not support MIG on AKS", size))
+        # Without machineType the pool gets the catalog's default size, which must support MIG too.
+        vm_size = pool.machine_type or gpus.DEFAULT_MACHINE_TYPES.get(("azure", pool.accelerator))
+        machine = gpus.MACHINE_TYPES.get(("azure", pool.accelerator, vm_size or ""))
+        if machine is not None and not machine.mig_capable:
+            problems.append(Problem(where, f"{vm_size} does not support MIG on AKS", size))
         slices = size.split(".")[0]
         if slices not in gpus.AKS_MIG_PROFILES:
             problems.append(
