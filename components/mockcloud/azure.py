@@ -1,8 +1,160 @@
-"""Outputs the program reads from mocked azure resources and calls."""
+"""AKS outputs the program reads: ids, the cluster identity and OIDC issuer, and kubeconfigs.
+
+Resource ids follow Azure's `/subscriptions/<id>/resourceGroups/<rg>/providers/...` shape so the
+recorded inputs that carry them (subnet ids, role assignment scopes) look like the real ones.
+The user-credentials call answers like AKS: a base64 kubeconfig, with a kubelogin exec user
+when asked for `format: exec` (Entra ID clusters) and a client certificate otherwise.
+"""
 
 from __future__ import annotations
 
+import base64
+from collections.abc import Mapping
 from typing import Any
 
-RESOURCES: dict[str, Any] = {}
-CALLS: dict[str, Any] = {}
+import yaml
+
+SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
+TENANT = "11111111-1111-1111-1111-111111111111"
+DEPLOYER_OBJECT_ID = "22222222-2222-2222-2222-222222222222"
+CLUSTER_PRINCIPAL_ID = "33333333-3333-3333-3333-333333333333"
+# The AKS Entra ID server application, as AKS writes it into exec kubeconfigs.
+AKS_SERVER_ID = "6dae42f8-4368-4678-94ff-3960e28e3630"
+FAKE_CA = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMOCK AKS CA\n-----END CERTIFICATE-----\n")
+FAKE_CLIENT = base64.b64encode(b"MOCK CLIENT CERT OR KEY")
+
+
+def _rg_id(rg: Any) -> str:
+    return f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{rg}"
+
+
+def _resource_group(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    rg = inputs.get("resourceGroupName", name)
+    return {"__id": _rg_id(rg), "name": rg}
+
+
+def _virtual_network(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    vnet = inputs.get("virtualNetworkName", name)
+    net_id = f"{_rg_id(inputs.get('resourceGroupName'))}/providers/Microsoft.Network/virtualNetworks/{vnet}"
+    return {"__id": net_id, "id": net_id, "name": vnet}
+
+
+def _subnet(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    subnet = inputs.get("subnetName", name)
+    subnet_id = (
+        f"{_rg_id(inputs.get('resourceGroupName'))}/providers/Microsoft.Network/virtualNetworks/"
+        f"{inputs.get('virtualNetworkName')}/subnets/{subnet}"
+    )
+    return {"__id": subnet_id, "id": subnet_id, "name": subnet}
+
+
+def _managed_cluster(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    cluster = inputs.get("resourceName", name)
+    rg = inputs.get("resourceGroupName")
+    location = inputs.get("location", "eastus2")
+    cluster_id = f"{_rg_id(rg)}/providers/Microsoft.ContainerService/managedClusters/{cluster}"
+    return {
+        "__id": cluster_id,
+        "id": cluster_id,
+        "name": cluster,
+        "fqdn": f"{inputs.get('dnsPrefix', cluster)}-mock.hcp.{location}.azmk8s.io",
+        "nodeResourceGroup": f"MC_{rg}_{cluster}_{location}",
+        "identity": {
+            "type": "SystemAssigned",
+            "principalId": CLUSTER_PRINCIPAL_ID,
+            "tenantId": TENANT,
+        },
+        "oidcIssuerProfile": {
+            "enabled": True,
+            "issuerURL": f"https://{location}.oic.prod-aks.azure.com/{TENANT}/mock/",
+        },
+    }
+
+
+def _agent_pool(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    pool = inputs.get("agentPoolName", name)
+    pool_id = (
+        f"{_rg_id(inputs.get('resourceGroupName'))}/providers/Microsoft.ContainerService/"
+        f"managedClusters/{inputs.get('resourceName')}/agentPools/{pool}"
+    )
+    return {"__id": pool_id, "id": pool_id, "name": pool}
+
+
+def _role_assignment(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    assignment_id = (
+        f"{inputs.get('scope')}/providers/Microsoft.Authorization/roleAssignments/{name}"
+    )
+    return {"__id": assignment_id, "id": assignment_id}
+
+
+def _user_credentials(args: Mapping[str, Any]) -> dict[str, Any]:
+    cluster = str(args.get("resourceName", "cluster"))
+    server = f"https://{cluster}-mock.hcp.eastus2.azmk8s.io:443"
+    user: dict[str, Any]
+    if args.get("format") == "exec":
+        user = {
+            "exec": {
+                "apiVersion": "client.authentication.k8s.io/v1beta1",
+                "command": "kubelogin",
+                "args": [
+                    "get-token",
+                    "--login",
+                    "devicecode",
+                    "--server-id",
+                    AKS_SERVER_ID,
+                    "--client-id",
+                    "80faf920-1908-4b52-b5ef-a8e7bedfc67a",
+                    "--tenant-id",
+                    TENANT,
+                    "--environment",
+                    "AzurePublicCloud",
+                ],
+                "interactiveMode": "IfAvailable",
+                "provideClusterInfo": False,
+            }
+        }
+    else:
+        user = {
+            "client-certificate-data": FAKE_CLIENT.decode(),
+            "client-key-data": FAKE_CLIENT.decode(),
+            "token": "mock-static-token",
+        }
+    user_name = f"clusterUser_{args.get('resourceGroupName')}_{cluster}"
+    document = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {
+                "name": cluster,
+                "cluster": {"server": server, "certificate-authority-data": FAKE_CA.decode()},
+            }
+        ],
+        "contexts": [{"name": cluster, "context": {"cluster": cluster, "user": user_name}}],
+        "current-context": cluster,
+        "users": [{"name": user_name, "user": user}],
+    }
+    encoded = base64.b64encode(yaml.safe_dump(document).encode()).decode()
+    return {"kubeconfigs": [{"name": "clusterUser", "value": encoded}]}
+
+
+def _client_config(args: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "clientId": "44444444-4444-4444-4444-444444444444",
+        "objectId": DEPLOYER_OBJECT_ID,
+        "subscriptionId": SUBSCRIPTION,
+        "tenantId": TENANT,
+    }
+
+
+RESOURCES = {
+    "azure-native:resources:ResourceGroup": _resource_group,
+    "azure-native:network:VirtualNetwork": _virtual_network,
+    "azure-native:network:Subnet": _subnet,
+    "azure-native:containerservice:ManagedCluster": _managed_cluster,
+    "azure-native:containerservice:AgentPool": _agent_pool,
+    "azure-native:authorization:RoleAssignment": _role_assignment,
+}
+CALLS = {
+    "azure-native:containerservice:listManagedClusterUserCredentials": _user_credentials,
+    "azure-native:authorization:getClientConfig": _client_config,
+}

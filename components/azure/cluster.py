@@ -1,0 +1,253 @@
+"""An AKS cluster with Azure CNI overlay, workload identity, its System pool and a Kubernetes provider.
+
+The System pool is the only pool inline in the `ManagedCluster`; GPU pools are separate
+`AgentPool` resources (components/azure/gpu_pool.py), so a GPU pool change never touches the
+cluster resource.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_kubernetes as k8s
+from pulumi_azure_native import authorization, containerservice
+from pulumi_azure_native.provider import Provider as AzureProvider
+
+from components.azure import credentials, network
+from components.config import SYSTEM_POOL_NAME, ClusterConfig
+from components.pools import PoolSpec
+
+# Built-in role definition ids (the same in every tenant).
+NETWORK_CONTRIBUTOR = "4d97b98b-1d4f-4787-a291-c67834d212e7"
+AKS_RBAC_CLUSTER_ADMIN = "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b"
+# Who runs `pulumi up`, by how kubelogin signs in: a person (az CLI, azd) or a workload identity,
+# service principal or managed identity, all service principals to Azure RBAC.
+DEPLOYER_PRINCIPAL_TYPES = {
+    "azurecli": "User",
+    "azd": "User",
+    "workloadidentity": "ServicePrincipal",
+    "spn": "ServicePrincipal",
+    "msi": "ServicePrincipal",
+}
+SYSTEM_OS_DISK_GB = 128
+# The autoscaler changes pool sizes; `pulumi up` must keep them as AKS reports them.
+CLUSTER_IGNORE_CHANGES = ["agentPoolProfiles[*].count"]
+
+
+@dataclass(frozen=True)
+class AksClusterArgs:
+    config: ClusterConfig
+    system_pool: PoolSpec
+
+
+class AksCluster(pulumi.ComponentResource):
+    """The resource group, node subnet, cluster, role assignments and Kubernetes provider."""
+
+    azure_provider: AzureProvider
+    cluster: containerservice.ManagedCluster
+    resource_group_name: pulumi.Input[str]
+    subnet_id: pulumi.Input[str]
+    oidc_issuer_url: pulumi.Output[str]
+    kubeconfig: pulumi.Output[str]
+    k8s_provider: k8s.Provider
+
+    def __init__(
+        self, name: str, args: AksClusterArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("gpufleet:azure:Cluster", name, None, opts)
+        cfg = args.config
+        aks = cfg.azure
+        location = cfg.region or ""
+        entra_id = aks.authentication == "entra-id"
+        tags = {"managed-by": "gpufleet", "gpufleet-cluster": cfg.name}
+        self.azure_provider = AzureProvider(
+            f"{name}-azure",
+            location=location,
+            subscription_id=aks.subscription_id,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        child = pulumi.ResourceOptions(parent=self, provider=self.azure_provider)
+        protected = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(protect=cfg.protect))
+
+        self.resource_group_name = network.resource_group(
+            name, cfg.name, location, aks, tags, protected
+        )
+        self.subnet_id = network.node_subnet(
+            name, cfg.name, location, self.resource_group_name, aks, tags, child
+        )
+
+        self.cluster = containerservice.ManagedCluster(
+            f"{name}-aks",
+            resource_name_=cfg.name,
+            resource_group_name=self.resource_group_name,
+            location=location,
+            dns_prefix=_dns_prefix(cfg.name),
+            # A minor version: AKS picks the newest patch and the `patch` channel keeps it current.
+            kubernetes_version=cfg.kubernetes_version,
+            sku=containerservice.ManagedClusterSKUArgs(name="Base", tier=aks.sku_tier),
+            identity=containerservice.ManagedClusterIdentityArgs(
+                type=containerservice.ResourceIdentityType.SYSTEM_ASSIGNED
+            ),
+            oidc_issuer_profile=containerservice.ManagedClusterOIDCIssuerProfileArgs(enabled=True),
+            security_profile=containerservice.ManagedClusterSecurityProfileArgs(
+                workload_identity=containerservice.ManagedClusterSecurityProfileWorkloadIdentityArgs(
+                    enabled=True
+                )
+            ),
+            enable_rbac=True,
+            aad_profile=containerservice.ManagedClusterAADProfileArgs(
+                managed=True,
+                enable_azure_rbac=True,
+                admin_group_object_ids=list(aks.admin_group_object_ids) or None,
+            )
+            if entra_id
+            else None,
+            # Entra ID clusters hand out no static credentials.
+            disable_local_accounts=entra_id,
+            api_server_access_profile=containerservice.ManagedClusterAPIServerAccessProfileArgs(
+                authorized_ip_ranges=list(aks.api_server_authorized_cidrs)
+            )
+            if aks.api_server_authorized_cidrs
+            else None,
+            network_profile=containerservice.ContainerServiceNetworkProfileArgs(
+                network_plugin="azure",
+                network_plugin_mode="overlay",
+                pod_cidr=aks.pod_cidr,
+                service_cidr=aks.service_cidr,
+                dns_service_ip=aks.dns_service_ip,
+                load_balancer_sku="standard",
+                outbound_type="loadBalancer",
+            ),
+            auto_scaler_profile=containerservice.ManagedClusterPropertiesAutoScalerProfileArgs(
+                balance_similar_node_groups="true",
+                # DaemonSet-only GPU nodes (device plugin, DCGM) must still scale down to zero.
+                skip_nodes_with_system_pods="false",
+                expander=aks.autoscaler_expander,
+                scale_down_unneeded_time=aks.scale_down_unneeded_time,
+                scale_down_delay_after_add=aks.scale_down_delay_after_add,
+            ),
+            auto_upgrade_profile=containerservice.ManagedClusterAutoUpgradeProfileArgs(
+                upgrade_channel="patch", node_os_upgrade_channel="NodeImage"
+            ),
+            agent_pool_profiles=[_system_profile(args.system_pool, self.subnet_id)],
+            tags=tags,
+            opts=pulumi.ResourceOptions.merge(
+                protected, pulumi.ResourceOptions(ignore_changes=CLUSTER_IGNORE_CHANGES)
+            ),
+        )
+        self.oidc_issuer_url = self.cluster.oidc_issuer_profile.apply(
+            lambda profile: profile.issuer_url if profile else ""
+        )
+
+        admin_grant = self._role_assignments(name, args, child) if aks.role_assignments else []
+
+        user_credentials = containerservice.list_managed_cluster_user_credentials_output(
+            resource_group_name=self.resource_group_name,
+            # The output (not the config name) so the call waits for the cluster to exist.
+            resource_name=self.cluster.name,
+            format="exec" if entra_id else None,
+            opts=pulumi.InvokeOutputOptions(parent=self, provider=self.azure_provider),
+        )
+        document = user_credentials.kubeconfigs.apply(
+            lambda kubeconfigs: credentials.decode(kubeconfigs[0].value)
+        )
+        if entra_id:
+            document = document.apply(
+                lambda text: credentials.kubelogin_kubeconfig(text, cfg.name, aks.kubelogin_mode)
+            )
+        self.kubeconfig = pulumi.Output.secret(document)
+        self.k8s_provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=self.kubeconfig,
+            enable_server_side_apply=True,
+            # With Azure RBAC the deployer may use the API only once its role is granted.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cluster, *admin_grant]),
+        )
+        self.register_outputs(
+            {
+                "clusterName": self.cluster.name,
+                "fqdn": self.cluster.fqdn,
+                "oidcIssuerUrl": self.oidc_issuer_url,
+                "kubeconfig": self.kubeconfig,
+            }
+        )
+
+    def _role_assignments(
+        self, name: str, args: AksClusterArgs, child: pulumi.ResourceOptions
+    ) -> list[pulumi.Resource]:
+        """Network Contributor on the subnet for the cluster; Cluster Admin for the deployer.
+
+        Returns the deployer's grant (the Kubernetes provider waits for it), if any.
+        """
+        client = authorization.get_client_config_output(
+            opts=pulumi.InvokeOutputOptions(parent=self, provider=self.azure_provider)
+        )
+
+        def role(definition: str) -> pulumi.Output[str]:
+            return client.subscription_id.apply(
+                lambda subscription: (
+                    f"/subscriptions/{subscription}/providers/"
+                    f"Microsoft.Authorization/roleDefinitions/{definition}"
+                )
+            )
+
+        # The cluster identity manages load balancers and node NICs in the node subnet.
+        authorization.RoleAssignment(
+            f"{name}-subnet-network-contributor",
+            principal_id=self.cluster.identity.apply(
+                lambda identity: identity.principal_id if identity else ""
+            ),
+            principal_type="ServicePrincipal",
+            role_definition_id=role(NETWORK_CONTRIBUTOR),
+            scope=self.subnet_id,
+            opts=child,
+        )
+        if args.config.azure.authentication != "entra-id":
+            return []
+        return [
+            authorization.RoleAssignment(
+                f"{name}-deployer-cluster-admin",
+                principal_id=client.object_id,
+                # The SDK assumes User; a CI login is a service principal (or managed identity).
+                principal_type=DEPLOYER_PRINCIPAL_TYPES[args.config.azure.kubelogin_mode],
+                role_definition_id=role(AKS_RBAC_CLUSTER_ADMIN),
+                scope=self.cluster.id,
+                opts=child,
+            )
+        ]
+
+
+def _system_profile(
+    system: PoolSpec, subnet_id: pulumi.Input[str]
+) -> containerservice.ManagedClusterAgentPoolProfileArgs:
+    """The inline System pool: >= 1 node, autoscaled, untainted.
+
+    No `CriticalAddonsOnly` taint, although AKS recommends it for dedicated system pools: this is
+    the cluster's only CPU pool, and the device plugin's and operator's controllers, NFD and
+    users' CPU pods must run here (every other pool is a tainted GPU pool).
+    """
+    return containerservice.ManagedClusterAgentPoolProfileArgs(
+        name=SYSTEM_POOL_NAME,
+        mode="System",
+        vm_size=system.machine_types[0],
+        count=system.min_nodes,
+        enable_auto_scaling=True,
+        min_count=system.min_nodes,
+        max_count=system.max_nodes,
+        availability_zones=list(system.zones) or None,
+        os_type="Linux",
+        os_sku="Ubuntu",
+        os_disk_size_gb=SYSTEM_OS_DISK_GB,
+        os_disk_type="Managed",
+        type="VirtualMachineScaleSets",
+        vnet_subnet_id=subnet_id,
+        enable_node_public_ip=False,
+        node_labels=dict(system.declared_labels),
+    )
+
+
+def _dns_prefix(cluster_name: str) -> str:
+    """AKS DNS prefix: 1-54 of letters, digits and hyphens, alphanumeric at both ends."""
+    prefix = cluster_name.replace("_", "-")[:54].strip("-")
+    return prefix or "aks"

@@ -1,0 +1,55 @@
+"""AKS: the cluster and one separate agent pool component per GPU pool."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pulumi
+
+from components.azure.cluster import AksCluster, AksClusterArgs
+from components.azure.gpu_pool import AksGpuAgentPool, AksGpuAgentPoolArgs, gpu_driver
+from components.config import StackConfig
+from components.pools import PoolSpec
+from components.program import ClusterHandle
+
+
+def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterHandle:
+    assert system_pool is not None
+    cluster = AksCluster(
+        config.cluster.name, AksClusterArgs(config=config.cluster, system_pool=system_pool)
+    )
+    return ClusterHandle(
+        name=cluster.cluster.name,
+        kubeconfig=cluster.kubeconfig,
+        k8s_provider=cluster.k8s_provider,
+        component=cluster,
+        extras={"aks": cluster},
+    )
+
+
+def build_gpu_pools(
+    config: StackConfig, pools: Sequence[PoolSpec], cluster: ClusterHandle
+) -> list[pulumi.Resource]:
+    aks = cluster.extras["aks"]
+    assert isinstance(aks, AksCluster)
+    driver = gpu_driver(config)
+    tags = {"managed-by": "gpufleet", "gpufleet-cluster": config.cluster.name}
+    components: list[pulumi.Resource] = []
+    previous: list[pulumi.Resource] = []
+    for pool in pools:
+        component = AksGpuAgentPool(
+            f"{config.cluster.name}-{pool.name}",
+            AksGpuAgentPoolArgs(
+                pool=pool,
+                resource_group_name=aks.resource_group_name,
+                cluster_name=aks.cluster.name,
+                subnet_id=aks.subnet_id,
+                driver=driver,
+                provider=aks.azure_provider,
+                tags=tags,
+                after=previous,
+            ),
+        )
+        previous = [component.agent_pool]
+        components.append(component)
+    return components
