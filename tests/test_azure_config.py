@@ -1,0 +1,151 @@
+"""AKS config checks, MIG guard and the kubeconfig rewrite, without planning a whole stack."""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+from typing import Any
+
+import pytest
+import yaml
+
+from components.azure import credentials
+from components.azure.gpu_pool import mig_profile
+from components.catalog import gpus
+from components.config import ConfigError, parse_config
+from components.mockcloud import azure as mock_azure
+from components.pools import resolve_pools
+from components.stacks import load_stack
+
+
+def dev_config(**cluster_azure: Any) -> dict[str, Any]:
+    raw = {k: v for k, v in load_stack("azure-dev").gpufleet.items()}
+    raw["cluster"] = dict(raw["cluster"], azure=cluster_azure)
+    return raw
+
+
+def problem_paths(raw: dict[str, Any]) -> set[str]:
+    with pytest.raises(ConfigError) as error:
+        parse_config(raw)
+    return {p.path for p in error.value.problems}
+
+
+def test_shipped_aks_stacks_are_valid() -> None:
+    for stack in ("azure-dev", "azure-a100-mig"):
+        assert parse_config(load_stack(stack).gpufleet).cloud == "azure"
+
+
+@pytest.mark.parametrize(
+    ("azure", "path"),
+    [
+        ({"podCidr": "10.224.0.0/16"}, "cluster.azure.podCidr"),  # inside the VNet
+        ({"serviceCidr": "10.230.0.0/16"}, "cluster.azure.serviceCidr"),  # inside the VNet
+        ({"podCidr": "10.0.0.0/16"}, "cluster.azure.podCidr"),  # overlaps services
+        ({"dnsServiceIp": "10.1.0.10"}, "cluster.azure.dnsServiceIp"),  # outside services
+        ({"subnetCidr": "10.100.0.0/16"}, "cluster.azure.subnetCidr"),  # outside the VNet
+        ({"vnetCidr": "nonsense"}, "cluster.azure.vnetCidr"),
+        ({"vnetSubnetId": "aks-nodes"}, "cluster.azure.vnetSubnetId"),
+        ({"resourceGroupName": "bad/name"}, "cluster.azure.resourceGroupName"),
+        ({"scaleDownUnneededTime": "600s"}, "cluster.azure.scaleDownUnneededTime"),
+        ({"adminGroupObjectIds": ["admins"]}, "cluster.azure.adminGroupObjectIds[0]"),
+        ({"subscriptionId": "my-sub"}, "cluster.azure.subscriptionId"),
+        ({"apiServerAuthorizedCidrs": ["office"]}, "cluster.azure.apiServerAuthorizedCidrs[0]"),
+        (
+            {
+                "authentication": "local-accounts",
+                "adminGroupObjectIds": ["7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"],
+            },
+            "cluster.azure.adminGroupObjectIds",
+        ),
+        ({"kubeloginMode": "devicecode"}, "cluster.azure.kubeloginMode"),
+    ],
+)
+def test_bad_aks_cluster_settings_are_rejected_with_their_path(
+    azure: dict[str, Any], path: str
+) -> None:
+    assert path in problem_paths(dev_config(**azure))
+
+
+def test_a_given_subnet_skips_the_vnet_ranges() -> None:
+    subnet = (
+        "/subscriptions/5f0c1a2b-3c4d-4e5f-8a9b-0c1d2e3f4a5b/resourceGroups/net/providers/"
+        "Microsoft.Network/virtualNetworks/vnet/subnets/nodes"
+    )
+    parse_config(dev_config(vnetSubnetId=subnet, vnetCidr="unused"))
+
+
+@pytest.mark.parametrize(
+    ("change", "path"),
+    [
+        ({"name": "T4-Pool"}, "gpuPools[0].name"),  # AKS: lowercase alphanumeric
+        ({"name": "t4averylongname"}, "gpuPools[0].name"),  # AKS: at most 12
+        ({"machineType": "Standard_D4s_v5"}, "gpuPools[0].machineType"),  # not a T4 size
+        ({"migPartitionSize": "1g.5gb"}, "gpuPools[0].migPartitionSize"),  # T4 has no MIG
+        ({"zones": ["4"]}, "gpuPools[0].zones[0]"),
+        ({"taints": [{"key": "dedicated", "effect": "NoSchedule"}]}, "gpuPools[0].taints[0].value"),
+    ],
+)
+def test_bad_aks_gpu_pools_are_rejected(change: dict[str, Any], path: str) -> None:
+    raw = dev_config()
+    raw["gpuPools"] = [dict(raw["gpuPools"][0], **change)]
+    assert path in problem_paths(raw)
+
+
+def test_mig_only_on_sizes_aks_partitions() -> None:
+    # Sizes whose GPU model has MIG but which AKS does not partition (per the catalog).
+    without_mig = [
+        m
+        for m in gpus.MACHINE_TYPES.values()
+        if m.cloud == "azure" and gpus.GPU_MODELS[m.gpu].mig_partitions and not m.mig_capable
+    ]
+    raw = dev_config()
+    for machine in without_mig:
+        size = next(iter(gpus.GPU_MODELS[machine.gpu].mig_partitions))
+        entry = {"name": "mig", "accelerator": machine.gpu, "migPartitionSize": size}
+        raw["gpuPools"] = [dict(entry, machineType=machine.name)]
+        assert "gpuPools[0].migPartitionSize" in problem_paths(raw)
+        if gpus.DEFAULT_MACHINE_TYPES[("azure", machine.gpu)] == machine.name:
+            raw["gpuPools"] = [entry]  # the default size is checked too
+            assert "gpuPools[0].migPartitionSize" in problem_paths(raw)
+    raw["gpuPools"] = [{"name": "a100", "accelerator": "a100-80gb", "migPartitionSize": "3g.40gb"}]
+    (pool,) = resolve_pools(parse_config(raw))
+    assert mig_profile(pool) == "MIG3g"
+    # The component refuses a profile on a size without MIG even if config let one through.
+    with pytest.raises(ValueError, match="does not support MIG"):
+        mig_profile(dataclasses.replace(pool, machine_types=("Standard_NC4as_T4_v3",)))
+
+
+def _aks_user_kubeconfig(fmt: str | None) -> str:
+    result = mock_azure.CALLS["azure-native:containerservice:listManagedClusterUserCredentials"](
+        {"resourceGroupName": "rg", "resourceName": "gpufleet-dev", "format": fmt}
+    )
+    return credentials.decode(result["kubeconfigs"][0]["value"])
+
+
+def test_entra_id_kubeconfig_uses_non_interactive_kubelogin() -> None:
+    aks = yaml.safe_load(_aks_user_kubeconfig("exec"))
+    converted = yaml.safe_load(
+        credentials.kubelogin_kubeconfig(_aks_user_kubeconfig("exec"), "gpufleet-dev", "azurecli")
+    )
+    (cluster,) = converted["clusters"]
+    assert cluster["cluster"] == aks["clusters"][0]["cluster"]  # AKS's server and CA
+    (user,) = converted["users"]
+    exec_ = user["user"]["exec"]
+    assert exec_["command"] == "kubelogin"
+    args = exec_["args"]
+    assert args[:3] == ["get-token", "--login", "azurecli"]
+    assert args[args.index("--server-id") + 1] == mock_azure.AKS_SERVER_ID
+    assert args[args.index("--tenant-id") + 1] == mock_azure.TENANT
+    assert "devicecode" not in args and "--client-id" not in args
+    assert exec_["interactiveMode"] == "Never"
+    assert set(user["user"]) == {"exec"}  # no static credential
+
+
+def test_a_kubeconfig_without_kubelogin_is_refused() -> None:
+    with pytest.raises(credentials.CredentialsError):
+        credentials.kubelogin_kubeconfig(_aks_user_kubeconfig(None), "gpufleet-dev", "azurecli")
+
+
+def test_user_credentials_are_decoded_from_base64() -> None:
+    document = "apiVersion: v1\nkind: Config\n"
+    assert credentials.decode(base64.b64encode(document.encode()).decode()) == document
