@@ -1,0 +1,117 @@
+"""Graph snapshots: every shipped stack's `plan --json`, committed and compared.
+
+A change to the program fails here until the snapshots are rewritten with
+
+    pytest tests/test_snapshots.py --snapshot-update
+
+and the rewritten `tests/__snapshots__/test_snapshots/*.json` files then show the change in the
+pull request as a line diff of resources and properties. A stack without a snapshot fails too,
+and so does a snapshot whose stack is gone (syrupy reports it unused).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+
+from components.engine import SECRET
+from components.snapshots import snapshot_text, unmasked_secrets
+from components.stacks import PROJECT_DIR, shipped_stacks
+from tests.conftest import plan_of
+
+
+class PlanJsonSnapshot(SingleFileSnapshotExtension):
+    """One JSON file per stack, stored verbatim as `plan STACK --json` prints it."""
+
+    _write_mode = WriteMode.TEXT
+    file_extension = "json"
+
+    def serialize(self, data: Any, **_: Any) -> str:
+        assert isinstance(data, str), "pass snapshot_text(plan)"
+        return data
+
+
+@pytest.fixture
+def plan_snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
+    return snapshot.use_extension(PlanJsonSnapshot)
+
+
+@pytest.mark.parametrize("stack", shipped_stacks())
+def test_plan_graph_matches_committed_snapshot(
+    stack: str, plan_snapshot: SnapshotAssertion
+) -> None:
+    assert snapshot_text(plan_of(stack)) == plan_snapshot
+
+
+@pytest.mark.parametrize("stack", shipped_stacks())
+def test_snapshot_masks_secrets_and_names_no_local_path(stack: str) -> None:
+    text = snapshot_text(plan_of(stack))
+    document = json.loads(text)
+    assert unmasked_secrets(document) == []
+    assert document["outputs"]["kubeconfig"] == SECRET
+    for provider in (
+        r for r in document["resources"] if r["type"] == "pulumi:providers:kubernetes"
+    ):
+        assert provider["inputs"].get("kubeconfig") in (SECRET, None)
+    # A path of this checkout would make the snapshot differ on every other machine.
+    assert str(PROJECT_DIR) not in text
+    assert str(Path.home()) not in text
+
+
+def test_snapshots_are_reproducible_in_another_process(tmp_path: Path) -> None:
+    """Another interpreter (other hash seed, other working directory) prints the same bytes
+    through the CLI, so snapshots never flake and `plan --json` output can be diffed."""
+    script = (
+        "import contextlib, io, json, sys\n"
+        "from components.cli import main\n"
+        "from components.stacks import shipped_stacks\n"
+        "texts = {}\n"
+        "for stack in shipped_stacks():\n"
+        "    out = io.StringIO()\n"
+        "    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):\n"
+        "        assert main(['plan', stack, '--json']) == 0, stack\n"
+        "    texts[stack] = out.getvalue()\n"
+        "json.dump(texts, sys.stdout)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(PROJECT_DIR), "PYTHONHASHSEED": "4242"}
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    texts = json.loads(result.stdout)
+    assert sorted(texts) == shipped_stacks()
+    for stack, text in texts.items():
+        assert text == snapshot_text(plan_of(stack)), f"{stack}: plan --json differs between runs"
+
+
+def test_unmasked_credentials_are_found() -> None:
+    document = {
+        "resources": [
+            {
+                "inputs": {
+                    "kubeconfig": "apiVersion: v1",
+                    "metadataOptions": {"httpTokens": "required"},
+                }
+            },
+            {"inputs": {"adminPassword": SECRET, "clientSecret": "s3cr3t"}},
+        ],
+        "outputs": {"kubeconfig": SECRET, "token": "abc"},
+    }
+    assert unmasked_secrets(document) == [
+        "$.resources[0].inputs.kubeconfig",
+        "$.resources[1].inputs.clientSecret",
+        "$.outputs.token",
+    ]
