@@ -1,0 +1,250 @@
+"""`python -m components fit STACK MANIFEST`: will these pods schedule on STACK's pools?
+
+For every pod template in MANIFEST and every pool (GPU pools, then the CPU system pool) it says
+fits / does not fit and every reason, as kube-scheduler and, for pools at zero nodes, the
+cluster autoscaler would decide. Exit status: 0 every template fits some pool, 1 one does not,
+2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from components.config import ConfigError, parse_config
+from components.pool_views import PoolCheck, stack_pool_checks
+from components.pools import PoolSpec
+from components.scheduling import (
+    PodTemplate,
+    WorkloadError,
+    extract_pod_templates,
+    fit_pool,
+    quantity,
+)
+from components.stacks import StackNotFound, load_stack
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class PoolVerdict:
+    pool: str
+    kind: str
+    fits: bool
+    via: str
+    reasons: tuple[str, ...]
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pool": self.pool,
+            "kind": self.kind,
+            "fits": self.fits,
+            "via": self.via,
+            "reasons": list(self.reasons),
+            "notes": list(self.notes),
+        }
+
+
+@dataclass(frozen=True)
+class TemplateVerdict:
+    source: str
+    pools: tuple[PoolVerdict, ...]
+
+    @property
+    def fits(self) -> bool:
+        return any(pool.fits for pool in self.pools)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "fits": self.fits,
+            "pools": [pool.to_json() for pool in self.pools],
+        }
+
+
+def time_sharing_reasons(pod_spec: Mapping[str, Any], spec: PoolSpec) -> list[str]:
+    """GKE time-sharing gives each container at most one shared GPU: the node's device plugin
+    fails larger requests after scheduling (UnexpectedAdmissionError), which kube-scheduler
+    does not foresee (cloud.google.com/kubernetes-engine/docs/concepts/timesharing-gpus)."""
+    if not (spec.cloud == "gcp" and spec.sharing_via == "cloud" and spec.sharing_strategy):
+        return []
+    reasons: list[str] = []
+    for field in ("initContainers", "containers"):
+        listed = pod_spec.get(field)
+        for index, container in enumerate(listed if isinstance(listed, list) else [], start=1):
+            resources = container.get("resources") if isinstance(container, Mapping) else None
+            if not isinstance(resources, Mapping):
+                continue
+            for section in ("limits", "requests"):
+                amounts = resources.get(section)
+                value = amounts.get(spec.gpu_resource) if isinstance(amounts, Mapping) else None
+                try:
+                    count = quantity.count(value) if value is not None else 0
+                except ValueError:
+                    continue  # the simulator already reports the bad quantity
+                if count > 1:
+                    name = container.get("name") or f"#{index}"
+                    reasons.append(
+                        f"container {name}: {section} {spec.gpu_resource}={value}, but on a GKE "
+                        f"{spec.sharing_strategy} pool each container gets at most 1 shared GPU "
+                        "(the node rejects the pod with UnexpectedAdmissionError)"
+                    )
+                    break
+    return reasons
+
+
+def fit_check(pod_spec: Mapping[str, Any], check: PoolCheck) -> PoolVerdict:
+    """One pod spec against one pool. A pool with several autoscaler templates (EKS ASGs whose
+    tags differ) takes the pod if any of them does."""
+    extra = time_sharing_reasons(pod_spec, check.spec)
+    results = [(label, fit_pool(pod_spec, view)) for label, view in check.views]
+    fitting = [result for _, result in results if result.fits]
+    if fitting or len(results) == 1:
+        chosen = fitting[0] if fitting else results[0][1]
+        reasons = (*chosen.reasons, *extra)
+        return PoolVerdict(check.name, check.kind, not reasons, chosen.via, reasons, check.notes)
+    reasons = tuple(
+        f"{label}: {reason}" if label else reason
+        for label, result in results
+        for reason in result.reasons
+    )
+    return PoolVerdict(
+        check.name, check.kind, False, results[0][1].via, (*reasons, *extra), check.notes
+    )
+
+
+def fit_templates(
+    templates: Sequence[PodTemplate], checks: Sequence[PoolCheck]
+) -> list[TemplateVerdict]:
+    return [
+        TemplateVerdict(t.source, tuple(fit_check(t.spec, check) for check in checks))
+        for t in templates
+    ]
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def to_json(stack: str, cloud: str, verdicts: Sequence[TemplateVerdict]) -> dict[str, Any]:
+    """The stable `--json` document."""
+    return {
+        "stack": stack,
+        "cloud": cloud,
+        "templates": [verdict.to_json() for verdict in verdicts],
+        "ok": all(verdict.fits for verdict in verdicts),
+    }
+
+
+def render_text(stack: str, cloud: str, verdicts: Sequence[TemplateVerdict]) -> str:
+    lines: list[str] = []
+    for verdict in verdicts:
+        lines.append(verdict.source)
+        width = max(len(pool.pool) for pool in verdict.pools)
+        for pool in verdict.pools:
+            mark, word = ("✓", "fits") if pool.fits else ("✗", "does not fit")
+            lines.append(f"  {mark} {pool.pool:<{width}}  {word} ({pool.kind} pool, {pool.via})")
+            lines.extend(f"      - {reason}" for reason in pool.reasons)
+            lines.extend(f"      note: {note}" for note in pool.notes)
+        fitting = [pool.pool for pool in verdict.pools if pool.fits]
+        lines.append(f"  => schedules on: {', '.join(fitting)}" if fitting else "  => fits no pool")
+        lines.append("")
+    failing = [verdict.source for verdict in verdicts if not verdict.fits]
+    pools = len(verdicts[0].pools) if verdicts else 0
+    if failing:
+        lines.append(
+            f"✗ {len(failing)} of {len(verdicts)} pod template(s) fit no pool of stack "
+            f"{stack} ({cloud}): {', '.join(failing)}"
+        )
+    else:
+        lines.append(
+            f"✓ every pod template ({len(verdicts)}) fits at least one of stack {stack}'s "
+            f"{pools} pools ({cloud})"
+        )
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- command
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m components fit",
+        description="Tell, before anything is deployed, whether each pod template in MANIFEST "
+        "would schedule on STACK's GPU pools and CPU system pool, and every reason it would not "
+        "(node selector, required node affinity, taints, GPU/CPU/memory requests, and the "
+        "cluster autoscaler's view of pools at zero nodes).",
+        epilog="Exit status: 0 every pod template fits at least one pool, 1 one does not, "
+        "2 bad input.",
+    )
+    parser.add_argument(
+        "stack", metavar="STACK", help="stack name in stacks/ or path to a stack YAML"
+    )
+    parser.add_argument(
+        "manifest",
+        metavar="MANIFEST",
+        help="YAML file of Pods, Deployments, StatefulSets, Jobs, CronJobs, DaemonSets or a bare "
+        "pod spec; - reads standard input",
+    )
+    parser.add_argument("--json", action="store_true", help="print one stable JSON document")
+    parser.add_argument(
+        "--skip-other-kinds",
+        action="store_true",
+        help="skip objects that hold no pod template (Services, ConfigMaps, ...) instead of "
+        "rejecting the manifest",
+    )
+    return parser
+
+
+def _read_manifest(ref: str) -> str:
+    if ref == "-":
+        return sys.stdin.read()
+    try:
+        return Path(ref).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise WorkloadError(f"cannot read manifest {ref}: {error}") from None
+
+
+def main(argv: Sequence[str]) -> int:
+    options = _parser().parse_args(list(argv))
+    try:
+        stack = load_stack(options.stack)
+    except StackNotFound as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        config = parse_config(stack.gpufleet)
+    except ConfigError as error:
+        print(f"{stack.path}: {error.render()}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    for warning in config.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    try:
+        templates = extract_pod_templates(
+            _read_manifest(options.manifest), ignore_other_kinds=options.skip_other_kinds
+        )
+    except WorkloadError as error:
+        where = "standard input" if options.manifest == "-" else options.manifest
+        print(f"error: {where}: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+    try:
+        checks = stack_pool_checks(stack, config)
+    except Exception as error:  # planning runs the whole Pulumi program: report, no traceback
+        print(
+            f"error: cannot plan stack {stack.name} to read its auto scaling groups' "
+            f"node-template tags: {type(error).__name__}: {error}",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
+    verdicts = fit_templates(templates, checks)
+    if options.json:
+        print(json.dumps(to_json(stack.name, config.cloud, verdicts), indent=2))
+    else:
+        print(render_text(stack.name, config.cloud, verdicts))
+    return EXIT_OK if all(verdict.fits for verdict in verdicts) else EXIT_FAILED
