@@ -1,0 +1,90 @@
+"""Helm values as Helm sees them: chart defaults coalesced with ours, and unknown-key checks.
+
+Helm accepts unknown keys silently (none of our pinned charts ships a values schema), so a typo
+in our values would simply be ignored at install time. `unknown_keys` compares our values with
+the pinned chart's `values.yaml`; `merge` reproduces Helm's coalescing so that tests can evaluate
+what the chart will really render (e.g. the DaemonSet's affinity and tolerations).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+def load(path: Path) -> dict[str, Any]:
+    """A chart's values.yaml as a dict (an empty file is {})."""
+    document = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(document, dict):
+        raise ValueError(f"{path}: values.yaml is not a mapping")
+    return document
+
+
+def merge(defaults: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """Helm's coalescing of user values over chart defaults.
+
+    Maps merge key by key, lists and scalars replace, and a null override deletes the key.
+    """
+    merged: dict[str, Any] = copy.deepcopy(dict(defaults))
+    for key, value in overrides.items():
+        if value is None:
+            merged.pop(key, None)
+        elif isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+# Values the chart renders verbatim as a Kubernetes object (`toYaml`), so any field of that
+# object is valid below them although the chart's example shows only some.
+PASSTHROUGH: Mapping[str, tuple[str, ...]] = {
+    "dcgm-exporter": ("securityContext", "podSecurityContext", "resources", "affinity"),
+    "nvidia-device-plugin": ("securityContext", "podSecurityContext", "resources", "affinity"),
+}
+
+
+def unknown_keys(
+    values: Mapping[str, Any],
+    defaults: Mapping[str, Any],
+    path: str = "",
+    passthrough: tuple[str, ...] = (),
+) -> list[str]:
+    """Dotted paths of keys in `values` that the chart's defaults do not have.
+
+    A default that is an empty map (`nodeSelector: {}`, `config.map: {}`) or null is a free-form
+    slot: anything below it is accepted, as below `passthrough` paths (Kubernetes objects the
+    chart renders verbatim). Lists are replaced whole, so they are not descended.
+    """
+    problems: list[str] = []
+    for key, value in values.items():
+        where = f"{path}.{key}" if path else str(key)
+        if key not in defaults:
+            problems.append(where)
+            continue
+        default = defaults[key]
+        if where in passthrough:
+            continue
+        if isinstance(value, Mapping) and isinstance(default, Mapping) and default:
+            problems += unknown_keys(value, default, where, passthrough)
+        elif isinstance(default, Mapping) and default and not isinstance(value, Mapping):
+            problems.append(f"{where} (the chart expects a map here)")
+    return problems
+
+
+def find_strings(values: Any, needle: str, path: str = "") -> list[str]:
+    """Paths of string values containing `needle` (e.g. a floating `latest` tag)."""
+    found: list[str] = []
+    if isinstance(values, Mapping):
+        for key, value in values.items():
+            found += find_strings(value, needle, f"{path}.{key}" if path else str(key))
+    elif isinstance(values, list):
+        for index, value in enumerate(values):
+            found += find_strings(value, needle, f"{path}[{index}]")
+    elif isinstance(values, str) and needle in values:
+        found.append(path)
+    return found
