@@ -355,7 +355,7 @@ def parse_config(raw: Mapping[str, Any]) -> StackConfig:
             mode = resolve_software_mode(cloud, software.mode) if software else "auto"
             problems += _check_pool(cloud, cluster, mode, pool, path, warnings)
     if cloud is not None and software is not None:
-        problems += _check_software(cloud, software, pools)
+        problems += _check_software(cloud, software, pools, cluster)
 
     if problems:
         raise ConfigError(problems)
@@ -971,10 +971,28 @@ def _check_mig(
 
 
 def _check_software(
-    cloud: CloudName, software: GpuSoftwareConfig, pools: Sequence[GpuPoolConfig]
+    cloud: CloudName,
+    software: GpuSoftwareConfig,
+    pools: Sequence[GpuPoolConfig],
+    cluster: ClusterConfig | None = None,
 ) -> list[Problem]:
     problems = []
     mode = resolve_software_mode(cloud, software.mode)
+    if cloud == "existing" and cluster is not None:
+        problems += _check_existing_software(cluster.existing, mode, software, pools)
+    if cloud == "aws":
+        problems += _check_bottlerocket_software(mode, pools)
+    if mode in ("device-plugin", "gpu-operator"):
+        for index, pool in enumerate(pools):
+            if pool.name == "default" and (pool.sharing or pool.mig_partition_size):
+                problems.append(
+                    Problem(
+                        f"gpuPools[{index}].name",
+                        "a shared or MIG pool cannot be named `default`: it would take the "
+                        "device plugin's default config entry, which every other node uses",
+                        pool.name,
+                    )
+                )
     if cloud == "gcp" and mode == "device-plugin":
         problems.append(
             Problem(
@@ -1009,6 +1027,76 @@ def _check_software(
         problems.append(
             Problem("gpuSoftware.monitoring.serviceMonitor", "needs dcgmExporter: true", True)
         )
+    return problems
+
+
+def _check_existing_software(
+    existing: ExistingClusterOptions,
+    mode: SoftwareMode,
+    software: GpuSoftwareConfig,
+    pools: Sequence[GpuPoolConfig],
+) -> list[Problem]:
+    """An existing cluster's GPU pools are found by their labels; GKE keeps its own plugin."""
+    problems = []
+    if existing.distribution == "gke" and mode == "device-plugin":
+        problems.append(
+            Problem(
+                "gpuSoftware.mode",
+                "on an existing GKE cluster NVIDIA's device plugin conflicts with GKE's own; "
+                "set cloud-managed or gpu-operator",
+                software.mode,
+            )
+        )
+    for index, pool in enumerate(pools):
+        if not pool.labels:
+            problems.append(
+                Problem(
+                    f"gpuPools[{index}].labels",
+                    "describe the pool's nodes by at least one label they carry: the GPU "
+                    "software, monitoring and samples select the nodes by it",
+                    has_value=False,
+                )
+            )
+            continue
+        for other_index, other in enumerate(pools):
+            if other_index != index and other.labels and pool.labels.items() <= other.labels.items():
+                problems.append(
+                    Problem(
+                        f"gpuPools[{index}].labels",
+                        f"every label also selects gpuPools[{other_index}] ({other.name}); "
+                        "add a label that only this pool's nodes carry",
+                        dict(pool.labels),
+                    )
+                )
+    return problems
+
+
+def _check_bottlerocket_software(
+    mode: SoftwareMode, pools: Sequence[GpuPoolConfig]
+) -> list[Problem]:
+    """Bottlerocket's NVIDIA variant brings its own device plugin and is not an operator platform."""
+    problems = []
+    for index, pool in enumerate(pools):
+        if pool.aws.ami_family != "bottlerocket":
+            continue
+        where = f"gpuPools[{index}].aws.amiFamily"
+        if mode == "gpu-operator":
+            problems.append(
+                Problem(
+                    where,
+                    "the GPU Operator does not support Bottlerocket; use al2023",
+                    "bottlerocket",
+                )
+            )
+        elif pool.sharing is not None:
+            problems.append(
+                Problem(
+                    where,
+                    "Bottlerocket runs its own device plugin, which gpufleet does not configure "
+                    "for sharing; use al2023 for shared pools",
+                    "bottlerocket",
+                )
+            )
     return problems
 
 

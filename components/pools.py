@@ -330,6 +330,9 @@ def _existing_pool(config: StackConfig, pool: GpuPoolConfig) -> PoolSpec:
         sharing_via = "nvidia"
         if mode == "gpu-operator":
             declared[MIG_CONFIG_LABEL] = f"all-{pool.mig_partition_size}"
+        elif mode == "device-plugin":
+            # The GPUs are partitioned already; this pool's plugin config sets migStrategy single.
+            declared[DEVICE_PLUGIN_CONFIG_LABEL] = pool.name
     taints = tuple(Taint(t.key, t.value, t.effect) for t in pool.taints)
     labels = {"kubernetes.io/os": "linux", **declared}
     allocatable = {GPU_RESOURCE: gpus_per_node * per_gpu}

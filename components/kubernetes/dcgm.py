@@ -1,0 +1,84 @@
+"""The standalone DCGM exporter (`dcgm-exporter` chart), for modes without the GPU Operator.
+
+The chart's defaults tolerate only the control-plane taint and have no affinity: it would run
+on CPU nodes (and fail there) and never on tainted GPU nodes. We give it the GPU pools' node
+affinity and tolerations. A ServiceMonitor is rendered only when asked: it needs the Prometheus
+Operator's CRDs. With the GPU Operator, its own DCGM exporter operand is used instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.catalog import charts
+from components.config import StackConfig
+from components.kubernetes import targeting
+from components.pools import PoolSpec
+
+PIN = charts.DCGM_EXPORTER
+RELEASE_NAME = "dcgm-exporter"
+CHART_TOLERATIONS = (
+    {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"},
+)
+GKE_NVIDIA_DIR = "/home/kubernetes/bin/nvidia"
+# The chart's default mount of its metrics list; restated because our list replaces the chart's.
+_METRICS_MOUNT = {
+    "name": "exporter-metrics-volume",
+    "mountPath": "/etc/dcgm-exporter/default-counters.csv",
+    "subPath": "default-counters.csv",
+}
+
+
+def values(config: StackConfig, pools: Sequence[PoolSpec]) -> dict[str, Any]:
+    """Our values for the chart, given the GPU pools it must run on (non-empty)."""
+    result: dict[str, Any] = {
+        "serviceMonitor": {"enabled": config.gpu_software.monitoring.service_monitor},
+        "affinity": targeting.node_affinity(pools),
+        "tolerations": targeting.tolerations(pools, CHART_TOLERATIONS),
+    }
+    if targeting.distribution(config) == "gke":
+        # GKE's driver lives on the host under /home/kubernetes/bin/nvidia and no container
+        # runtime hook injects it, so the exporter mounts it and needs device access
+        # (the dcgm-exporter GKE values NVIDIA and Kubecost document).
+        result["securityContext"] = {"privileged": True, "allowPrivilegeEscalation": True}
+        result["extraHostVolumes"] = [
+            {"name": "nvidia-install-dir-host", "hostPath": GKE_NVIDIA_DIR}
+        ]
+        result["extraVolumeMounts"] = [
+            _METRICS_MOUNT,
+            {"name": "nvidia-install-dir-host", "mountPath": "/usr/local/nvidia", "readOnly": True},
+        ]
+        result["extraEnv"] = [
+            {"name": "DCGM_EXPORTER_KUBERNETES_GPU_ID_TYPE", "value": "device-name"}
+        ]
+    return result
+
+
+def release(
+    name: str,
+    config: StackConfig,
+    pools: Sequence[PoolSpec],
+    namespace: pulumi.Input[str],
+    opts: pulumi.ResourceOptions,
+) -> k8s.helm.v3.Release:
+    return k8s.helm.v3.Release(
+        name,
+        k8s.helm.v3.ReleaseArgs(
+            name=RELEASE_NAME,
+            chart=PIN.chart,
+            version=PIN.version,
+            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=PIN.repo),
+            namespace=namespace,
+            create_namespace=False,
+            values=values(config, pools),
+            atomic=True,
+            cleanup_on_fail=True,
+            timeout=600,
+            max_history=5,
+        ),
+        opts=opts,
+    )

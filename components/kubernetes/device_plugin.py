@@ -1,0 +1,68 @@
+"""NVIDIA's device plugin (`nvidia-device-plugin` chart) placed on exactly the GPU pools.
+
+The chart's default affinity selects NFD's `pci-10de` label or `nvidia.com/gpu.present`, which
+none of our nodes carries (NFD is not installed), so it would schedule nothing: we replace it
+with one node-affinity term per GPU pool on the pool's own labels, and tolerate every taint of
+every GPU pool (e.g. AKS `sku=gpu` and the spot taint, which the chart's defaults do not).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.catalog import charts
+from components.kubernetes import plugin_config, targeting
+from components.pools import PoolSpec
+
+PIN = charts.NVIDIA_DEVICE_PLUGIN
+RELEASE_NAME = "nvidia-device-plugin"
+# The chart's own default tolerations, kept so behaviour on untainted GPU nodes is unchanged.
+CHART_TOLERATIONS = (
+    {"key": "CriticalAddonsOnly", "operator": "Exists"},
+    {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+)
+
+
+def values(pools: Sequence[PoolSpec]) -> dict[str, Any]:
+    """Our values for the chart, given the GPU pools it must run on (non-empty)."""
+    result: dict[str, Any] = {
+        # The chart defaults to the appVersion; pinned explicitly so the image is visible here.
+        "image": {"tag": f"v{PIN.version}"},
+        "affinity": targeting.node_affinity(pools),
+        "tolerations": targeting.tolerations(pools, CHART_TOLERATIONS),
+    }
+    entries = plugin_config.config_entries(pools, default_mig_strategy="none")
+    if entries:
+        result["config"] = {"map": entries, "default": plugin_config.DEFAULT_ENTRY}
+    return result
+
+
+def release(
+    name: str,
+    pools: Sequence[PoolSpec],
+    namespace: pulumi.Input[str],
+    opts: pulumi.ResourceOptions,
+) -> k8s.helm.v3.Release:
+    """The chart as a real Helm release in its own namespace."""
+    return k8s.helm.v3.Release(
+        name,
+        k8s.helm.v3.ReleaseArgs(
+            name=RELEASE_NAME,
+            chart=PIN.chart,
+            version=PIN.version,
+            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=PIN.repo),
+            namespace=namespace,
+            create_namespace=False,
+            values=values(pools),
+            # A failed install or upgrade rolls back instead of leaving a half-configured plugin.
+            atomic=True,
+            cleanup_on_fail=True,
+            timeout=600,
+            max_history=5,
+        ),
+        opts=opts,
+    )

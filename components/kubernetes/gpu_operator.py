@@ -1,0 +1,132 @@
+"""NVIDIA's GPU Operator (`gpu-operator` chart) with per-cloud presets (FACTS.md, GPU Operator).
+
+The operator places its operands (driver, toolkit, device plugin, GFD, DCGM exporter, MIG
+manager, validator) itself: NFD's worker labels nodes with an NVIDIA PCI device, the operator
+turns that into `nvidia.com/gpu.deploy.<operand>=true` labels, and each operand DaemonSet selects
+on those and tolerates `daemonsets.tolerations`. So the operator reaches every GPU pool when
+NFD's worker and the operands tolerate every GPU-pool taint, and never a CPU pool (no GPU there).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.catalog import charts
+from components.config import StackConfig
+from components.kubernetes import plugin_config, targeting
+from components.pools import PoolSpec
+
+PIN = charts.GPU_OPERATOR
+RELEASE_NAME = "gpu-operator"
+PLUGIN_CONFIG_NAME = "gpufleet-device-plugin-config"
+# The chart's own default tolerations (values.yaml), kept alongside the pools' taints.
+DAEMONSET_TOLERATIONS = ({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},)
+NFD_WORKER_TOLERATIONS = (
+    {
+        "key": "node-role.kubernetes.io/control-plane",
+        "operator": "Equal",
+        "value": "",
+        "effect": "NoSchedule",
+    },
+    {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+)
+GKE_NVIDIA_DIR = "/home/kubernetes/bin/nvidia"
+
+
+def preset(config: StackConfig) -> dict[str, Any]:
+    """Driver, toolkit and host-path values for where the cluster runs."""
+    flavour = targeting.distribution(config)
+    if flavour == "gke":
+        # GKE pools run with INSTALLATION_DISABLED and the no-default-plugin label (pools.py);
+        # the driver comes from Google's driver-installer DaemonSet, which users apply per
+        # Google's GPU Operator guide (it is published only at an unpinned URL).
+        toolkit: dict[str, Any] = {"installDir": GKE_NVIDIA_DIR}
+        if _minor(config.cluster.kubernetes_version) >= 33:
+            toolkit["env"] = [{"name": "RUNTIME_CONFIG_SOURCE", "value": "file"}]
+        return {
+            "driver": {"enabled": False},
+            "toolkit": toolkit,
+            "hostPaths": {"driverInstallDir": GKE_NVIDIA_DIR},
+            "cdi": {"enabled": True},
+        }
+    if flavour == "eks":
+        # The AL2023 NVIDIA AMI ships the driver and the container toolkit.
+        return {"driver": {"enabled": False}, "toolkit": {"enabled": False}}
+    if flavour == "aks":
+        # operatorDriver: the pools are created with gpuProfile.driver None and the operator
+        # installs driver and toolkit; otherwise AKS's driver and runtime stay in charge.
+        own = config.gpu_software.operator_driver
+        return {
+            "driver": {"enabled": own},
+            "toolkit": {"enabled": own},
+            # AKS partitions MIG GPUs itself (gpuInstanceProfile); the MIG manager would reset
+            # them to its default `all-disabled` config.
+            "migManager": {"enabled": False},
+        }
+    return {}
+
+
+def values(config: StackConfig, pools: Sequence[PoolSpec]) -> dict[str, Any]:
+    """Our values for the chart: the cloud preset, tolerations, sharing, MIG and monitoring."""
+    monitoring = config.gpu_software.monitoring
+    result: dict[str, Any] = {
+        "daemonsets": {"tolerations": targeting.tolerations(pools, DAEMONSET_TOLERATIONS)},
+        "node-feature-discovery": {
+            "worker": {"tolerations": targeting.tolerations(pools, NFD_WORKER_TOLERATIONS)}
+        },
+        "mig": {"strategy": "single"},
+        "dcgmExporter": {
+            "enabled": monitoring.dcgm_exporter,
+            # The chart enables it by default; it needs the Prometheus Operator's CRDs.
+            "serviceMonitor": {"enabled": monitoring.service_monitor},
+        },
+    }
+    for key, value in preset(config).items():
+        result[key] = {**result.get(key, {}), **value}
+    entries = plugin_config.config_entries(pools, default_mig_strategy="single")
+    if entries:
+        result["devicePlugin"] = {
+            "config": {
+                "create": True,
+                "name": PLUGIN_CONFIG_NAME,
+                "default": plugin_config.DEFAULT_ENTRY,
+                "data": entries,
+            }
+        }
+    return result
+
+
+def release(
+    name: str,
+    config: StackConfig,
+    pools: Sequence[PoolSpec],
+    namespace: pulumi.Input[str],
+    opts: pulumi.ResourceOptions,
+) -> k8s.helm.v3.Release:
+    """The operator as a real Helm release (its chart relies on hooks a client render drops)."""
+    return k8s.helm.v3.Release(
+        name,
+        k8s.helm.v3.ReleaseArgs(
+            name=RELEASE_NAME,
+            chart=PIN.chart,
+            version=PIN.version,
+            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=PIN.repo),
+            namespace=namespace,
+            create_namespace=False,
+            values=values(config, pools),
+            atomic=True,
+            cleanup_on_fail=True,
+            # CRDs, NFD and the operator Deployment come up before Helm reports success.
+            timeout=900,
+            max_history=5,
+        ),
+        opts=opts,
+    )
+
+
+def _minor(version: str) -> int:
+    return int(version.split(".")[1])

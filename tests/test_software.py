@@ -1,0 +1,443 @@
+"""GPU software on the whole mocked graph: placement, pinned chart keys, presets, sharing, quotas.
+
+Every shipped stack is planned in every GPU-software mode its cloud supports (with the DCGM
+exporter and the samples on, so one plan serves several checks). Placement is evaluated with the
+scheduling simulator on the chart defaults from the pinned values.yaml merged with the values the
+program really sends, against each pool's labels and taints.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from components.catalog import charts
+from components.config import ConfigError, parse_config
+from components.engine import Plan
+from components.kubernetes import chart_values, placement, targeting
+from components.pools import PoolSpec, resolve_pools, system_pool
+from components.stacks import load_stack, shipped_stacks
+from tests.conftest import helm_values_file, plan_of
+
+MODES = ("device-plugin", "gpu-operator", "cloud-managed")
+RELEASE = "kubernetes:helm.sh/v3:Release"
+
+
+def software_overrides(stack: str, mode: str) -> dict[str, Any]:
+    software = dict(load_stack(stack).config.get("gpufleet:gpuSoftware") or {})
+    software["mode"] = mode
+    if mode != "gpu-operator":
+        software.pop("operatorDriver", None)
+    software["monitoring"] = {"dcgmExporter": True}
+    return {"gpufleet:gpuSoftware": software, "gpufleet:samples": {"enabled": True}}
+
+
+def resolved(stack: str, overrides: dict[str, Any]) -> tuple[Any, list[PoolSpec], PoolSpec | None]:
+    raw = {**load_stack(stack).gpufleet}
+    raw.update({k.split(":", 1)[1]: v for k, v in overrides.items()})
+    config = parse_config(raw)
+    return config, resolve_pools(config), system_pool(config)
+
+
+def supported() -> list[tuple[str, str]]:
+    """(stack, mode) for every mode the stack's cloud accepts."""
+    cases = []
+    for stack in shipped_stacks():
+        for mode in MODES:
+            try:
+                resolved(stack, software_overrides(stack, mode))
+            except ConfigError:
+                continue
+            cases.append((stack, mode))
+    return cases
+
+
+CASES = supported()
+
+
+def releases(plan: Plan) -> dict[str, Any]:
+    """The GPU software's Helm releases by chart (other stages may install charts too)."""
+    return {
+        r.inputs["chart"]: r
+        for r in plan.of_type(RELEASE)
+        if r.parent and r.parent.split("::")[-2].endswith("gpufleet:kubernetes:GpuSoftware")
+    }
+
+
+def merged(chart: str, values: dict[str, Any]) -> dict[str, Any]:
+    return chart_values.merge(chart_values.load(helm_values_file(chart)), values)
+
+
+def test_every_cloud_has_a_case_per_supported_mode() -> None:
+    clouds = {(load_stack(s).gpufleet["cloud"], m) for s, m in CASES}
+    # GKE: its own plugin or the operator; the others: NVIDIA's plugin or the operator.
+    for cloud in {c for c, _ in clouds}:
+        wanted = {"gpu-operator", "cloud-managed" if cloud == "gcp" else "device-plugin"}
+        assert wanted <= {m for c, m in clouds if c == cloud}, cloud
+
+
+@pytest.mark.parametrize(("stack", "mode"), CASES)
+def test_mode_installs_what_it_promises(stack: str, mode: str) -> None:
+    plan = plan_of(stack, software_overrides(stack, mode))
+    charts_installed = set(releases(plan))
+    expected = {
+        "device-plugin": {"nvidia-device-plugin", "dcgm-exporter"},
+        "gpu-operator": {"gpu-operator"},
+        "cloud-managed": {"dcgm-exporter"},
+    }[mode]
+    assert charts_installed == expected
+    assert plan.outputs["gpuSoftware"] == mode
+
+
+@pytest.mark.parametrize(("stack", "mode"), CASES)
+def test_daemonsets_land_on_every_gpu_pool_and_no_cpu_pool(stack: str, mode: str) -> None:
+    overrides = software_overrides(stack, mode)
+    plan = plan_of(stack, overrides)
+    config, pools, cpu = resolved(stack, overrides)
+    installed = releases(plan)
+    gpu_names = {p.name for p in pools}
+    # Pools whose image runs its own device plugin (Bottlerocket) are not ours to serve.
+    served = {p.name for p in targeting.nvidia_pools(config, pools)}
+    nodes = placement.targets(pools, cpu)
+    cpu_name = nodes[-1].node.pool
+    checked = 0
+
+    if "nvidia-device-plugin" in installed:
+        values = merged("nvidia-device-plugin", installed["nvidia-device-plugin"].inputs["values"])
+        result = placement.place(placement.daemonset_pod(values, values.get("resources")), nodes)
+        assert set(result.fits) == served, result.reasons
+        checked += 1
+    if "dcgm-exporter" in installed:
+        values = merged("dcgm-exporter", installed["dcgm-exporter"].inputs["values"])
+        result = placement.place(placement.daemonset_pod(values, values.get("resources")), nodes)
+        assert set(result.fits) == gpu_names, result.reasons
+        checked += 1
+    if "gpu-operator" in installed:
+        values = merged("gpu-operator", installed["gpu-operator"].inputs["values"])
+        worker = values["node-feature-discovery"]["worker"]
+        nfd_pod = placement.daemonset_pod(worker)
+        # NFD's worker must reach every GPU node, or the operator never sees its GPUs.
+        assert gpu_names <= set(placement.place(nfd_pod, nodes).fits)
+        labelled = [placement.operator_node(n, nfd_pod) for n in nodes]
+        operands = ["device-plugin", "container-toolkit", "gpu-feature-discovery"]
+        if values["dcgmExporter"]["enabled"]:
+            operands.append("dcgm-exporter")
+        for operand in operands:
+            result = placement.place(placement.operand_pod(values, operand), labelled)
+            assert set(result.fits) == served, (operand, result.reasons)
+            assert cpu_name in result.reasons
+        checked += 1
+    assert checked == len(installed) > 0
+
+
+@pytest.mark.parametrize("stack", [s for s, m in CASES if m == "device-plugin"][:1])
+def test_chart_default_affinity_alone_would_schedule_the_plugin_nowhere(stack: str) -> None:
+    # Why we override it: without NFD labels the chart's own affinity matches no node.
+    defaults = chart_values.load(helm_values_file("nvidia-device-plugin"))
+    _, pools, cpu = resolved(stack, software_overrides(stack, "device-plugin"))
+    assert (
+        placement.place(placement.daemonset_pod(defaults), placement.targets(pools, cpu)).fits == []
+    )
+
+
+@pytest.mark.parametrize(("stack", "mode"), CASES)
+def test_helm_values_use_only_keys_of_the_pinned_charts(stack: str, mode: str) -> None:
+    plan = plan_of(stack, software_overrides(stack, mode))
+    for chart, release in releases(plan).items():
+        defaults = chart_values.load(helm_values_file(chart))
+        passthrough = chart_values.PASSTHROUGH.get(chart, ())
+        assert (
+            chart_values.unknown_keys(release.inputs["values"], defaults, passthrough=passthrough)
+            == []
+        ), chart
+
+
+@pytest.mark.parametrize(("stack", "mode"), CASES)
+def test_releases_are_pinned_real_helm_releases_on_the_clusters_provider(
+    stack: str, mode: str
+) -> None:
+    plan = plan_of(stack, software_overrides(stack, mode))
+    providers = {r.urn for r in plan.of_type("pulumi:providers:kubernetes")}
+    assert len(providers) == 1
+    (provider,) = providers
+    gpu_pool_urns = {
+        r.urn for r in plan.resources if r.custom and r.parent and "GpuNodePool" in r.parent
+    }
+    for chart, release in releases(plan).items():
+        pin = charts.CHARTS[chart]
+        inputs = release.inputs
+        assert (inputs["version"], inputs["repositoryOpts"]["repo"]) == (pin.version, pin.repo)
+        assert inputs["namespace"] == pin.namespace != "default"
+        assert inputs["atomic"] is True and inputs["timeout"] >= 600
+        assert release.provider is not None and release.provider.startswith(provider)
+        assert chart_values.find_strings(inputs["values"], "latest") == []
+        # Pool resources exist before the software and are deleted after it.
+        assert gpu_pool_urns <= set(release.depends_on)
+        # Image tags come from the pinned chart version (or are pinned by us), never floating.
+        values = merged(chart, inputs["values"])
+        tags = [values.get("image", {}).get("tag")] if "image" in values else []
+        assert all(tag is None or (tag and "latest" not in tag) for tag in tags)
+    for resource in plan.resources:
+        if resource.type.startswith("kubernetes:"):
+            assert resource.provider and resource.provider.startswith(provider), resource.name
+
+
+def test_plugin_image_tag_matches_the_pinned_chart() -> None:
+    stack = next(s for s, m in CASES if m == "device-plugin")
+    plan = plan_of(stack, software_overrides(stack, "device-plugin"))
+    values = releases(plan)["nvidia-device-plugin"].inputs["values"]
+    assert values["image"]["tag"] == f"v{charts.NVIDIA_DEVICE_PLUGIN.version}"
+
+
+@pytest.mark.parametrize(("stack", "mode"), CASES)
+def test_rendered_kubernetes_objects_validate_against_the_clusters_schema(
+    stack: str, mode: str
+) -> None:
+    overrides = software_overrides(stack, mode)
+    plan = plan_of(stack, overrides)
+    config, _, _ = resolved(stack, overrides)
+    version = config.cluster.kubernetes_version
+    objects = [r for r in plan.resources if r.type.startswith("kubernetes:") and r.type != RELEASE]
+    assert objects
+    for resource in objects:
+        kubernetes_validate.validate(dict(resource.inputs), version, strict=True)
+
+
+# --- sharing ----------------------------------------------------------------------------------
+
+
+def plugin_configs(plan: Plan) -> tuple[dict[str, Any], str]:
+    installed = releases(plan)
+    if "nvidia-device-plugin" in installed:
+        config = installed["nvidia-device-plugin"].inputs["values"]["config"]
+        return {k: yaml.safe_load(v) for k, v in config["map"].items()}, config["default"]
+    config = installed["gpu-operator"].inputs["values"]["devicePlugin"]["config"]
+    assert config["create"] is True and config["name"]
+    return {k: yaml.safe_load(v) for k, v in config["data"].items()}, config["default"]
+
+
+@pytest.mark.parametrize(("stack", "mode"), [c for c in CASES if c[1] != "cloud-managed"])
+def test_shared_and_mig_pools_get_their_own_plugin_config(stack: str, mode: str) -> None:
+    overrides = software_overrides(stack, mode)
+    plan = plan_of(stack, overrides)
+    _, pools, _ = resolved(stack, overrides)
+    outputs = {p["name"]: p for p in plan.outputs["gpuPools"]}
+    selecting = [p for p in pools if "nvidia.com/device-plugin.config" in p.node_labels]
+    if not selecting:
+        pytest.skip("no shared or MIG pool in this stack")
+    entries, default = plugin_configs(plan)
+    assert default == "default" and set(entries) == {"default", *(p.name for p in selecting)}
+    for pool in selecting:
+        # Each node picks its entry by this label, which the pool's nodes carry.
+        assert outputs[pool.name]["nodeLabels"]["nvidia.com/device-plugin.config"] == pool.name
+        entry = entries[pool.name]
+        assert entry["version"] == "v1"
+        if pool.mig_partition_size:
+            assert entry["flags"]["migStrategy"] == "single"
+            continue
+        strategy = "mps" if pool.sharing_strategy == "mps" else "timeSlicing"
+        sharing = entry["sharing"][strategy]
+        assert sharing["renameByDefault"] is False
+        assert sharing["failRequestsGreaterThanOne"] is True
+        assert sharing["resources"] == [
+            {"name": "nvidia.com/gpu", "replicas": pool.max_shared_clients_per_gpu}
+        ]
+        # The gpuPools output reports the shared capacity.
+        assert outputs[pool.name]["allocatablePerNode"]["nvidia.com/gpu"] == (
+            pool.gpus_per_node * sharing["resources"][0]["replicas"]
+        )
+
+
+def test_gke_operator_mig_pools_get_the_mig_config_label_and_single_strategy() -> None:
+    overrides = software_overrides("gcp-a100-mig", "gpu-operator")
+    plan = plan_of("gcp-a100-mig", overrides)
+    values = releases(plan)["gpu-operator"].inputs["values"]
+    assert values["mig"]["strategy"] == "single"
+    mig = next(p for p in plan.outputs["gpuPools"] if p["name"] == "a100-mig")
+    assert mig["nodeLabels"]["nvidia.com/mig.config"] == "all-1g.5gb"
+    assert mig["allocatablePerNode"]["nvidia.com/gpu"] == 7
+
+
+# --- operator presets ---------------------------------------------------------------------------
+
+
+def operator_values(stack: str, **software: Any) -> dict[str, Any]:
+    overrides = {"gpufleet:gpuSoftware": {"mode": "gpu-operator", **software}}
+    return releases(plan_of(stack, overrides))["gpu-operator"].inputs["values"]
+
+
+@pytest.mark.parametrize("stack", [s for s in shipped_stacks() if s.startswith("gcp-")])
+def test_gke_operator_preset(stack: str) -> None:
+    overrides = {"gpufleet:gpuSoftware": {"mode": "gpu-operator"}}
+    plan = plan_of(stack, overrides)
+    config, _, _ = resolved(stack, overrides)
+    values = releases(plan)["gpu-operator"].inputs["values"]
+    assert values["driver"] == {"enabled": False}
+    assert values["hostPaths"]["driverInstallDir"] == "/home/kubernetes/bin/nvidia"
+    assert values["toolkit"]["installDir"] == "/home/kubernetes/bin/nvidia"
+    assert values["cdi"] == {"enabled": True}
+    runtime_env = {"name": "RUNTIME_CONFIG_SOURCE", "value": "file"}
+    minor = int(config.cluster.kubernetes_version.split(".")[1])
+    assert (runtime_env in values["toolkit"].get("env", [])) == (minor >= 33)
+    # Pools: no GKE driver, no GKE device plugin.
+    gpu_node_pools = [
+        p
+        for p in plan.of_type("gcp:container/nodePool:NodePool")
+        if p.inputs["nodeConfig"].get("guestAccelerators")
+    ]
+    assert len(gpu_node_pools) == len(plan.outputs["gpuPools"])
+    for pool in gpu_node_pools:
+        node_config = pool.inputs["nodeConfig"]
+        assert node_config["labels"]["gke-no-default-nvidia-gpu-device-plugin"] == "true"
+        driver = node_config["guestAccelerators"][0]["gpuDriverInstallationConfig"]
+        assert driver["gpuDriverVersion"] == "INSTALLATION_DISABLED"
+    # The namespace and its quota for node-critical pods, as real resources.
+    (namespace,) = [
+        r
+        for r in plan.of_type("kubernetes:core/v1:Namespace")
+        if r.inputs["metadata"]["name"] == "gpu-operator"
+    ]
+    (quota,) = plan.of_type("kubernetes:core/v1:ResourceQuota")
+    assert quota.inputs["metadata"]["namespace"] == "gpu-operator"
+    expression = quota.inputs["spec"]["scopeSelector"]["matchExpressions"][0]
+    assert expression["scopeName"] == "PriorityClass" and expression["operator"] == "In"
+    assert set(expression["values"]) == {"system-node-critical", "system-cluster-critical"}
+    nodes = (
+        sum(p["maxNodes"] for p in plan.outputs["gpuPools"]) + config.cluster.system_pool.max_nodes
+    )
+    assert int(quota.inputs["spec"]["hard"]["pods"]) >= 8 * nodes
+    assert namespace.urn in quota.dependencies
+    release = releases(plan)["gpu-operator"]
+    assert quota.urn in release.depends_on and namespace.urn in release.dependencies
+
+
+def test_eks_operator_uses_the_amis_driver_and_toolkit() -> None:
+    stacks = [s for s in shipped_stacks() if load_stack(s).gpufleet["cloud"] == "aws"]
+    if not stacks:
+        pytest.skip("no aws stack shipped yet")
+    values = operator_values(stacks[0])
+    assert values["driver"] == {"enabled": False} and values["toolkit"] == {"enabled": False}
+
+
+@pytest.mark.parametrize("operator_driver", [True, False])
+def test_aks_operator_driver_choice(operator_driver: bool) -> None:
+    stacks = [s for s in shipped_stacks() if load_stack(s).gpufleet["cloud"] == "azure"]
+    if not stacks:
+        pytest.skip("no azure stack shipped yet")
+    values = operator_values(stacks[0], operatorDriver=operator_driver)
+    assert values["driver"]["enabled"] is operator_driver
+    assert values["toolkit"]["enabled"] is operator_driver
+    # AKS partitions MIG itself; the MIG manager would reset it.
+    assert values["migManager"] == {"enabled": False}
+
+
+def test_operator_tolerates_every_gpu_taint_on_operands_and_nfd_workers() -> None:
+    stacks = [s for s in shipped_stacks() if load_stack(s).gpufleet["cloud"] == "azure"]
+    if not stacks:
+        pytest.skip("no azure stack shipped yet")
+    stack = stacks[0]
+    values = operator_values(stack)
+    _, pools, _ = resolved(stack, {"gpufleet:gpuSoftware": {"mode": "gpu-operator"}})
+    needed = {tuple(sorted(t.toleration().items())) for p in pools for t in p.node_taints}
+    assert any(
+        t.key == "kubernetes.azure.com/scalesetpriority" for p in pools for t in p.node_taints
+    )
+    for tolerations in (
+        values["daemonsets"]["tolerations"],
+        values["node-feature-discovery"]["worker"]["tolerations"],
+    ):
+        assert needed <= {tuple(sorted(t.items())) for t in tolerations}
+
+
+# --- monitoring -------------------------------------------------------------------------------
+
+
+def test_no_monitoring_and_no_service_monitor_unless_asked() -> None:
+    plan = plan_of("gcp-dev", {"gpufleet:gpuSoftware": {"mode": "gpu-operator"}})
+    values = releases(plan)["gpu-operator"].inputs["values"]
+    # The operator chart enables both ServiceMonitor and exporter by default.
+    assert values["dcgmExporter"] == {"enabled": False, "serviceMonitor": {"enabled": False}}
+    asked = {"mode": "gpu-operator", "monitoring": {"dcgmExporter": True, "serviceMonitor": True}}
+    values = releases(plan_of("gcp-dev", {"gpufleet:gpuSoftware": asked}))["gpu-operator"].inputs[
+        "values"
+    ]
+    assert values["dcgmExporter"] == {"enabled": True, "serviceMonitor": {"enabled": True}}
+
+
+def test_standalone_dcgm_exporter_service_monitor_only_when_asked() -> None:
+    dcgm_only = {"gpufleet:gpuSoftware": {"monitoring": {"dcgmExporter": True}}}
+    values = releases(plan_of("gcp-dev", dcgm_only))["dcgm-exporter"].inputs["values"]
+    assert values["serviceMonitor"] == {"enabled": False}
+    with_monitor = {
+        "gpufleet:gpuSoftware": {"monitoring": {"dcgmExporter": True, "serviceMonitor": True}}
+    }
+    values = releases(plan_of("gcp-dev", with_monitor))["dcgm-exporter"].inputs["values"]
+    assert values["serviceMonitor"] == {"enabled": True}
+
+
+def test_gke_dcgm_exporter_mounts_gkes_driver_and_gets_a_critical_pods_quota() -> None:
+    plan = plan_of("gcp-dev", {"gpufleet:gpuSoftware": {"monitoring": {"dcgmExporter": True}}})
+    values = merged("dcgm-exporter", releases(plan)["dcgm-exporter"].inputs["values"])
+    assert {"name": "nvidia-install-dir-host", "hostPath": "/home/kubernetes/bin/nvidia"} in values[
+        "extraHostVolumes"
+    ]
+    mounts = {m["name"]: m for m in values["extraVolumeMounts"]}
+    assert mounts["nvidia-install-dir-host"]["mountPath"] == "/usr/local/nvidia"
+    # Our list replaces the chart's: its metrics-list mount must still be there.
+    assert set(mounts) >= {v["name"] for v in values["extraConfigMapVolumes"]}
+    (quota,) = plan.of_type("kubernetes:core/v1:ResourceQuota")
+    assert quota.inputs["metadata"]["namespace"] == charts.DCGM_EXPORTER.namespace
+
+
+def test_cloud_managed_gke_without_monitoring_installs_nothing() -> None:
+    plan = plan_of("gcp-dev")
+    assert [r.type for r in plan.resources if r.type.startswith("kubernetes:")] == []
+
+
+# --- config rules ------------------------------------------------------------------------------
+
+
+def problems(stack: str, **changes: Any) -> list[str]:
+    raw = {**load_stack(stack).gpufleet, **changes}
+    try:
+        parse_config(raw)
+    except ConfigError as error:
+        return [str(p) for p in error.problems]
+    return []
+
+
+def test_a_shared_pool_named_default_is_rejected_where_nvidia_software_configures_it() -> None:
+    pools = load_stack("existing-dev").gpufleet["gpuPools"]
+    renamed = [{**pools[1], "name": "default"}, pools[0]]
+    found = problems("existing-dev", gpuPools=renamed)
+    assert any("gpuPools[0].name" in p and "default config entry" in p for p in found)
+
+
+def test_bottlerocket_pools_are_rejected_with_the_operator_and_skipped_by_the_plugin() -> None:
+    stacks = [s for s in shipped_stacks() if load_stack(s).gpufleet["cloud"] == "aws"]
+    if not stacks:
+        pytest.skip("no aws stack shipped yet")
+    stack = stacks[0]
+    pools = load_stack(stack).gpufleet["gpuPools"]
+    bottlerocket = [
+        {**pools[0], "aws": {"amiFamily": "bottlerocket", "nodeGroup": "managed"}},
+        *pools[1:],
+    ]
+    found = problems(stack, gpuPools=bottlerocket, gpuSoftware={"mode": "gpu-operator"})
+    assert any(
+        "gpuPools[0].aws.amiFamily" in p and "does not support Bottlerocket" in p for p in found
+    )
+    # With the device plugin, the Bottlerocket pool keeps its own plugin and ours skips it.
+    overrides = {
+        "gpufleet:gpuPools": bottlerocket,
+        "gpufleet:gpuSoftware": {"mode": "device-plugin"},
+    }
+    plan = plan_of(stack, overrides)
+    values = releases(plan)["nvidia-device-plugin"].inputs["values"]
+    _, resolved_pools, cpu = resolved(stack, overrides)
+    pod = placement.daemonset_pod(values)
+    fits = placement.place(pod, placement.targets(resolved_pools, cpu)).fits
+    assert fits == [p.name for p in resolved_pools[1:]]
