@@ -1,0 +1,78 @@
+"""`cloud: existing`: a cluster gpufleet does not create, reached through a kubeconfig or context.
+
+Nothing cloud-side is created. The GPU nodes already exist; `gpuPools` only describes them
+(labels, taints, GPUs per node, accelerator) so that the GPU software, monitoring and samples
+target them exactly. The Kubernetes provider takes the kubeconfig from the secret config key
+`gpufleet:kubeconfig` (`pulumi config set --secret gpufleet:kubeconfig "$(cat kubeconfig)"`),
+or, without it, the ambient kubeconfig ($KUBECONFIG or ~/.kube/config); `cluster.existing.context`
+picks a context of either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.config import ClusterConfig, StackConfig
+from components.pools import PoolSpec
+from components.program import ClusterHandle
+
+KUBECONFIG_KEY = "kubeconfig"
+
+
+@dataclass(frozen=True)
+class ExistingClusterArgs:
+    config: ClusterConfig
+    # The secret kubeconfig document, or None to use the ambient kubeconfig.
+    kubeconfig: pulumi.Output[str] | None
+
+
+class ExistingCluster(pulumi.ComponentResource):
+    """The explicit Kubernetes provider for a cluster that exists already."""
+
+    k8s_provider: k8s.Provider
+    kubeconfig: pulumi.Output[str]
+
+    def __init__(
+        self, name: str, args: ExistingClusterArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("gpufleet:kubernetes:ExistingCluster", name, None, opts)
+        context = args.config.existing.context
+        self.k8s_provider = k8s.Provider(
+            f"{name}-k8s",
+            k8s.ProviderArgs(
+                kubeconfig=args.kubeconfig,
+                context=context,
+                enable_server_side_apply=True,
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        # Exported as a secret; empty when the ambient kubeconfig is used (it stays the user's).
+        self.kubeconfig = pulumi.Output.secret(args.kubeconfig or "")
+        self.register_outputs({"context": context or ""})
+
+
+def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterHandle:
+    del system_pool  # an existing cluster's CPU nodes are not gpufleet's
+    kubeconfig = pulumi.Config("gpufleet").get_secret(KUBECONFIG_KEY)
+    cluster = ExistingCluster(
+        config.cluster.name,
+        ExistingClusterArgs(config=config.cluster, kubeconfig=kubeconfig),
+    )
+    return ClusterHandle(
+        name=config.cluster.name,
+        kubeconfig=cluster.kubeconfig,
+        k8s_provider=cluster.k8s_provider,
+        component=cluster,
+    )
+
+
+def build_gpu_pools(
+    config: StackConfig, pools: Sequence[PoolSpec], cluster: ClusterHandle
+) -> list[pulumi.Resource]:
+    """GPU pools of an existing cluster are descriptions only: nothing to create."""
+    del config, pools, cluster
+    return []
