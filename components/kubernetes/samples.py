@@ -1,0 +1,322 @@
+"""Sample CUDA workloads that prove each GPU pool end to end, as plain Kubernetes manifests.
+
+Per GPU pool: a vector-add Job (prints `Test PASSED`), an `nvidia-smi` Job and, for pools that
+advertise more GPUs than they have (time-slicing, MPS, MIG), a Deployment with one replica more
+than the node's physical GPUs, all on one node, which only becomes ready if sharing works.
+Every pod uses exactly the pool's `podScheduling` (selector, tolerations, one GPU).
+
+The manifests are built by pure functions shared by the Pulumi program (`build`, when
+`samples.enabled`) and by `python -m components samples STACK`, which prints them as YAML for
+`kubectl apply -f -` on any cluster.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+import yaml
+
+from components.catalog import charts
+from components.config import ConfigError, StackConfig, parse_config
+from components.pools import GPU_RESOURCE, PoolSpec, resolve_pools
+from components.program import ClusterHandle
+from components.stacks import StackNotFound, load_stack
+
+NAMESPACE = "gpufleet-samples"
+APP = "gpufleet-sample"
+POOL_LABEL = "gpufleet.io/pool"
+# Long enough for a GPU pool to scale up from zero and pull CUDA images; short enough that a
+# broken pool fails instead of keeping a GPU node up.
+ACTIVE_DEADLINE_SECONDS = 3600
+TTL_AFTER_FINISHED_SECONDS = 3600
+BACKOFF_LIMIT = 2
+AWAIT_TIMEOUT = "40m"
+_RESOURCES = {
+    "requests": {"cpu": "100m", "memory": "256Mi"},
+    "limits": {"cpu": "1", "memory": "1Gi"},
+}
+
+
+def is_shared(pool: PoolSpec) -> bool:
+    """The pool advertises more GPUs per node than it has (time-slicing, MPS or MIG)."""
+    return pool.allocatable_per_node.get(GPU_RESOURCE, 0) > pool.gpus_per_node
+
+
+def namespace_manifest() -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": NAMESPACE, "labels": {"app.kubernetes.io/managed-by": "gpufleet"}},
+    }
+
+
+def vectoradd_job(pool: PoolSpec) -> dict[str, Any]:
+    """CUDA vector addition on one GPU of the pool; its log ends with `Test PASSED`."""
+    container = _container("vectoradd", charts.CUDA_VECTORADD_IMAGE, None, pool)
+    return _job(pool, "vectoradd", container)
+
+
+def nvidia_smi_job(pool: PoolSpec) -> dict[str, Any]:
+    """`nvidia-smi` on one GPU of the pool: shows the driver, CUDA version and the GPU it got."""
+    container = _container("nvidia-smi", charts.CUDA_BASE_IMAGE, ["nvidia-smi"], pool)
+    return _job(pool, "nvidia-smi", container)
+
+
+def sharing_deployment(pool: PoolSpec) -> dict[str, Any] | None:
+    """Physical GPUs + 1 replicas, each holding one GPU, required onto one node (None if unshared).
+
+    It can only become ready when the node advertises more nvidia.com/gpu than it has GPUs,
+    i.e. when time-slicing, MPS or MIG really works on the pool.
+    """
+    if not is_shared(pool):
+        return None
+    name = _name(pool, "sharing")
+    labels = _labels(pool, "sharing", name)
+    selector = {"app.kubernetes.io/name": APP, "app.kubernetes.io/instance": name}
+    container = _container(
+        "sharing", charts.CUDA_BASE_IMAGE, ["sh", "-c", "nvidia-smi -L && sleep infinity"], pool
+    )
+    pod_spec = _pod_spec(pool, container, restart_policy="Always")
+    pod_spec["affinity"] = {
+        "podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "labelSelector": {"matchLabels": selector},
+                    "topologyKey": "kubernetes.io/hostname",
+                }
+            ]
+        }
+    }
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels},
+        "spec": {
+            "replicas": pool.gpus_per_node + 1,
+            "selector": {"matchLabels": selector},
+            # Replicas hold GPU slots; a rolling update would need slots that do not exist.
+            "strategy": {"type": "Recreate"},
+            "template": {"metadata": {"labels": labels}, "spec": pod_spec},
+        },
+    }
+
+
+def pool_manifests(pool: PoolSpec) -> list[dict[str, Any]]:
+    """The samples of one GPU pool."""
+    manifests = [vectoradd_job(pool), nvidia_smi_job(pool)]
+    deployment = sharing_deployment(pool)
+    if deployment is not None:
+        manifests.append(deployment)
+    return manifests
+
+
+def manifests(pools: Sequence[PoolSpec]) -> list[dict[str, Any]]:
+    """The samples namespace and every GPU pool's samples, in pool order."""
+    result = [namespace_manifest()]
+    for pool in pools:
+        if pool.kind == "gpu":
+            result += pool_manifests(pool)
+    return result
+
+
+# --- building blocks ---------------------------------------------------------------------------
+
+
+def _name(pool: PoolSpec, suffix: str) -> str:
+    # Job names must fit a label value (63); pool names are DNS labels ending alphanumeric.
+    return f"{pool.name[: 62 - len(suffix)].rstrip('-')}-{suffix}"
+
+
+def _labels(pool: PoolSpec, component: str, name: str) -> dict[str, str]:
+    return {
+        "app.kubernetes.io/name": APP,
+        "app.kubernetes.io/instance": name,
+        "app.kubernetes.io/component": component,
+        "app.kubernetes.io/managed-by": "gpufleet",
+        POOL_LABEL: pool.name,
+    }
+
+
+def _container(name: str, image: str, command: list[str] | None, pool: PoolSpec) -> dict[str, Any]:
+    scheduling = pool.pod_scheduling
+    gpu_limits: Mapping[str, Any] = scheduling["resources"].get("limits", {})
+    container: dict[str, Any] = {
+        "name": name,
+        "image": image,
+        "imagePullPolicy": "IfNotPresent",
+        "resources": {
+            "requests": dict(_RESOURCES["requests"]),
+            "limits": {**_RESOURCES["limits"], **gpu_limits},
+        },
+        # Root inside the container (MPS clients and some drivers' device nodes need it), but
+        # no capability and no way to gain privileges.
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "privileged": False,
+            "capabilities": {"drop": ["ALL"]},
+        },
+    }
+    if command:
+        container["command"] = command
+    if pool.cloud == "gcp" and pool.gke_driver != "INSTALLATION_DISABLED":
+        # GKE's device plugin mounts its driver here (FACTS.md, GKE workloads).
+        container["env"] = [{"name": "LD_LIBRARY_PATH", "value": "/usr/local/nvidia/lib64"}]
+    return container
+
+
+def _pod_spec(pool: PoolSpec, container: dict[str, Any], restart_policy: str) -> dict[str, Any]:
+    scheduling = pool.pod_scheduling
+    spec: dict[str, Any] = {
+        "restartPolicy": restart_policy,
+        "automountServiceAccountToken": False,
+        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
+        "containers": [container],
+    }
+    if scheduling["nodeSelector"]:
+        spec["nodeSelector"] = dict(scheduling["nodeSelector"])
+    if scheduling["tolerations"]:
+        spec["tolerations"] = [dict(t) for t in scheduling["tolerations"]]
+    return spec
+
+
+def _job(pool: PoolSpec, component: str, container: dict[str, Any]) -> dict[str, Any]:
+    name = _name(pool, component)
+    labels = _labels(pool, component, name)
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels},
+        "spec": {
+            "backoffLimit": BACKOFF_LIMIT,
+            "activeDeadlineSeconds": ACTIVE_DEADLINE_SECONDS,
+            "ttlSecondsAfterFinished": TTL_AFTER_FINISHED_SECONDS,
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": _pod_spec(pool, container, restart_policy="Never"),
+            },
+        },
+    }
+
+
+# --- the Pulumi program's samples stage --------------------------------------------------------
+
+
+class Samples(pulumi.ComponentResource):
+    """The sample manifests as Kubernetes resources on the cluster's explicit provider.
+
+    `pulumi up` waits for each Job to complete and the sharing Deployment to become ready, so a
+    pool that cannot run CUDA fails the update instead of passing silently.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        pools: Sequence[PoolSpec],
+        provider: k8s.Provider,
+        depends_on: Sequence[pulumi.Resource],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("gpufleet:kubernetes:Samples", name, None, opts)
+        namespace = namespace_manifest()
+        ns = k8s.core.v1.Namespace(
+            f"{name}-ns",
+            metadata=namespace["metadata"],
+            opts=pulumi.ResourceOptions(parent=self, provider=provider),
+        )
+        workload_opts = pulumi.ResourceOptions(
+            parent=self,
+            provider=provider,
+            depends_on=[ns, *depends_on],
+            # Fixed names: the old object must go before its replacement can be created.
+            delete_before_replace=True,
+            custom_timeouts=pulumi.CustomTimeouts(create=AWAIT_TIMEOUT, update=AWAIT_TIMEOUT),
+        )
+        for manifest in manifests(pools)[1:]:
+            resource_name = f"{name}-{manifest['metadata']['name']}"
+            if manifest["kind"] == "Job":
+                k8s.batch.v1.Job(
+                    resource_name,
+                    metadata=manifest["metadata"],
+                    spec=manifest["spec"],
+                    opts=workload_opts,
+                )
+            else:
+                k8s.apps.v1.Deployment(
+                    resource_name,
+                    metadata=manifest["metadata"],
+                    spec=manifest["spec"],
+                    opts=workload_opts,
+                )
+        self.register_outputs({"namespace": NAMESPACE})
+
+
+def build(
+    config: StackConfig,
+    pools: Sequence[PoolSpec],
+    cluster: ClusterHandle,
+    software: pulumi.Resource | None,
+) -> pulumi.Resource:
+    """The program's samples stage (only called when `samples.enabled`)."""
+    shared = [p.name for p in pools if p.kind == "gpu" and is_shared(p)]
+    if shared:
+        pulumi.log.warn(
+            f"samples: the sharing Deployments keep one node of {', '.join(shared)} running "
+            "while samples.enabled is true; disable samples to let those pools scale to zero"
+        )
+    return Samples(
+        f"{config.cluster.name}-samples",
+        pools,
+        cluster.k8s_provider,
+        depends_on=[software] if software is not None else [],
+    )
+
+
+# --- `python -m components samples STACK` --------------------------------------------------------
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m components samples",
+        description="Print STACK's sample CUDA workloads (a vector-add and an nvidia-smi Job per "
+        "GPU pool, and a sharing Deployment for shared pools) as YAML, ready for "
+        "`kubectl apply -f -` on any cluster whose nodes match the stack's pools.",
+    )
+    parser.add_argument(
+        "stack", metavar="STACK", help="stack name in stacks/ or path to a stack YAML"
+    )
+    parser.add_argument(
+        "--pool", action="append", metavar="NAME", help="only this GPU pool (repeatable)"
+    )
+    options = parser.parse_args(argv)
+    try:
+        stack = load_stack(options.stack)
+        config = parse_config(stack.gpufleet)
+    except StackNotFound as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except ConfigError as error:
+        print(f"{stack.path}: {error.render()}", file=sys.stderr)
+        return 2
+    pools = [p for p in resolve_pools(config) if p.kind == "gpu"]
+    if options.pool:
+        unknown = sorted(set(options.pool) - {p.name for p in pools})
+        if unknown:
+            known = ", ".join(p.name for p in pools) or "none"
+            print(
+                f"error: no GPU pool {', '.join(unknown)} in {stack.name} (pools: {known})",
+                file=sys.stderr,
+            )
+            return 2
+        pools = [p for p in pools if p.name in options.pool]
+    if not pools:
+        print(f"error: stack {stack.name} has no GPU pools", file=sys.stderr)
+        return 2
+    print(f"# Sample CUDA workloads of stack {stack.name}: kubectl apply -f <this file>")
+    print(f"# Then: kubectl -n {NAMESPACE} logs job/<pool>-vectoradd  (expect 'Test PASSED')")
+    print(yaml.safe_dump_all(manifests(pools), sort_keys=False), end="")
+    return 0
