@@ -176,22 +176,7 @@ class EksCluster(pulumi.ComponentResource):
         )
         self.kubeconfig = pulumi.Output.secret(
             pulumi.Output.all(self.cluster.endpoint, self.cluster.certificate_authority.data).apply(
-                lambda parts: exec_kubeconfig(
-                    cluster=cfg.name,
-                    server=parts[0],
-                    ca_data=parts[1] or "",
-                    command="aws",
-                    args=[
-                        "eks",
-                        "get-token",
-                        "--cluster-name",
-                        cfg.name,
-                        "--region",
-                        region,
-                        "--output",
-                        "json",
-                    ],
-                )
+                lambda parts: eks_kubeconfig(cfg.name, region, parts[0], parts[1] or "")
             )
         )
         self.k8s_provider = k8s.Provider(
@@ -279,6 +264,26 @@ class EksCluster(pulumi.ComponentResource):
                 ),
             ),
         )
+
+
+def eks_kubeconfig(cluster_name: str, region: str, endpoint: str, ca_data: str) -> str:
+    """A kubeconfig whose tokens come from `aws eks get-token` (short-lived, never stored)."""
+    return exec_kubeconfig(
+        cluster=cluster_name,
+        server=endpoint,
+        ca_data=ca_data,
+        command="aws",
+        args=[
+            "eks",
+            "get-token",
+            "--cluster-name",
+            cluster_name,
+            "--region",
+            region,
+            "--output",
+            "json",
+        ],
+    )
 
 
 def _issuer(identities: Sequence[aws.eks.outputs.ClusterIdentity]) -> str:

@@ -15,6 +15,8 @@ FAKE_CA = base64.b64encode(
 ).decode()
 FAKE_AMI = "ami-0a1b2c3d4e5f60718"
 OIDC_ID = "0123456789ABCDEF0123456789ABCDEF"
+CLUSTER_SECURITY_GROUP = "sg-0c1a5e7e4c1a5e7e4"
+AUTONAME_SUFFIX = "-0a1b2c3"
 
 
 def _cluster(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
@@ -28,7 +30,7 @@ def _cluster(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
         ],
         "vpcConfig": {
             **inputs.get("vpcConfig", {}),
-            "clusterSecurityGroupId": "sg-0c1a5e7e4c1a5e7e4",
+            "clusterSecurityGroupId": CLUSTER_SECURITY_GROUP,
         },
         "status": "ACTIVE",
     }
@@ -38,7 +40,7 @@ def _named(kind: str) -> Any:
     """IAM things: autonamed like Pulumi does (name + suffix) when no name is given."""
 
     def fake(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
-        resolved = inputs.get("name") or f"{name}-0a1b2c3"
+        resolved = inputs.get("name") or f"{name}{AUTONAME_SUFFIX}"
         return {"name": resolved, "arn": f"arn:aws:iam::{ACCOUNT}:{kind}/{resolved}"}
 
     return fake
