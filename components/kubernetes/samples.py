@@ -86,7 +86,7 @@ def sharing_deployment(pool: PoolSpec) -> dict[str, Any] | None:
         "podAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": [
                 {
-                    "labelSelector": {"matchLabels": selector},
+                    "labelSelector": {"matchLabels": dict(selector)},
                     "topologyKey": "kubernetes.io/hostname",
                 }
             ]
@@ -98,10 +98,10 @@ def sharing_deployment(pool: PoolSpec) -> dict[str, Any] | None:
         "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels},
         "spec": {
             "replicas": pool.gpus_per_node + 1,
-            "selector": {"matchLabels": selector},
+            "selector": {"matchLabels": dict(selector)},
             # Replicas hold GPU slots; a rolling update would need slots that do not exist.
             "strategy": {"type": "Recreate"},
-            "template": {"metadata": {"labels": labels}, "spec": pod_spec},
+            "template": {"metadata": {"labels": dict(labels)}, "spec": pod_spec},
         },
     }
 
@@ -196,7 +196,7 @@ def _job(pool: PoolSpec, component: str, container: dict[str, Any]) -> dict[str,
             "activeDeadlineSeconds": ACTIVE_DEADLINE_SECONDS,
             "ttlSecondsAfterFinished": TTL_AFTER_FINISHED_SECONDS,
             "template": {
-                "metadata": {"labels": labels},
+                "metadata": {"labels": dict(labels)},
                 "spec": _pod_spec(pool, container, restart_policy="Never"),
             },
         },
