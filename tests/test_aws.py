@@ -463,6 +463,7 @@ def test_bottlerocket_pools_register_labels_and_taints_through_toml_settings() -
     document = base64.b64decode(template.inputs["userData"]).decode()
     assert "[settings.kubernetes.node-labels]" in document
     assert "[settings.kubernetes.node-taints]" in document
+    assert 'cluster-dns-ip = "172.20.0.10"' in document  # 10th address of serviceCidr
     registration = parse_registration(template.inputs["userData"])
     assert registration.labels["workload"] == "training"
     assert registration.taints == (Taint("nvidia.com/gpu", "true", "NoSchedule"),)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import email
+import ipaddress
 import json
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -89,6 +90,8 @@ def bottlerocket_user_data(
         f"cluster-name = {json.dumps(join.name)}",
         f"api-server = {json.dumps(join.endpoint)}",
         f"cluster-certificate = {json.dumps(join.certificate_authority)}",
+        # The service range's 10th address, as EKS assigns CoreDNS (saves a DescribeCluster call).
+        f"cluster-dns-ip = {json.dumps(str(ipaddress.ip_network(join.service_cidr)[10]))}",
         "",
         "[settings.kubernetes.node-labels]",
         *(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in sorted(labels.items())),
