@@ -1,0 +1,178 @@
+"""AWS rules: launch templates with IMDSv2 and encrypted disks; least-privilege IAM for the
+cluster autoscaler (no wildcard actions, scaling only groups tagged for this cluster)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from fnmatch import fnmatchcase
+from typing import Any
+
+from pulumi_policy import (
+    EnforcementLevel,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+)
+
+from .resources import CA_ENABLED_TAG, CA_TAG, LAUNCH_TEMPLATE, get, seq, unwrap
+
+IAM_POLICY_TYPES = (
+    "aws:iam/policy:Policy",
+    "aws:iam/rolePolicy:RolePolicy",
+    "aws:iam/userPolicy:UserPolicy",
+    "aws:iam/groupPolicy:GroupPolicy",
+)
+IAM_ROLE = "aws:iam/role:Role"
+IAM_ATTACHMENTS = (
+    "aws:iam/rolePolicyAttachment:RolePolicyAttachment",
+    "aws:iam/policyAttachment:PolicyAttachment",
+)
+# Actions that change an auto scaling group's size or instances: what the autoscaler needs, and
+# what must never reach groups outside its cluster.
+SCALING_ACTIONS = (
+    "autoscaling:SetDesiredCapacity",
+    "autoscaling:TerminateInstanceInAutoScalingGroup",
+    "autoscaling:UpdateAutoScalingGroup",
+)
+# Condition keys that tie an action to the autoscaler's discovery tags on the group.
+TAG_CONDITION_PREFIXES = ("aws:ResourceTag/", "autoscaling:ResourceTag/")
+# AWS managed policies that grant every action of a service (or of every service).
+BROAD_MANAGED_POLICIES = (
+    "AdministratorAccess",
+    "PowerUserAccess",
+    "AutoScalingFullAccess",
+    "AmazonEC2FullAccess",
+)
+
+
+def check_launch_template(resource_type: str, props: Mapping[str, Any]) -> list[str]:
+    """IMDSv2 only (no token-less metadata reads from pods), and every EBS volume encrypted."""
+    if resource_type != LAUNCH_TEMPLATE:
+        return []
+    problems = []
+    tokens = get(props, "metadataOptions", "httpTokens")
+    if tokens != "required":
+        problems.append(f"metadataOptions.httpTokens is {tokens!r}: set 'required' (IMDSv2 only)")
+    volumes = [
+        m for m in seq(props.get("blockDeviceMappings")) if isinstance(get(m, "ebs"), Mapping)
+    ]
+    if not volumes:
+        problems.append(
+            "no blockDeviceMappings with an `ebs` block: the root volume would follow the AMI "
+            "and the account default, not be encrypted by this template"
+        )
+    for mapping in volumes:
+        # pulumi-aws types `encrypted` as a string ("true"/"false").
+        encrypted = get(mapping, "ebs", "encrypted")
+        if str(encrypted).lower() != "true":
+            device = get(mapping, "deviceName") or "volume"
+            problems.append(f"{device}: ebs.encrypted is {encrypted!r}, must be 'true'")
+    return problems
+
+
+def policy_documents(resource_type: str, props: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """(where, document) for each IAM policy document the resource carries."""
+    if resource_type in IAM_POLICY_TYPES:
+        return [("policy", props.get("policy"))]
+    if resource_type == IAM_ROLE:
+        return [
+            (f"inlinePolicies[{i}]", get(p, "policy"))
+            for i, p in enumerate(seq(props.get("inlinePolicies")))
+            if get(p, "policy") is not None
+        ]
+    return []
+
+
+def check_policy_document(document: Any) -> list[str]:
+    """No `*` or whole-service actions; scaling actions only on this cluster's tagged groups."""
+    document = unwrap(document)
+    if isinstance(document, str):
+        try:
+            document = json.loads(document)
+        except json.JSONDecodeError:
+            return ["the policy is not valid JSON"]
+    if not isinstance(document, Mapping):
+        return ["the policy is not a JSON object"]
+    problems = []
+    for index, statement in enumerate(seq(document.get("Statement"))):
+        if not isinstance(statement, Mapping) or statement.get("Effect") != "Allow":
+            continue
+        sid = statement.get("Sid") or f"Statement[{index}]"
+        if "NotAction" in statement:
+            problems.append(f"{sid}: Allow with NotAction grants every other action")
+        actions = [str(a) for a in seq(statement.get("Action"))]
+        for action in actions:
+            if action == "*" or action.endswith(":*"):
+                problems.append(f"{sid}: wildcard action {action!r}")
+        scaling = [
+            name
+            for name in SCALING_ACTIONS
+            if any(fnmatchcase(name.lower(), a.lower()) for a in actions)
+        ]
+        if scaling and not _scoped(statement):
+            problems.append(
+                f"{sid}: {', '.join(scaling)} on any group; restrict it with the conditions "
+                f"aws:ResourceTag/{CA_ENABLED_TAG}=true and aws:ResourceTag/{CA_TAG}<cluster>=owned"
+            )
+    return problems
+
+
+def _scoped(statement: Mapping[str, Any]) -> bool:
+    """The statement reaches only named groups, or only groups tagged for one cluster."""
+    resources = [str(r) for r in seq(statement.get("Resource"))]
+    if resources and not any("*" in r for r in resources):
+        return True
+    conditions = get(statement, "Condition") or {}
+    tags: dict[str, str] = {}
+    for operator in ("StringEquals", "StringEqualsIgnoreCase"):
+        for key, value in (get(conditions, operator) or {}).items():
+            for prefix in TAG_CONDITION_PREFIXES:
+                if str(key).startswith(prefix):
+                    tags[str(key)[len(prefix) :]] = str(unwrap(value))
+    enabled = tags.get(CA_ENABLED_TAG) == "true"
+    owned = any(
+        k.startswith(CA_TAG) and k != CA_ENABLED_TAG and v == "owned" for k, v in tags.items()
+    )
+    return enabled and owned
+
+
+def check_iam(resource_type: str, props: Mapping[str, Any]) -> list[str]:
+    """IAM documents and managed-policy attachments of the stack, as `check_policy_document`."""
+    problems = []
+    for where, document in policy_documents(resource_type, props):
+        problems += [f"{where}: {p}" for p in check_policy_document(document)]
+    if resource_type in IAM_ATTACHMENTS:
+        arn = str(props.get("policyArn") or "")
+        name = arn.rsplit("/", 1)[-1]
+        if arn.startswith("arn:aws:iam::aws:policy/") and name in BROAD_MANAGED_POLICIES:
+            problems.append(f"attaches the AWS managed policy {name}, which grants whole services")
+    return problems
+
+
+def _validate_launch_template(
+    args: ResourceValidationArgs, report_violation: ReportViolation
+) -> None:
+    for message in check_launch_template(args.resource_type, args.props):
+        report_violation(message, None)
+
+
+def _validate_iam(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+    for message in check_iam(args.resource_type, args.props):
+        report_violation(message, None)
+
+
+launch_templates = ResourceValidationPolicy(
+    name="launch-templates-imdsv2-encrypted",
+    description="EC2 launch templates require IMDSv2 (httpTokens=required) and encrypt every EBS volume.",
+    validate=_validate_launch_template,
+    enforcement_level=EnforcementLevel.MANDATORY,
+)
+iam_least_privilege = ResourceValidationPolicy(
+    name="autoscaler-iam-least-privilege",
+    description="IAM policies grant no '*' or whole-service actions, and auto scaling group changes only on groups tagged for this cluster.",
+    validate=_validate_iam,
+    enforcement_level=EnforcementLevel.MANDATORY,
+)
+
+POLICIES = [launch_templates, iam_least_privilege]
