@@ -499,6 +499,7 @@ def _check_aws_cluster(cluster: ClusterConfig) -> list[Problem]:
 
     aws = cluster.aws
     problems = []
+    ranges: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
     for key, cidr, max_prefix in (
         ("vpcCidr", aws.vpc_cidr, 20),
         ("serviceCidr", aws.service_cidr, 24),
@@ -516,6 +517,20 @@ def _check_aws_cluster(cluster: ClusterConfig) -> list[Problem]:
                     f"cluster.aws.{key}", f"must be an IPv4 CIDR from /12 to /{max_prefix}", cidr
                 )
             )
+        else:
+            ranges.append(network)
+    if len(ranges) == 2 and ranges[0].overlaps(ranges[1]):
+        problems.append(
+            Problem(
+                "cluster.aws.serviceCidr",
+                f"must not overlap vpcCidr {aws.vpc_cidr}",
+                aws.service_cidr,
+            )
+        )
+    if cluster.zones is not None and len(cluster.zones) < 2:
+        problems.append(
+            Problem("cluster.zones", "EKS needs subnets in at least two zones", list(cluster.zones))
+        )
     if aws.public_subnet_ids is not None and aws.private_subnet_ids is None:
         problems.append(
             Problem(

@@ -103,6 +103,7 @@ def test_taint_keys_must_be_unique_because_each_is_one_asg_tag() -> None:
             {"natGateways": "none"},
             "cluster.aws.natGateways: Input should be 'single' or 'per-zone'",
         ),
+        ({"serviceCidr": "10.0.128.0/20"}, "cluster.aws.serviceCidr: must not overlap vpcCidr"),
     ],
 )
 def test_bad_eks_cluster_options(aws: dict[str, Any], expected: str) -> None:
@@ -115,3 +116,10 @@ def test_zones_are_required_on_aws() -> None:
     raw = copy.deepcopy(BASE)
     raw["cluster"] = cluster
     assert any(p.startswith("cluster.zones: is required on aws") for p in problems_of(raw))
+
+
+def test_eks_needs_two_zones() -> None:
+    problems = problems_of(config_with([pool()], zones=["us-east-1a"]))
+    assert any(
+        p.startswith("cluster.zones: EKS needs subnets in at least two zones") for p in problems
+    )
