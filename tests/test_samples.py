@@ -153,6 +153,7 @@ def test_samples_command_prints_what_the_program_deploys(
 ) -> None:
     assert samples.main(["gcp-dev"]) == 0
     printed = capsys.readouterr().out
+    assert "&id" not in printed  # plain YAML for kubectl, no anchors
     documents = [d for d in yaml.safe_load_all(printed) if d]
     deployed = sample_objects(plan_of("gcp-dev", ENABLED))
     workloads = [d for d in documents if d["kind"] != "Namespace"]
