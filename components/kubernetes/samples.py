@@ -35,7 +35,8 @@ POOL_LABEL = "gpufleet.io/pool"
 ACTIVE_DEADLINE_SECONDS = 3600
 TTL_AFTER_FINISHED_SECONDS = 3600
 BACKOFF_LIMIT = 2
-AWAIT_TIMEOUT = "40m"
+# `pulumi up` waits as long as a sample may live (its active deadline).
+AWAIT_TIMEOUT = f"{ACTIVE_DEADLINE_SECONDS // 60}m"
 _RESOURCES = {
     "requests": {"cpu": "100m", "memory": "256Mi"},
     "limits": {"cpu": "1", "memory": "1Gi"},
