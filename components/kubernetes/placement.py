@@ -12,13 +12,13 @@ DaemonSet selects on its label with `daemonsets.tolerations`. `operator_node` ap
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from components import pool_views
 from components.pools import PoolSpec
-from components.scheduling import NodeTemplate, Taint, evaluate
+from components.scheduling import NodeTemplate, evaluate
 
 NFD_GPU_LABEL = "feature.node.kubernetes.io/pci-10de.present"
 OPERATOR_GPU_LABEL = "nvidia.com/gpu.present"
@@ -51,22 +51,19 @@ class Placement:
 
 
 def node_template(pool: PoolSpec, extra_labels: Mapping[str, str] | None = None) -> NodeTemplate:
-    """What one node of `pool` looks like to the scheduler."""
-    labels = {**pool.node_labels, **(extra_labels or {})}
-    return NodeTemplate(
-        pool=pool.name,
-        labels=labels,
-        label_choices={k: v for k, v in pool.label_choices.items() if k not in labels},
-        taints=tuple(Taint(t.key, t.value, t.effect) for t in pool.node_taints),
-        allocatable=dict(pool.allocatable_per_node),
-        cpu_millis=pool.vcpus * 1000,
-        memory_bytes=int(pool.memory_gib * 2**30),
-    )
+    """What one node of `pool` looks like to the scheduler, plus labels added at run time."""
+    return pool_views.node_template(pool, labels={**pool.node_labels, **(extra_labels or {})})
 
 
 def other_node() -> NodeTemplate:
     """Any other node of an existing cluster: we only know it runs Linux and is not described."""
-    return NodeTemplate(pool="(other nodes)", labels={"kubernetes.io/os": "linux"})
+    shape = pool_views.UNKNOWN_SHAPE
+    return NodeTemplate(
+        pool="(other nodes)",
+        labels={"kubernetes.io/os": "linux"},
+        cpu_millis=shape,
+        memory_bytes=shape,
+    )
 
 
 def targets(
@@ -90,9 +87,8 @@ def place(pod_spec: Mapping[str, Any], nodes: Iterable[Target]) -> Placement:
     """Evaluate `pod_spec` on every target."""
     placement = Placement()
     for target in nodes:
-        spec = pod_spec if _shape_known(target.node) else _without_cpu_memory(pod_spec)
         reasons = evaluate(
-            spec, target.node, extended_resource_toleration=target.extended_resource_toleration
+            pod_spec, target.node, extended_resource_toleration=target.extended_resource_toleration
         )
         if reasons:
             placement.reasons[target.node.pool] = reasons
@@ -137,20 +133,3 @@ def operator_node(target: Target, nfd_worker_pod: Mapping[str, Any]) -> Target:
         memory_bytes=target.node.memory_bytes,
     )
     return Target(node, target.gpu, target.extended_resource_toleration)
-
-
-def _shape_known(node: NodeTemplate) -> bool:
-    # Existing clusters' pools describe labels, taints and GPUs, not vCPU and memory; the
-    # resource filter is then out of scope rather than failing on an unknown machine.
-    return node.cpu_millis > 0 and node.memory_bytes > 0
-
-
-def _without_cpu_memory(pod_spec: Mapping[str, Any]) -> dict[str, Any]:
-    spec = copy.deepcopy(dict(pod_spec))
-    for container in spec.get("containers", []) + spec.get("initContainers", []):
-        for section in ("requests", "limits"):
-            amounts = container.get("resources", {}).get(section)
-            if isinstance(amounts, dict):
-                amounts.pop("cpu", None)
-                amounts.pop("memory", None)
-    return spec
