@@ -556,9 +556,9 @@ def _check_zones(cloud: str, region: str, zones: Sequence[str], path: str) -> li
     problems = []
     for index, zone in enumerate(zones):
         if cloud == "gcp":
-            ok, rule = re.fullmatch(rf"{re.escape(region)}-[a-z]", zone), f"{region}-<letter>"
+            ok, rule = bool(re.fullmatch(rf"{re.escape(region)}-[a-z]", zone)), f"{region}-<letter>"
         elif cloud == "aws":
-            ok, rule = re.fullmatch(rf"{re.escape(region)}[a-z]", zone), f"{region}<letter>"
+            ok, rule = bool(re.fullmatch(rf"{re.escape(region)}[a-z]", zone)), f"{region}<letter>"
         else:
             ok, rule = zone in ("1", "2", "3"), '"1", "2" or "3"'
         if not ok:
@@ -902,13 +902,13 @@ def _check_machines(
                 )
             )
     if len(machines) > 1:
-        counts = {m.name: m.gpus for m in machines}
-        if len(set(counts.values())) > 1:
+        gpu_counts = {m.name: m.gpus for m in machines}
+        if len(set(gpu_counts.values())) > 1:
             problems.append(
                 Problem(
                     f"{path}.machineTypes",
                     "every instance type of one auto scaling group must have the same GPU count "
-                    f"(the autoscaler simulates the first); got {counts}",
+                    f"(the autoscaler simulates the first); got {gpu_counts}",
                     names,
                 )
             )
@@ -958,6 +958,7 @@ def _check_mig(
 ) -> list[Problem]:
     where = f"{path}.migPartitionSize"
     size = pool.mig_partition_size
+    assert size is not None
     if not model.mig_partitions:
         return [Problem(where, f"{model.name} does not support MIG", size)]
     if size not in model.mig_partitions:
