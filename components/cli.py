@@ -62,10 +62,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return entry(rest)
     except KeyboardInterrupt:
         return 130
-    except Exception as error:  # noqa: BLE001 - the promise is: no traceback from our CLI
+    except Exception as error:
         if os.environ.get("GPUFLEET_DEBUG"):
             raise
-        print(f"error: {type(error).__name__}: {error} (set GPUFLEET_DEBUG=1 for a traceback)", file=sys.stderr)
+        print(
+            f"error: {type(error).__name__}: {error} (set GPUFLEET_DEBUG=1 for a traceback)",
+            file=sys.stderr,
+        )
         return EXIT_FAILED
 
 
@@ -77,9 +80,13 @@ def plan_main(argv: list[str]) -> int:
         description="Run the Pulumi program for STACK under mocks and print the resources `pulumi up` "
         "would create, grouped by component, and a table of the GPU pools.",
     )
-    parser.add_argument("stack", metavar="STACK", help="stack name in stacks/ or path to a stack YAML")
+    parser.add_argument(
+        "stack", metavar="STACK", help="stack name in stacks/ or path to a stack YAML"
+    )
     view = parser.add_mutually_exclusive_group()
-    view.add_argument("--json", action="store_true", help="one sorted, stable JSON document (secrets masked)")
+    view.add_argument(
+        "--json", action="store_true", help="one sorted, stable JSON document (secrets masked)"
+    )
     view.add_argument("--mermaid", action="store_true", help="a Mermaid diagram of the stack")
     options = parser.parse_args(argv)
 

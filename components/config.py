@@ -677,7 +677,11 @@ def _check_azure_cluster(azure: AzureClusterOptions) -> list[Problem]:
             )
     if azure.subscription_id is not None and not _GUID.match(azure.subscription_id):
         problems.append(
-            Problem(f"{where}.subscriptionId", "must be a subscription id (a GUID)", azure.subscription_id)
+            Problem(
+                f"{where}.subscriptionId",
+                "must be a subscription id (a GUID)",
+                azure.subscription_id,
+            )
         )
     for index, group in enumerate(azure.admin_group_object_ids):
         if not _GUID.match(group):
@@ -1075,7 +1079,11 @@ def _check_existing_software(
             )
             continue
         for other_index, other in enumerate(pools):
-            if other_index != index and other.labels and pool.labels.items() <= other.labels.items():
+            if (
+                other_index != index
+                and other.labels
+                and pool.labels.items() <= other.labels.items()
+            ):
                 problems.append(
                     Problem(
                         f"gpuPools[{index}].labels",

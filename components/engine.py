@@ -118,7 +118,7 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
         self.outputs_registered: set[str] = set()
         self._lock = threading.Lock()
 
-    def RegisterResourceOutputs(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
+    def RegisterResourceOutputs(self, request: Any) -> Any:
         with self._lock:
             self.outputs_registered.add(request.urn)
         return super().RegisterResourceOutputs(request)

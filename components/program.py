@@ -76,10 +76,11 @@ def build_samples(
     pools: Sequence[PoolSpec],
     cluster: ClusterHandle,
     software: pulumi.Resource | None,
+    gpu_pools: Sequence[pulumi.Resource],
 ) -> pulumi.Resource | None:
     """CUDA sample workloads that prove each pool end to end, when enabled."""
     if not config.samples.enabled:
         return None
     from components.kubernetes import samples
 
-    return samples.build(config, pools, cluster, software)
+    return samples.build(config, pools, cluster, software, gpu_pools)

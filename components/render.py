@@ -10,7 +10,12 @@ from components.engine import Plan, RecordedResource
 
 # The input properties worth seeing at a glance, per resource type (dotted camelCase paths).
 HIGHLIGHTS: Mapping[str, tuple[str, ...]] = {
-    "gcp:container/cluster:Cluster": ("name", "location", "minMasterVersion", "releaseChannel.channel"),
+    "gcp:container/cluster:Cluster": (
+        "name",
+        "location",
+        "minMasterVersion",
+        "releaseChannel.channel",
+    ),
     "gcp:container/nodePool:NodePool": (
         "name",
         "nodeConfig.machineType",
@@ -29,7 +34,11 @@ HIGHLIGHTS: Mapping[str, tuple[str, ...]] = {
         "scalingConfig",
         "taints",
     ),
-    "aws:ec2/launchTemplate:LaunchTemplate": ("imageId", "metadataOptions.httpTokens", "blockDeviceMappings"),
+    "aws:ec2/launchTemplate:LaunchTemplate": (
+        "imageId",
+        "metadataOptions.httpTokens",
+        "blockDeviceMappings",
+    ),
     "aws:autoscaling/group:Group": (
         "name",
         "minSize",
@@ -38,7 +47,11 @@ HIGHLIGHTS: Mapping[str, tuple[str, ...]] = {
         "mixedInstancesPolicy.launchTemplate.overrides",
         "capacityRebalance",
     ),
-    "azure-native:containerservice:ManagedCluster": ("resourceName", "kubernetesVersion", "autoScalerProfile"),
+    "azure-native:containerservice:ManagedCluster": (
+        "resourceName",
+        "kubernetesVersion",
+        "autoScalerProfile",
+    ),
     "azure-native:containerservice:AgentPool": (
         "agentPoolName",
         "vmSize",
@@ -87,7 +100,16 @@ def render_tree(plan: Plan) -> str:
 
 def render_pool_table(pools: Sequence[Mapping[str, Any]]) -> str:
     """One row per GPU pool from the `gpuPools` output."""
-    header = ("pool", "accelerator", "machine types", "GPUs/node", "allocatable/node", "nodes", "spot", "zones")
+    header = (
+        "pool",
+        "accelerator",
+        "machine types",
+        "GPUs/node",
+        "allocatable/node",
+        "nodes",
+        "spot",
+        "zones",
+    )
     rows = [header]
     for pool in pools:
         rows.append(
@@ -103,7 +125,9 @@ def render_pool_table(pools: Sequence[Mapping[str, Any]]) -> str:
             )
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    return "\n".join("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows)
+    return "\n".join(
+        "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows
+    )
 
 
 def lookup(inputs: Mapping[str, Any], path: str) -> Any:
@@ -117,5 +141,9 @@ def lookup(inputs: Mapping[str, Any], path: str) -> Any:
 
 
 def _short(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, separators=(",", ":"))
+    text = (
+        value
+        if isinstance(value, str)
+        else json.dumps(value, sort_keys=True, separators=(",", ":"))
+    )
     return text if len(text) <= _MAX_VALUE else text[: _MAX_VALUE - 3] + "..."

@@ -66,10 +66,15 @@ def main() -> int:
     if options.one is not None:
         print(json.dumps(run_one(options.one)))
         return 0
-    print(f"{'pools':>6} {'resources':>9} {'import s':>9} {'plan s':>8} {'total s':>8} {'peak MiB':>9}")
+    print(
+        f"{'pools':>6} {'resources':>9} {'import s':>9} {'plan s':>8} {'total s':>8} {'peak MiB':>9}"
+    )
     for size in options.sizes:
         output = subprocess.run(
-            [sys.executable, __file__, "--one", str(size)], check=True, capture_output=True, text=True
+            [sys.executable, __file__, "--one", str(size)],
+            check=True,
+            capture_output=True,
+            text=True,
         ).stdout
         row = json.loads(output.strip().splitlines()[-1])
         print(

@@ -190,8 +190,11 @@ _MACHINE_TYPES: list[MachineType] = [
     *_fixed(
         "gcp",
         "h100-80gb",
-        [("a3-highgpu-1g", 1, 26, 234), ("a3-highgpu-2g", 2, 52, 468)]
-        + [("a3-highgpu-4g", 4, 104, 936)],
+        [
+            ("a3-highgpu-1g", 1, 26, 234),
+            ("a3-highgpu-2g", 2, 52, 468),
+            ("a3-highgpu-4g", 4, 104, 936),
+        ],
         gke_accelerator="nvidia-h100-80gb",
         spot_only=True,
     ),
@@ -265,7 +268,8 @@ _MACHINE_TYPES: list[MachineType] = [
         ],
         mig_capable=True,
     ),
-    *_fixed("azure", "a100-40gb", [("Standard_ND96asr_v4", 8, 96, 900)]),
+    # AKS's MIG page lists ND96asr_v4 among the MIG sizes (learn.microsoft.com/azure/aks/gpu-multi-instance).
+    *_fixed("azure", "a100-40gb", [("Standard_ND96asr_v4", 8, 96, 900)], mig_capable=True),
     *_fixed("azure", "h100-80gb", [("Standard_ND96isr_H100_v5", 8, 96, 1900)], mig_capable=True),
     *_fixed(
         "azure",

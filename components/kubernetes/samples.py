@@ -261,8 +261,13 @@ def build(
     pools: Sequence[PoolSpec],
     cluster: ClusterHandle,
     software: pulumi.Resource | None,
+    gpu_pools: Sequence[pulumi.Resource] = (),
 ) -> pulumi.Resource:
-    """The program's samples stage (only called when `samples.enabled`)."""
+    """The program's samples stage (only called when `samples.enabled`).
+
+    The samples wait for the GPU software and the GPU pools: on GKE cloud-managed there is no
+    software release, and a Job created before its pool exists would only sit pending.
+    """
     shared = [p.name for p in pools if p.kind == "gpu" and is_shared(p)]
     if shared:
         pulumi.log.warn(
@@ -273,7 +278,7 @@ def build(
         f"{config.cluster.name}-samples",
         pools,
         cluster.k8s_provider,
-        depends_on=[software] if software is not None else [],
+        depends_on=[*gpu_pools, *([software] if software is not None else [])],
     )
 
 
