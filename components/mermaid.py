@@ -72,7 +72,7 @@ def render_mermaid(plan: Plan) -> str:
     autoscalers = [r for r in releases if "autoscaler" in str(r.inputs.get("chart", ""))]
     gpu_software = [r for r in releases if r not in autoscalers]
     for release in autoscalers:
-        node = ids.new(f"helm_{release.name}")
+        node = ids.new(f"helm_{release.inputs.get('chart') or release.name}")
         lines.append(f"  {node}{_round(_release_label(release))}")
         edges.append(f"  {node} -. scales .-> {cluster_id}")
 
@@ -83,7 +83,7 @@ def render_mermaid(plan: Plan) -> str:
         lines.append(f"  subgraph {software_id} {_box('GPU software')}")
         if gpu_software:
             for release in gpu_software:
-                node = ids.new(f"helm_{release.name}")
+                node = ids.new(f"helm_{release.inputs.get('chart') or release.name}")
                 lines.append(f"    {node}{_round(_release_label(release))}")
         else:
             # No release: the cloud runs the driver and device plugin (e.g. GKE).
@@ -96,14 +96,15 @@ def render_mermaid(plan: Plan) -> str:
     for sample in sorted(
         (r for t in SAMPLE_TYPES for r in plan.of_type(t)), key=lambda r: (r.type, r.name)
     ):
-        node = ids.new(f"sample_{sample.name}")
         kind = sample.type.rsplit(":", 1)[-1]
         name = lookup(sample.inputs, "metadata.name") or sample.name
+        node = ids.new(f"sample_{name}")
         lines.append(f"  {node}{_stadium(f'{kind} {name}')}")
         if software_id:
             edges.append(f"  {software_id} --> {node}")
         for pool_name in _pools_selected(sample, gpu_pools):
-            edges.append(f"  {node} -. runs on .-> {pool_ids[pool_name]}")
+            # Drawn forward (pool to sample) so the chart reads left to right without cycles.
+            edges.append(f"  {pool_ids[pool_name]} -. runs .-> {node}")
 
     return "\n".join(lines + edges)
 
@@ -117,8 +118,13 @@ def _cluster_label(plan: Plan) -> str:
             details = [
                 f"Kubernetes {v}" for v in [lookup(cluster.inputs, version_path)] if v is not None
             ]
-            if location_path and lookup(cluster.inputs, location_path):
-                details.append(str(lookup(cluster.inputs, location_path)))
+            location = lookup(cluster.inputs, location_path) if location_path else None
+            if location is None and cluster.provider:
+                # EKS: the region is the explicit provider's.
+                provider = plan.by_urn().get(cluster.provider.rsplit("::", 1)[0])
+                location = provider.inputs.get("region") if provider else None
+            if location:
+                details.append(str(location))
             suffix = f"<br/>{', '.join(details)}" if details else ""
             return f"{kind} cluster {name}{suffix}"
     name = plan.outputs.get("clusterName") or plan.stack

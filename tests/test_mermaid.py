@@ -11,7 +11,7 @@ import pytest
 from components.cli import main
 from components.engine import Plan
 from components.mermaid import render_mermaid
-from components.stacks import shipped_stacks
+from components.stacks import PROJECT_DIR, shipped_stacks
 from tests.conftest import plan_of
 
 NODE_ID = r"[A-Za-z_][A-Za-z0-9_]*"
@@ -120,3 +120,41 @@ def test_cli_prints_the_diagram(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan", "gcp-dev", "--mermaid"]) == 0
     out = capsys.readouterr().out
     assert out == render_mermaid(plan_of("gcp-dev")) + "\n"
+
+
+DIAGRAM_BLOCK = re.compile(
+    r"```mermaid\n%% python -m components plan ([\w-]+) --mermaid\n(.*?)\n```", re.S
+)
+
+
+def documented_diagrams() -> list[tuple[str, str, str]]:
+    """(file, stack, diagram) for every diagram block the docs mark as `plan STACK --mermaid`."""
+    found = []
+    for name in ("docs/review.md", "README.md"):
+        path = PROJECT_DIR / name
+        if path.is_file():
+            found += [
+                (name, stack, body) for stack, body in DIAGRAM_BLOCK.findall(path.read_text())
+            ]
+    return found
+
+
+def test_docs_show_one_diagram_per_cloud() -> None:
+    clouds = {
+        plan_of(stack).outputs["cloud"]
+        for file, stack, _ in documented_diagrams()
+        if file == "docs/review.md"
+    }
+    assert clouds == {"gcp", "aws", "azure", "existing"}
+
+
+@pytest.mark.parametrize(
+    ("file", "stack", "diagram"), documented_diagrams(), ids=lambda v: v if "\n" not in v else ""
+)
+def test_documented_diagrams_are_what_the_command_prints(
+    file: str, stack: str, diagram: str
+) -> None:
+    current = render_mermaid(plan_of(stack))
+    assert diagram == current, (
+        f"{file}: regenerate with `python -m components plan {stack} --mermaid`:\n{current}"
+    )
