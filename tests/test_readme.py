@@ -24,3 +24,32 @@ def test_quickstart_plans_a_shipped_stack() -> None:
     plan = [b for b in blocks if "-m components plan" in b]
     assert plan and (Path(PROJECT_DIR) / "stacks" / "Pulumi.gcp-dev.yaml").is_file()
     assert "requirements.txt" in plan[0]
+
+
+def _leaf_keys(model: type, prefix: str = "") -> list[str]:
+    from pydantic import BaseModel
+
+    keys = []
+    for name, field in model.model_fields.items():  # type: ignore[attr-defined]
+        key = prefix + (field.alias or name)
+        annotation = field.annotation
+        nested = [
+            a
+            for a in (annotation, *getattr(annotation, "__args__", ()))
+            if isinstance(a, type) and issubclass(a, BaseModel)
+        ]
+        if nested and not str(annotation).startswith("list"):
+            keys += _leaf_keys(nested[0], key + ".")
+        else:
+            keys.append(key)
+    return keys
+
+
+def test_every_config_key_is_in_the_reference() -> None:
+    from components.config import ClusterConfig, GpuPoolConfig, GpuSoftwareConfig, SamplesConfig
+
+    reference = README.split("## Configuration reference", 1)[1]
+    keys = _leaf_keys(ClusterConfig) + _leaf_keys(GpuPoolConfig) + _leaf_keys(GpuSoftwareConfig)
+    keys += ["samples." + k for k in _leaf_keys(SamplesConfig)]
+    missing = [k for k in keys if f"`{k}`" not in reference]
+    assert missing == []
