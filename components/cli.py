@@ -12,10 +12,8 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from components.config import ConfigError, parse_config
-from components.stacks import StackNotFound, load_stack, shipped_stacks
-
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+from components.commands import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, BadInput, load_validated
+from components.stacks import shipped_stacks
 
 # command -> (module with main(argv), one-line summary)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -60,6 +58,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         return entry(rest)
+    except BadInput as error:
+        print(error, file=sys.stderr)
+        return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         return 130
     except Exception as error:
@@ -92,17 +93,7 @@ def plan_main(argv: list[str]) -> int:
 
     from components.engine import plan_stack
 
-    try:
-        stack = load_stack(options.stack)
-        config = parse_config(stack.gpufleet)
-    except StackNotFound as error:
-        print(f"error: {error}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except ConfigError as error:
-        print(f"{stack.path}: {error.render()}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    for warning in config.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+    stack, _ = load_validated(options.stack)
 
     plan = plan_stack(stack)
     if options.json:

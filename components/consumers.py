@@ -18,11 +18,8 @@ from typing import Any
 import yaml
 
 from components.catalog import gpus
-from components.config import ConfigError, parse_config
+from components.commands import EXIT_BAD_INPUT, EXIT_OK, load_validated, select_gpu_pools
 from components.pools import PoolSpec, resolve_pools
-from components.stacks import StackNotFound, load_stack
-
-EXIT_OK, EXIT_BAD_INPUT = 0, 2
 
 # GKE mounts its driver here; workloads need it on the library path (FACTS: GKE, Workloads).
 GKE_LD_LIBRARY_PATH = "/usr/local/nvidia/lib64"
@@ -394,34 +391,11 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def select_pools(pools: Sequence[PoolSpec], names: Sequence[str] | None) -> list[PoolSpec]:
-    if not names:
-        return list(pools)
-    known = {spec.name: spec for spec in pools}
-    unknown = [name for name in names if name not in known]
-    if unknown:
-        raise ConsumerError(
-            f"no GPU pool named {', '.join(unknown)}; pools: {', '.join(known) or 'none'}"
-        )
-    return [known[name] for name in dict.fromkeys(names)]
-
-
 def main(argv: Sequence[str]) -> int:
     options = _parser().parse_args(list(argv))
+    stack, config = load_validated(options.stack)
+    pools = select_gpu_pools(resolve_pools(config), options.pool, stack.name)
     try:
-        stack = load_stack(options.stack)
-    except StackNotFound as error:
-        print(f"error: {error}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    try:
-        config = parse_config(stack.gpufleet)
-    except ConfigError as error:
-        print(f"{stack.path}: {error.render()}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    try:
-        pools = select_pools(resolve_pools(config), options.pool)
-        if not pools:
-            raise ConsumerError(f"stack {stack.name} has no GPU pools")
         print(RENDERERS[options.tool](stack.name, config.cloud, pools))
     except ConsumerError as error:
         print(f"error: {error}", file=sys.stderr)

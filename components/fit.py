@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from components.config import ConfigError, parse_config
+from components.commands import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, load_validated
 from components.pool_views import PoolCheck, stack_pool_checks
 from components.pools import PoolSpec
 from components.scheduling import (
@@ -26,9 +26,6 @@ from components.scheduling import (
     fit_pool,
     quantity,
 )
-from components.stacks import StackNotFound, load_stack
-
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
 
 @dataclass(frozen=True)
@@ -212,18 +209,7 @@ def _read_manifest(ref: str) -> str:
 
 def main(argv: Sequence[str]) -> int:
     options = _parser().parse_args(list(argv))
-    try:
-        stack = load_stack(options.stack)
-    except StackNotFound as error:
-        print(f"error: {error}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    try:
-        config = parse_config(stack.gpufleet)
-    except ConfigError as error:
-        print(f"{stack.path}: {error.render()}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    for warning in config.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+    stack, config = load_validated(options.stack)
     try:
         templates = extract_pod_templates(
             _read_manifest(options.manifest), ignore_other_kinds=options.skip_other_kinds

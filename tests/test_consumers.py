@@ -306,7 +306,7 @@ def test_pool_option_restricts_and_orders_the_output(capsys: pytest.CaptureFixtu
         (
             "gke.yaml",
             ("--for", "pod", "--pool", "v100"),
-            "no GPU pool named v100; pools: l4-shared",
+            "no GPU pool v100 in gke (pools: l4-shared, t4, a100-mig, h100)",
         ),
         ("no-gpu-pools.yaml", ("--for", "jupyterhub"), "stack no-gpu-pools has no GPU pools"),
         ("existing-unlabelled.yaml", ("--for", "flyte"), "share no node label naming their GPU"),

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from components.catalog import charts
+from components.cli import main as cli_main
 from components.config import parse_config
 from components.engine import Plan
 from components.kubernetes import placement, samples
@@ -187,7 +188,7 @@ def test_samples_command_can_pick_pools(capsys: pytest.CaptureFixture[str]) -> N
 def test_samples_command_rejects_bad_input_with_status_2(
     argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert samples.main(argv) == 2
+    assert cli_main(["samples", *argv]) == 2
     assert message in capsys.readouterr().err
 
 
@@ -198,5 +199,5 @@ def test_samples_command_reports_config_errors(
     document = yaml.safe_load(load_stack("gcp-dev").path.read_text())
     document["config"]["gpufleet:gpuSoftware"] = {"mode": "device-plugin"}
     bad.write_text(yaml.safe_dump(document))
-    assert samples.main([str(bad)]) == 2
+    assert cli_main(["samples", str(bad)]) == 2
     assert "gpuSoftware.mode" in capsys.readouterr().err

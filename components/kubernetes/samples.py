@@ -13,7 +13,6 @@ The manifests are built by pure functions shared by the Pulumi program (`build`,
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -22,10 +21,10 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from components.catalog import charts
-from components.config import ConfigError, StackConfig, parse_config
+from components.commands import load_validated, select_gpu_pools
+from components.config import StackConfig
 from components.pools import GPU_RESOURCE, PoolSpec, resolve_pools
 from components.program import ClusterHandle
-from components.stacks import StackNotFound, load_stack
 
 NAMESPACE = "gpufleet-samples"
 APP = "gpufleet-sample"
@@ -299,29 +298,8 @@ def main(argv: list[str]) -> int:
         "--pool", action="append", metavar="NAME", help="only this GPU pool (repeatable)"
     )
     options = parser.parse_args(argv)
-    try:
-        stack = load_stack(options.stack)
-        config = parse_config(stack.gpufleet)
-    except StackNotFound as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    except ConfigError as error:
-        print(f"{stack.path}: {error.render()}", file=sys.stderr)
-        return 2
-    pools = [p for p in resolve_pools(config) if p.kind == "gpu"]
-    if options.pool:
-        unknown = sorted(set(options.pool) - {p.name for p in pools})
-        if unknown:
-            known = ", ".join(p.name for p in pools) or "none"
-            print(
-                f"error: no GPU pool {', '.join(unknown)} in {stack.name} (pools: {known})",
-                file=sys.stderr,
-            )
-            return 2
-        pools = [p for p in pools if p.name in options.pool]
-    if not pools:
-        print(f"error: stack {stack.name} has no GPU pools", file=sys.stderr)
-        return 2
+    stack, config = load_validated(options.stack)
+    pools = select_gpu_pools(resolve_pools(config), options.pool, stack.name)
     print(f"# Sample CUDA workloads of stack {stack.name}: kubectl apply -f <this file>")
     print(f"# Then: kubectl -n {NAMESPACE} logs job/<pool>-vectoradd  (expect 'Test PASSED')")
     print(yaml.safe_dump_all(manifests(pools), sort_keys=False), end="")

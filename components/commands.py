@@ -1,0 +1,51 @@
+"""What every command of `python -m components` shares: reading a validated stack, picking pools.
+
+Commands raise `BadInput`; `components.cli.main` prints its message and exits with status 2,
+so no command repeats that plumbing and none prints a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from components.config import ConfigError, StackConfig, parse_config
+from components.pools import PoolSpec
+from components.stacks import StackFile, StackNotFound, load_stack
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+
+class BadInput(Exception):
+    """Input a command cannot use (stack, config, manifest, pool name): exit status 2."""
+
+
+def load_validated(ref: str) -> tuple[StackFile, StackConfig]:
+    """The stack file and its validated config; config warnings go to stderr."""
+    try:
+        stack = load_stack(ref)
+    except StackNotFound as error:
+        raise BadInput(f"error: {error}") from None
+    try:
+        config = parse_config(stack.gpufleet)
+    except ConfigError as error:
+        raise BadInput(f"{stack.path}: {error.render()}") from None
+    for warning in config.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return stack, config
+
+
+def select_gpu_pools(
+    pools: Sequence[PoolSpec], names: Sequence[str] | None, stack: str
+) -> list[PoolSpec]:
+    """The GPU pools named by repeated `--pool` options (all when none), in the order given."""
+    gpu_pools = {pool.name: pool for pool in pools if pool.kind == "gpu"}
+    if not gpu_pools:
+        raise BadInput(f"error: stack {stack} has no GPU pools")
+    if not names:
+        return list(gpu_pools.values())
+    unknown = [name for name in names if name not in gpu_pools]
+    if unknown:
+        known = ", ".join(gpu_pools)
+        raise BadInput(f"error: no GPU pool {', '.join(unknown)} in {stack} (pools: {known})")
+    return [gpu_pools[name] for name in dict.fromkeys(names)]
