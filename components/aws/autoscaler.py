@@ -18,6 +18,7 @@ import pulumi_kubernetes as k8s
 from components.aws import iam
 from components.catalog import charts
 from components.config import SYSTEM_POOL_NAME
+from components.kubernetes.helm import pinned_release
 from components.pools import POOL_LABEL
 
 RELEASE_NAME = "cluster-autoscaler"
@@ -120,27 +121,21 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             policy=json.dumps(iam.autoscaler_policy_document(args.cluster_name)),
             opts=aws_child,
         )
-        self.release = k8s.helm.v3.Release(
+        self.release = pinned_release(
             f"{name}-release",
-            k8s.helm.v3.ReleaseArgs(
-                name=RELEASE_NAME,
-                chart=pin.chart,
-                version=pin.version,
-                namespace=pin.namespace,
-                repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=pin.repo),
-                values=autoscaler_values(
-                    args.cluster_name,
-                    args.region,
-                    args.kubernetes_version,
-                    args.expander,
-                    self.role.arn,
-                    args.spot_group_patterns,
-                ),
+            pin,
+            RELEASE_NAME,
+            pin.namespace,
+            autoscaler_values(
+                args.cluster_name,
+                args.region,
+                args.kubernetes_version,
+                args.expander,
+                self.role.arn,
+                args.spot_group_patterns,
             ),
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                provider=args.k8s_provider,
-                depends_on=[policy, *args.depends_on],
+            pulumi.ResourceOptions(
+                parent=self, provider=args.k8s_provider, depends_on=[policy, *args.depends_on]
             ),
         )
         self.register_outputs({"roleArn": self.role.arn, "release": self.release.name})

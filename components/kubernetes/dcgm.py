@@ -17,6 +17,7 @@ import pulumi_kubernetes as k8s
 from components.catalog import charts
 from components.config import StackConfig
 from components.kubernetes import targeting
+from components.kubernetes.helm import pinned_release
 from components.pools import PoolSpec
 
 PIN = charts.DCGM_EXPORTER
@@ -65,20 +66,4 @@ def release(
     namespace: pulumi.Input[str],
     opts: pulumi.ResourceOptions,
 ) -> k8s.helm.v3.Release:
-    return k8s.helm.v3.Release(
-        name,
-        k8s.helm.v3.ReleaseArgs(
-            name=RELEASE_NAME,
-            chart=PIN.chart,
-            version=PIN.version,
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=PIN.repo),
-            namespace=namespace,
-            create_namespace=False,
-            values=values(config, pools),
-            atomic=True,
-            cleanup_on_fail=True,
-            timeout=600,
-            max_history=5,
-        ),
-        opts=opts,
-    )
+    return pinned_release(name, PIN, RELEASE_NAME, namespace, values(config, pools), opts)

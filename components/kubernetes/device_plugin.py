@@ -16,6 +16,7 @@ import pulumi_kubernetes as k8s
 
 from components.catalog import charts
 from components.kubernetes import plugin_config, targeting
+from components.kubernetes.helm import pinned_release
 from components.pools import PoolSpec
 
 PIN = charts.NVIDIA_DEVICE_PLUGIN
@@ -48,21 +49,4 @@ def release(
     opts: pulumi.ResourceOptions,
 ) -> k8s.helm.v3.Release:
     """The chart as a real Helm release in its own namespace."""
-    return k8s.helm.v3.Release(
-        name,
-        k8s.helm.v3.ReleaseArgs(
-            name=RELEASE_NAME,
-            chart=PIN.chart,
-            version=PIN.version,
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=PIN.repo),
-            namespace=namespace,
-            create_namespace=False,
-            values=values(pools),
-            # A failed install or upgrade rolls back instead of leaving a half-configured plugin.
-            atomic=True,
-            cleanup_on_fail=True,
-            timeout=600,
-            max_history=5,
-        ),
-        opts=opts,
-    )
+    return pinned_release(name, PIN, RELEASE_NAME, namespace, values(pools), opts)

@@ -18,6 +18,7 @@ import pulumi_kubernetes as k8s
 from components.catalog import charts
 from components.config import StackConfig
 from components.kubernetes import plugin_config, targeting
+from components.kubernetes.helm import pinned_release
 from components.pools import PoolSpec
 
 PIN = charts.GPU_OPERATOR
@@ -108,23 +109,9 @@ def release(
     opts: pulumi.ResourceOptions,
 ) -> k8s.helm.v3.Release:
     """The operator as a real Helm release (its chart relies on hooks a client render drops)."""
-    return k8s.helm.v3.Release(
-        name,
-        k8s.helm.v3.ReleaseArgs(
-            name=RELEASE_NAME,
-            chart=PIN.chart,
-            version=PIN.version,
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=PIN.repo),
-            namespace=namespace,
-            create_namespace=False,
-            values=values(config, pools),
-            atomic=True,
-            cleanup_on_fail=True,
-            # CRDs, NFD and the operator Deployment come up before Helm reports success.
-            timeout=900,
-            max_history=5,
-        ),
-        opts=opts,
+    # CRDs, NFD and the operator Deployment come up before Helm reports success.
+    return pinned_release(
+        name, PIN, RELEASE_NAME, namespace, values(config, pools), opts, timeout=900
     )
 
 
