@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 import pulumi
@@ -26,9 +26,8 @@ class ClusterHandle:
     name: pulumi.Input[str]
     kubeconfig: pulumi.Output[str]
     k8s_provider: k8s.Provider
+    # The cloud's own cluster component; that cloud's later stages read what they need from it.
     component: pulumi.Resource
-    # Extra handles a cloud's later stages need (e.g. the EKS OIDC provider for IRSA).
-    extras: dict[str, object] = field(default_factory=dict)
 
 
 class CloudStack(Protocol):

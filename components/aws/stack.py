@@ -35,7 +35,6 @@ def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterH
         kubeconfig=cluster.kubeconfig,
         k8s_provider=cluster.k8s_provider,
         component=cluster,
-        extras={"eks": cluster},
     )
 
 
@@ -43,7 +42,7 @@ def build_gpu_pools(
     config: StackConfig, pools: Sequence[PoolSpec], cluster: ClusterHandle
 ) -> list[pulumi.Resource]:
     """The GPU pools, then the autoscaler that owns their sizes."""
-    eks = cluster.extras["eks"]
+    eks = cluster.component
     assert isinstance(eks, EksCluster)
     cfg = config.cluster
     options = {p.name: p.aws for p in config.gpu_pools}

@@ -23,14 +23,13 @@ def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterH
         kubeconfig=cluster.kubeconfig,
         k8s_provider=cluster.k8s_provider,
         component=cluster,
-        extras={"aks": cluster},
     )
 
 
 def build_gpu_pools(
     config: StackConfig, pools: Sequence[PoolSpec], cluster: ClusterHandle
 ) -> list[pulumi.Resource]:
-    aks = cluster.extras["aks"]
+    aks = cluster.component
     assert isinstance(aks, AksCluster)
     driver = gpu_driver(config)
     tags = {"managed-by": "gpufleet", "gpufleet-cluster": config.cluster.name}

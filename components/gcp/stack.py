@@ -23,14 +23,13 @@ def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterH
         kubeconfig=cluster.kubeconfig,
         k8s_provider=cluster.k8s_provider,
         component=cluster,
-        extras={"gke": cluster},
     )
 
 
 def build_gpu_pools(
     config: StackConfig, pools: Sequence[PoolSpec], cluster: ClusterHandle
 ) -> list[pulumi.Resource]:
-    gke = cluster.extras["gke"]
+    gke = cluster.component
     assert isinstance(gke, GkeCluster)
     return [
         GkeGpuNodePool(
