@@ -381,6 +381,7 @@ def system_pool(config: StackConfig) -> PoolSpec | None:
         "kubernetes.io/os": "linux",
         "kubernetes.io/arch": "amd64",
         "node.kubernetes.io/instance-type": machine,
+        "topology.kubernetes.io/region": config.cluster.region or "",
         POOL_LABEL: SYSTEM_POOL_NAME,
     }
     if config.cloud == "gcp":
