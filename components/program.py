@@ -29,6 +29,24 @@ class ClusterHandle:
     # The cloud's own cluster component; that cloud's later stages read what they need from it.
     component: pulumi.Resource
 
+    @classmethod
+    def of(cls, component: ClusterComponent, name: pulumi.Input[str]) -> ClusterHandle:
+        """The handle of a cluster component that built its kubeconfig and Kubernetes provider."""
+        assert isinstance(component, pulumi.Resource)
+        return cls(
+            name=name,
+            kubeconfig=component.kubeconfig,
+            k8s_provider=component.k8s_provider,
+            component=component,
+        )
+
+
+class ClusterComponent(Protocol):
+    """What every cloud's cluster component offers the later stages."""
+
+    kubeconfig: pulumi.Output[str]
+    k8s_provider: k8s.Provider
+
 
 class CloudStack(Protocol):
     def build_cluster(self, config: StackConfig, system_pool: PoolSpec | None) -> ClusterHandle: ...

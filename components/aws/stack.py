@@ -30,12 +30,7 @@ def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterH
             self_managed_nodes=any(p.aws.node_group == "self-managed" for p in config.gpu_pools),
         ),
     )
-    return ClusterHandle(
-        name=cluster.cluster.name,
-        kubeconfig=cluster.kubeconfig,
-        k8s_provider=cluster.k8s_provider,
-        component=cluster,
-    )
+    return ClusterHandle.of(cluster, name=cluster.cluster.name)
 
 
 def build_gpu_pools(

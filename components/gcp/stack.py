@@ -18,12 +18,7 @@ def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterH
     cluster = GkeCluster(
         config.cluster.name, GkeClusterArgs(config=config.cluster, system_pool=system_pool)
     )
-    return ClusterHandle(
-        name=cluster.cluster.name,
-        kubeconfig=cluster.kubeconfig,
-        k8s_provider=cluster.k8s_provider,
-        component=cluster,
-    )
+    return ClusterHandle.of(cluster, name=cluster.cluster.name)
 
 
 def build_gpu_pools(

@@ -62,12 +62,7 @@ def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterH
         config.cluster.name,
         ExistingClusterArgs(config=config.cluster, kubeconfig=kubeconfig),
     )
-    return ClusterHandle(
-        name=config.cluster.name,
-        kubeconfig=cluster.kubeconfig,
-        k8s_provider=cluster.k8s_provider,
-        component=cluster,
-    )
+    return ClusterHandle.of(cluster, name=config.cluster.name)
 
 
 def build_gpu_pools(
