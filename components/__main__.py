@@ -2,6 +2,6 @@
 
 import sys
 
-from components.cli import main
+from components.tooling.cli import main
 
 sys.exit(main())

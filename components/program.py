@@ -9,43 +9,13 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 import pulumi
-import pulumi_kubernetes as k8s
 
-from components.config import StackConfig
-from components.pools import PoolSpec
-
-
-@dataclass(frozen=True)
-class ClusterHandle:
-    """What the later stages need from a cluster, whatever the cloud."""
-
-    name: pulumi.Input[str]
-    kubeconfig: pulumi.Output[str]
-    k8s_provider: k8s.Provider
-    # The cloud's own cluster component; that cloud's later stages read what they need from it.
-    component: pulumi.Resource
-
-    @classmethod
-    def of(cls, component: ClusterComponent, name: pulumi.Input[str]) -> ClusterHandle:
-        """The handle of a cluster component that built its kubeconfig and Kubernetes provider."""
-        assert isinstance(component, pulumi.Resource)
-        return cls(
-            name=name,
-            kubeconfig=component.kubeconfig,
-            k8s_provider=component.k8s_provider,
-            component=component,
-        )
-
-
-class ClusterComponent(Protocol):
-    """What every cloud's cluster component offers the later stages."""
-
-    kubeconfig: pulumi.Output[str]
-    k8s_provider: k8s.Provider
+from components.kubernetes.cluster import ClusterHandle
+from components.model.config import StackConfig
+from components.model.pools import PoolSpec
 
 
 class CloudStack(Protocol):
@@ -57,8 +27,7 @@ class CloudStack(Protocol):
 
 
 def cloud_stack(config: StackConfig) -> CloudStack:
-    module = "kubernetes.existing" if config.cloud == "existing" else f"{config.cloud}.stack"
-    return importlib.import_module(f"components.{module}")
+    return importlib.import_module(f"components.{config.cloud}.stack")
 
 
 def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterHandle:

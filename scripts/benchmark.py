@@ -40,8 +40,8 @@ def run_one(count: int) -> dict[str, float]:
     """Plan gcp-dev with `count` GPU pools in this process; report times and peak RSS."""
     started = time.perf_counter()
     sys.path.insert(0, str(PROJECT_DIR))
-    from components.engine import plan_stack
-    from components.stacks import load_stack
+    from components.tooling.engine import plan_stack
+    from components.tooling.stacks import load_stack
 
     imported = time.perf_counter()
     plan = plan_stack(load_stack("gcp-dev"), {"gpufleet:gpuPools": synthetic_pools(count)})

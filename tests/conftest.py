@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from components.engine import Plan, plan_stack
-from components.stacks import load_stack
+from components.tooling.engine import Plan, plan_stack
+from components.tooling.stacks import load_stack
 
 SHARED_REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference"
 

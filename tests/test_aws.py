@@ -21,12 +21,17 @@ from components.aws.autoscaler import autoscaler_values
 from components.aws.cluster import eks_kubeconfig
 from components.aws.gpu_pool import ami_parameter
 from components.aws.user_data import parse_registration
-from components.catalog import charts, gpus
-from components.config import GpuPoolConfig, StackConfig, parse_config
-from components.engine import Plan, RecordedResource
-from components.mockcloud.aws import ACCOUNT, AUTONAME_SUFFIX, CLUSTER_SECURITY_GROUP, FAKE_AMI
-from components.pools import Taint, resolve_pools
-from components.stacks import load_stack
+from components.model.catalog import charts, gpus
+from components.model.config import GpuPoolConfig, StackConfig, parse_config
+from components.model.pools import Taint, resolve_pools
+from components.tooling.engine import Plan, RecordedResource
+from components.tooling.mockcloud.aws import (
+    ACCOUNT,
+    AUTONAME_SUFFIX,
+    CLUSTER_SECURITY_GROUP,
+    FAKE_AMI,
+)
+from components.tooling.stacks import load_stack
 from tests.conftest import helm_values_file, plan_of
 
 AWS_STACKS = ["aws-dev", "aws-training"]

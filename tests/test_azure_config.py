@@ -11,11 +11,11 @@ import yaml
 
 from components.azure import credentials
 from components.azure.gpu_pool import mig_profile
-from components.catalog import gpus
-from components.config import ConfigError, parse_config
-from components.mockcloud import azure as mock_azure
-from components.pools import resolve_pools
-from components.stacks import load_stack
+from components.model.catalog import gpus
+from components.model.config import ConfigError, parse_config
+from components.model.pools import resolve_pools
+from components.tooling.mockcloud import azure as mock_azure
+from components.tooling.stacks import load_stack
 
 
 def dev_config(**cluster_azure: Any) -> dict[str, Any]:

@@ -6,7 +6,7 @@ import collections
 
 import pytest
 
-from components.stacks import shipped_stacks
+from components.tooling.stacks import shipped_stacks
 from tests.conftest import plan_of
 
 

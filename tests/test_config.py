@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from components.cli import main as cli_main
-from components.config import ConfigError, parse_config
-from components.stacks import load_stack
+from components.model.config import ConfigError, parse_config
+from components.tooling.cli import main as cli_main
+from components.tooling.stacks import load_stack
 
 BASE = load_stack("gcp-dev").gpufleet
 
@@ -232,7 +232,7 @@ def test_zones_are_required_for_gke_gpu_pools() -> None:
 
 
 def test_accelerator_without_machine_type_gets_the_cloud_default() -> None:
-    from components.pools import resolve_pools
+    from components.model.pools import resolve_pools
 
     config = parse_config(
         config_with(

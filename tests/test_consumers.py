@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 import yaml
 
-from components.cli import main
-from components.config import StackConfig, parse_config
-from components.consumers import FlyteAccelerator, fiftyone_key, flyte_settings
-from components.fit import fit_check
-from components.pool_views import PoolCheck, needs_plan, pool_checks
-from components.pools import resolve_pools
-from components.stacks import load_stack, shipped_stacks
+from components.model.config import StackConfig, parse_config
+from components.model.pools import resolve_pools
+from components.tooling.cli import main
+from components.tooling.consumers import FlyteAccelerator, fiftyone_key, flyte_settings
+from components.tooling.fit import fit_check
+from components.tooling.pool_views import PoolCheck, needs_plan, pool_checks
+from components.tooling.stacks import load_stack, shipped_stacks
 from tests.conftest import plan_of
 
 FIXTURES = Path(__file__).parent / "fixtures" / "fit"

@@ -1,4 +1,4 @@
-"""Tests for ``components.diff`` and the replacement table it relies on.
+"""Tests for ``components.tooling.diff`` and the replacement table it relies on.
 
 Plans are built in the tests with the same shape ``python -m components plan --json`` prints,
 so each case shows exactly which input changes and what the diff must say about it.
@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from components.catalog.replacements import (
+from components.model.catalog.replacements import (
     REPLACEMENT_PATHS,
     path_matches,
     replacement_paths,
 )
-from components.diff import (
+from components.tooling.diff import (
     ABSENT,
     PlanDiff,
     PlanError,
@@ -823,6 +823,6 @@ def test_real_plan_edit_flags_the_pool_it_recreates(plan: Callable[..., Any]) ->
 
 
 def _stack_pools() -> list[dict[str, Any]]:
-    from components.stacks import load_stack
+    from components.tooling.stacks import load_stack
 
     return list(load_stack(STACK).config["gpufleet:gpuPools"])

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from components.config import ConfigError, parse_config
-from components.stacks import load_stack
+from components.model.config import ConfigError, parse_config
+from components.tooling.stacks import load_stack
 from tests.conftest import plan_of
 
 STACK = "existing-dev"

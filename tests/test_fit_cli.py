@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from components.cli import main
+from components.tooling.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures" / "fit"
 GKE = str(FIXTURES / "stacks" / "gke.yaml")

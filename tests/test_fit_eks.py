@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from components.config import parse_config
-from components.engine import RecordedResource
-from components.fit import fit_check
-from components.pool_views import (
+from components.model.config import parse_config
+from components.tooling.engine import RecordedResource
+from components.tooling.fit import fit_check
+from components.tooling.pool_views import (
     ASG_TYPE,
     RESOURCE_TAG,
     TAINT_TAG,
@@ -20,7 +20,7 @@ from components.pool_views import (
     pool_checks,
     read_asg,
 )
-from components.stacks import load_stack, shipped_stacks
+from components.tooling.stacks import load_stack, shipped_stacks
 from tests.conftest import plan_of
 from tests.test_fit_table import asg_for, config_of, eks_graph
 

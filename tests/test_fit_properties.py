@@ -11,11 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components.config import parse_config
-from components.fit import fit_check
-from components.pool_views import PoolCheck, needs_plan, pool_checks
-from components.scheduling.model import Taint
-from components.stacks import load_stack, shipped_stacks
+from components.model.config import parse_config
+from components.tooling.fit import fit_check
+from components.tooling.pool_views import PoolCheck, needs_plan, pool_checks
+from components.tooling.scheduling.model import Taint
+from components.tooling.stacks import load_stack, shipped_stacks
 from tests.conftest import plan_of
 
 

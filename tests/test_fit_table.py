@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from components.config import StackConfig, parse_config
-from components.engine import RecordedResource
-from components.fit import PoolVerdict, fit_templates
-from components.pool_views import LABEL_TAG, RESOURCE_TAG, TAINT_TAG, PoolCheck, pool_checks
-from components.pools import resolve_pools
-from components.scheduling import extract_pod_templates
-from components.stacks import load_stack
+from components.model.config import StackConfig, parse_config
+from components.model.pools import resolve_pools
+from components.tooling.engine import RecordedResource
+from components.tooling.fit import PoolVerdict, fit_templates
+from components.tooling.pool_views import LABEL_TAG, RESOURCE_TAG, TAINT_TAG, PoolCheck, pool_checks
+from components.tooling.scheduling import extract_pod_templates
+from components.tooling.stacks import load_stack
 
 FIXTURES = Path(__file__).parent / "fixtures" / "fit"
 STACKS = FIXTURES / "stacks"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from components.catalog import gpus
-from components.config import parse_config
-from components.engine import Plan, RecordedResource
-from components.pools import resolve_pools
-from components.stacks import load_stack
+from components.model.catalog import gpus
+from components.model.config import parse_config
+from components.model.pools import resolve_pools
+from components.tooling.engine import Plan, RecordedResource
+from components.tooling.stacks import load_stack
 from tests.conftest import plan_of
 
 GKE_STACKS = ["gcp-dev", "gcp-a100-mig"]

@@ -8,10 +8,10 @@ from collections import Counter
 
 import pytest
 
-from components.cli import main
-from components.engine import Plan
-from components.mermaid import render_mermaid
-from components.stacks import PROJECT_DIR, shipped_stacks
+from components.tooling.cli import main
+from components.tooling.engine import Plan
+from components.tooling.mermaid import render_mermaid
+from components.tooling.stacks import PROJECT_DIR, shipped_stacks
 from tests.conftest import plan_of
 
 NODE_ID = r"[A-Za-z_][A-Za-z0-9_]*"

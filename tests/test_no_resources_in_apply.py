@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from components.stacks import PROJECT_DIR
+from components.tooling.stacks import PROJECT_DIR
 
 PROVIDER_ROOTS = {"gcp", "aws", "azure", "k8s", "kubernetes", "pulumi_gcp", "pulumi_aws", "pulumi_kubernetes",
                   "pulumi_azure_native", "containerservice", "resources", "network", "helm", "pulumi"}  # fmt: skip

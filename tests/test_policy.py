@@ -23,9 +23,9 @@ from pulumi_policy import (
     StackValidationArgs,
 )
 
-from components.catalog.gpus import MACHINE_TYPES
-from components.pools import GPU_TAINTS, SYSTEM_MACHINE_SHAPES
-from components.stacks import PROJECT_DIR, STACKS_DIR, shipped_stacks
+from components.model.catalog.gpus import MACHINE_TYPES
+from components.model.pools import GPU_TAINTS, SYSTEM_MACHINE_SHAPES
+from components.tooling.stacks import PROJECT_DIR, STACKS_DIR, shipped_stacks
 from policy import pack_config
 from policy.gpufleet_policy import PACK_NAME, POLICIES
 from policy.gpufleet_policy.offline import run_pack

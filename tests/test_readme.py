@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from components.stacks import PROJECT_DIR
+from components.tooling.stacks import PROJECT_DIR
 
 README = (PROJECT_DIR / "README.md").read_text()
 CI = (PROJECT_DIR / ".ci" / "run").read_text()
@@ -46,7 +46,12 @@ def _leaf_keys(model: type, prefix: str = "") -> list[str]:
 
 
 def test_every_config_key_is_in_the_reference() -> None:
-    from components.config import ClusterConfig, GpuPoolConfig, GpuSoftwareConfig, SamplesConfig
+    from components.model.config import (
+        ClusterConfig,
+        GpuPoolConfig,
+        GpuSoftwareConfig,
+        SamplesConfig,
+    )
 
     reference = README.split("## Configuration reference", 1)[1]
     keys = _leaf_keys(ClusterConfig) + _leaf_keys(GpuPoolConfig) + _leaf_keys(GpuSoftwareConfig)

@@ -9,14 +9,15 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from components.catalog import charts
-from components.cli import main as cli_main
-from components.config import parse_config
-from components.engine import Plan
-from components.kubernetes import placement, samples
-from components.pools import resolve_pools, system_pool
-from components.scheduling import extract_pod_templates
-from components.stacks import load_stack, shipped_stacks
+from components.kubernetes import sample_manifests as samples
+from components.model.catalog import charts
+from components.model.config import parse_config
+from components.model.pools import resolve_pools, system_pool
+from components.tooling import placement, samples_command
+from components.tooling.cli import main as cli_main
+from components.tooling.engine import Plan
+from components.tooling.scheduling import extract_pod_templates
+from components.tooling.stacks import load_stack, shipped_stacks
 from tests.conftest import plan_of
 
 ENABLED = {"gpufleet:samples": {"enabled": True}}
@@ -152,7 +153,7 @@ def test_no_samples_unless_enabled() -> None:
 def test_samples_command_prints_what_the_program_deploys(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert samples.main(["gcp-dev"]) == 0
+    assert samples_command.main(["gcp-dev"]) == 0
     printed = capsys.readouterr().out
     assert "&id" not in printed  # plain YAML for kubectl, no anchors
     documents = [d for d in yaml.safe_load_all(printed) if d]
@@ -168,7 +169,7 @@ def test_samples_command_prints_what_the_program_deploys(
 
 
 def test_samples_command_can_pick_pools(capsys: pytest.CaptureFixture[str]) -> None:
-    assert samples.main(["gcp-dev", "--pool", "t4"]) == 0
+    assert samples_command.main(["gcp-dev", "--pool", "t4"]) == 0
     documents = [d for d in yaml.safe_load_all(capsys.readouterr().out) if d]
     pools = {
         d["metadata"]["labels"].get("gpufleet.io/pool")

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.scheduling import quantity
-from components.scheduling.evaluate import evaluate, fit_pool
-from components.scheduling.model import NodeTemplate, PoolView, Taint
+from components.tooling.scheduling import quantity
+from components.tooling.scheduling.evaluate import evaluate, fit_pool
+from components.tooling.scheduling.model import NodeTemplate, PoolView, Taint
 
 GIB = 2**30
 ZONE = "topology.kubernetes.io/zone"

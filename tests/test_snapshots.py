@@ -22,9 +22,9 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
-from components.engine import SECRET
-from components.snapshots import snapshot_text, unmasked_secrets
-from components.stacks import PROJECT_DIR, shipped_stacks
+from components.tooling.engine import SECRET
+from components.tooling.snapshots import snapshot_text, unmasked_secrets
+from components.tooling.stacks import PROJECT_DIR, shipped_stacks
 from tests.conftest import plan_of
 
 
@@ -71,8 +71,8 @@ def test_snapshots_are_reproducible_in_another_process(tmp_path: Path) -> None:
     through the CLI, so snapshots never flake and `plan --json` output can be diffed."""
     script = (
         "import contextlib, io, json, sys\n"
-        "from components.cli import main\n"
-        "from components.stacks import shipped_stacks\n"
+        "from components.tooling.cli import main\n"
+        "from components.tooling.stacks import shipped_stacks\n"
         "texts = {}\n"
         "for stack in shipped_stacks():\n"
         "    out = io.StringIO()\n"

@@ -14,12 +14,13 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from components.catalog import charts
-from components.config import ConfigError, parse_config
-from components.engine import Plan
-from components.kubernetes import chart_values, placement, targeting
-from components.pools import PoolSpec, resolve_pools, system_pool
-from components.stacks import load_stack, shipped_stacks
+from components.kubernetes import chart_values, targeting
+from components.model.catalog import charts
+from components.model.config import ConfigError, parse_config
+from components.model.pools import PoolSpec, resolve_pools, system_pool
+from components.tooling import placement
+from components.tooling.engine import Plan
+from components.tooling.stacks import load_stack, shipped_stacks
 from tests.conftest import helm_values_file, plan_of
 
 MODES = ("device-plugin", "gpu-operator", "cloud-managed")

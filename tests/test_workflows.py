@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 import yaml
 
-from components.cli import COMMANDS
-from components.stacks import PROJECT_DIR, shipped_stacks
+from components.tooling.cli import COMMANDS
+from components.tooling.stacks import PROJECT_DIR, shipped_stacks
 
 WORKFLOWS = PROJECT_DIR / ".github" / "workflows"
 PLAN_DIFF = WORKFLOWS / "plan-diff.yml"

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from components.scheduling.workloads import WorkloadError, extract_pod_templates
+from components.tooling.scheduling.workloads import WorkloadError, extract_pod_templates
 
 SPEC = """
       containers:

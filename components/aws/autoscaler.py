@@ -16,10 +16,10 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from components.aws import iam
-from components.catalog import charts
-from components.config import SYSTEM_POOL_NAME
 from components.kubernetes.helm import pinned_release
-from components.pools import POOL_LABEL
+from components.model.catalog import charts
+from components.model.config import SYSTEM_POOL_NAME
+from components.model.pools import POOL_LABEL
 
 RELEASE_NAME = "cluster-autoscaler"
 # Named explicitly: the IRSA trust policy names this exact service account.

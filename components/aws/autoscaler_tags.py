@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from components.pools import GPU_RESOURCE, Taint
+from components.model.pools import GPU_RESOURCE, Taint
 
 PREFIX = "k8s.io/cluster-autoscaler"
 ENABLED_TAG = f"{PREFIX}/enabled"

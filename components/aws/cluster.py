@@ -15,9 +15,9 @@ from components.aws import iam
 from components.aws.launch_template import METADATA_OPTIONS, block_devices, tag_specifications
 from components.aws.network import EksNetwork, NetworkHandle, existing_network
 from components.aws.user_data import ClusterJoin
-from components.config import SYSTEM_POOL_NAME, ClusterConfig
-from components.kubeconfig import exec_kubeconfig
-from components.pools import PoolSpec
+from components.kubernetes.kubeconfig import exec_kubeconfig
+from components.model.config import SYSTEM_POOL_NAME, ClusterConfig
+from components.model.pools import PoolSpec
 
 CONTROL_PLANE_LOGS = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
 # EKS would create the log group itself with no expiry; ours keeps a month.

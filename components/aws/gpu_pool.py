@@ -16,7 +16,7 @@ import pulumi_aws as aws
 
 from components.aws import autoscaler_tags, user_data
 from components.aws.launch_template import METADATA_OPTIONS, block_devices, tag_specifications
-from components.pools import PoolSpec
+from components.model.pools import PoolSpec
 
 # EKS-optimized accelerated AMIs, by Kubernetes minor (FACTS: EKS, "Accelerated AMI via SSM").
 AMI_PARAMETERS: Mapping[user_data.AmiFamily, str] = {

@@ -17,7 +17,7 @@ import pulumi_aws as aws
 from components.aws import autoscaler_tags
 from components.aws.launch_template import METADATA_OPTIONS, block_devices, tag_specifications
 from components.aws.user_data import AmiFamily
-from components.pools import PoolSpec
+from components.model.pools import PoolSpec
 
 AMI_TYPES: Mapping[AmiFamily, str] = {
     "al2023": "AL2023_x86_64_NVIDIA",

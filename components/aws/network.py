@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from components.config import ClusterConfig
+from components.model.config import ClusterConfig
 
 # Subnet tags the AWS load balancer controller and cloud provider use to place load balancers.
 PUBLIC_ELB_TAG = "kubernetes.io/role/elb"

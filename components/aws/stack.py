@@ -15,9 +15,9 @@ from components.aws.managed_gpu_pool import (
     ManagedGpuPoolArgs,
     group_name_pattern,
 )
-from components.config import StackConfig
-from components.pools import PoolSpec
-from components.program import ClusterHandle
+from components.kubernetes.cluster import ClusterHandle
+from components.model.config import StackConfig
+from components.model.pools import PoolSpec
 
 
 def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterHandle:

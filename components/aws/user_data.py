@@ -20,7 +20,7 @@ from typing import Literal
 
 import yaml
 
-from components.pools import Taint
+from components.model.pools import Taint
 
 AmiFamily = Literal["al2023", "bottlerocket"]
 NODEADM_CONTENT_TYPE = "application/node.eks.aws"

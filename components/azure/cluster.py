@@ -15,8 +15,8 @@ from pulumi_azure_native import authorization, containerservice
 from pulumi_azure_native.provider import Provider as AzureProvider
 
 from components.azure import credentials, network
-from components.config import SYSTEM_POOL_NAME, ClusterConfig
-from components.pools import PoolSpec
+from components.model.config import SYSTEM_POOL_NAME, ClusterConfig
+from components.model.pools import PoolSpec
 
 # Built-in role definition ids (the same in every tenant).
 NETWORK_CONTRIBUTOR = "4d97b98b-1d4f-4787-a291-c67834d212e7"

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from components.kubeconfig import exec_kubeconfig
+from components.kubernetes.kubeconfig import exec_kubeconfig
 
 KUBELOGIN = "kubelogin"
 

@@ -10,9 +10,9 @@ import pulumi
 from pulumi_azure_native import containerservice
 from pulumi_azure_native.provider import Provider as AzureProvider
 
-from components.catalog import gpus
-from components.config import StackConfig
-from components.pools import AKS_SPOT_KEY, PoolSpec, Taint
+from components.model.catalog import gpus
+from components.model.config import StackConfig
+from components.model.pools import AKS_SPOT_KEY, PoolSpec, Taint
 
 GpuDriver = Literal["Install", "None"]
 # Owned by the cluster autoscaler (count) and AKS's patch auto-upgrade (orchestratorVersion):

@@ -8,9 +8,9 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from components.config import SYSTEM_POOL_NAME, ClusterConfig
-from components.kubeconfig import exec_kubeconfig
-from components.pools import PoolSpec
+from components.kubernetes.kubeconfig import exec_kubeconfig
+from components.model.config import SYSTEM_POOL_NAME, ClusterConfig
+from components.model.pools import PoolSpec
 
 # Default GKE node scopes, including devstorage.read_only, which GPU nodes need to fetch drivers.
 NODE_OAUTH_SCOPES = [

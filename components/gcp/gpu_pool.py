@@ -8,7 +8,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.gcp.cluster import NODE_OAUTH_SCOPES
-from components.pools import PoolSpec
+from components.model.pools import PoolSpec
 
 # Kubernetes taint effects as the GKE API spells them.
 GKE_TAINT_EFFECTS = {

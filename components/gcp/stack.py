@@ -6,11 +6,11 @@ from collections.abc import Sequence
 
 import pulumi
 
-from components.config import StackConfig
 from components.gcp.cluster import GkeCluster, GkeClusterArgs
 from components.gcp.gpu_pool import GkeGpuNodePool, GkeGpuNodePoolArgs
-from components.pools import PoolSpec
-from components.program import ClusterHandle
+from components.kubernetes.cluster import ClusterHandle
+from components.model.config import StackConfig
+from components.model.pools import PoolSpec
 
 
 def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterHandle:

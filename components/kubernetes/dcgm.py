@@ -14,11 +14,11 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.catalog import charts
-from components.config import StackConfig
 from components.kubernetes import targeting
 from components.kubernetes.helm import pinned_release
-from components.pools import PoolSpec
+from components.model.catalog import charts
+from components.model.config import StackConfig
+from components.model.pools import PoolSpec
 
 PIN = charts.DCGM_EXPORTER
 RELEASE_NAME = "dcgm-exporter"

@@ -14,10 +14,10 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.catalog import charts
 from components.kubernetes import plugin_config, targeting
 from components.kubernetes.helm import pinned_release
-from components.pools import PoolSpec
+from components.model.catalog import charts
+from components.model.pools import PoolSpec
 
 PIN = charts.NVIDIA_DEVICE_PLUGIN
 RELEASE_NAME = "nvidia-device-plugin"

@@ -15,11 +15,11 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.catalog import charts
-from components.config import StackConfig
 from components.kubernetes import plugin_config, targeting
 from components.kubernetes.helm import pinned_release
-from components.pools import PoolSpec
+from components.model.catalog import charts
+from components.model.config import StackConfig
+from components.model.pools import PoolSpec
 
 PIN = charts.GPU_OPERATOR
 RELEASE_NAME = "gpu-operator"

@@ -7,7 +7,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.catalog.charts import ChartPin
+from components.model.catalog.charts import ChartPin
 
 
 def pinned_release(

@@ -14,7 +14,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.pools import PoolSpec
+from components.model.pools import PoolSpec
 
 CRITICAL_PRIORITY_CLASSES = ("system-node-critical", "system-cluster-critical")
 # Operand pods one node can run (driver, toolkit, plugin, GFD, DCGM, exporter, MIG manager,

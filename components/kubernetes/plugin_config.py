@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import yaml
 
-from components.pools import DEVICE_PLUGIN_CONFIG_LABEL, GPU_RESOURCE, PoolSpec
+from components.model.pools import DEVICE_PLUGIN_CONFIG_LABEL, GPU_RESOURCE, PoolSpec
 
 DEFAULT_ENTRY = "default"
 MigStrategy = Literal["none", "single"]

@@ -1,209 +1,28 @@
-"""Sample CUDA workloads that prove each GPU pool end to end, as plain Kubernetes manifests.
+"""The samples stage: each GPU pool's sample CUDA workloads as Kubernetes resources.
 
-Per GPU pool: a vector-add Job (prints `Test PASSED`), an `nvidia-smi` Job and, for pools that
-advertise more GPUs than they have (time-slicing, MPS, MIG), a Deployment with one replica more
-than the node's physical GPUs, all on one node, which only becomes ready if sharing works.
-Every pod uses exactly the pool's `podScheduling` (selector, tolerations, one GPU).
-
-The manifests are built by pure functions shared by the Pulumi program (`build`, when
-`samples.enabled`) and by `python -m components samples STACK`, which prints them as YAML for
-`kubectl apply -f -` on any cluster.
+The manifests themselves come from `sample_manifests` (pure, shared with the `samples` command).
 """
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
-import yaml
 
-from components.catalog import charts
-from components.commands import load_validated, select_gpu_pools
-from components.config import StackConfig
-from components.pools import GPU_RESOURCE, PoolSpec, resolve_pools
-from components.program import ClusterHandle
+from components.kubernetes.cluster import ClusterHandle
+from components.kubernetes.sample_manifests import (
+    ACTIVE_DEADLINE_SECONDS,
+    NAMESPACE,
+    is_shared,
+    manifests,
+    namespace_manifest,
+)
+from components.model.config import StackConfig
+from components.model.pools import PoolSpec
 
-NAMESPACE = "gpufleet-samples"
-APP = "gpufleet-sample"
-POOL_LABEL = "gpufleet.io/pool"
-# Long enough for a GPU pool to scale up from zero and pull CUDA images; short enough that a
-# broken pool fails instead of keeping a GPU node up.
-ACTIVE_DEADLINE_SECONDS = 3600
-TTL_AFTER_FINISHED_SECONDS = 3600
-BACKOFF_LIMIT = 2
 # `pulumi up` waits as long as a sample may live (its active deadline).
 AWAIT_TIMEOUT = f"{ACTIVE_DEADLINE_SECONDS // 60}m"
-_RESOURCES = {
-    "requests": {"cpu": "100m", "memory": "256Mi"},
-    "limits": {"cpu": "1", "memory": "1Gi"},
-}
-
-
-def is_shared(pool: PoolSpec) -> bool:
-    """The pool advertises more GPUs per node than it has (time-slicing, MPS or MIG)."""
-    return pool.allocatable_per_node.get(GPU_RESOURCE, 0) > pool.gpus_per_node
-
-
-def namespace_manifest() -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Namespace",
-        "metadata": {"name": NAMESPACE, "labels": {"app.kubernetes.io/managed-by": "gpufleet"}},
-    }
-
-
-def vectoradd_job(pool: PoolSpec) -> dict[str, Any]:
-    """CUDA vector addition on one GPU of the pool; its log ends with `Test PASSED`."""
-    container = _container("vectoradd", charts.CUDA_VECTORADD_IMAGE, None, pool)
-    return _job(pool, "vectoradd", container)
-
-
-def nvidia_smi_job(pool: PoolSpec) -> dict[str, Any]:
-    """`nvidia-smi` on one GPU of the pool: shows the driver, CUDA version and the GPU it got."""
-    container = _container("nvidia-smi", charts.CUDA_BASE_IMAGE, ["nvidia-smi"], pool)
-    return _job(pool, "nvidia-smi", container)
-
-
-def sharing_deployment(pool: PoolSpec) -> dict[str, Any] | None:
-    """Physical GPUs + 1 replicas, each holding one GPU, required onto one node (None if unshared).
-
-    It can only become ready when the node advertises more nvidia.com/gpu than it has GPUs,
-    i.e. when time-slicing, MPS or MIG really works on the pool.
-    """
-    if not is_shared(pool):
-        return None
-    name = _name(pool, "sharing")
-    labels = _labels(pool, "sharing", name)
-    selector = {"app.kubernetes.io/name": APP, "app.kubernetes.io/instance": name}
-    container = _container(
-        "sharing", charts.CUDA_BASE_IMAGE, ["sh", "-c", "nvidia-smi -L && sleep infinity"], pool
-    )
-    pod_spec = _pod_spec(pool, container, restart_policy="Always")
-    pod_spec["affinity"] = {
-        "podAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": [
-                {
-                    "labelSelector": {"matchLabels": dict(selector)},
-                    "topologyKey": "kubernetes.io/hostname",
-                }
-            ]
-        }
-    }
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels},
-        "spec": {
-            "replicas": pool.gpus_per_node + 1,
-            "selector": {"matchLabels": dict(selector)},
-            # Replicas hold GPU slots; a rolling update would need slots that do not exist.
-            "strategy": {"type": "Recreate"},
-            "template": {"metadata": {"labels": dict(labels)}, "spec": pod_spec},
-        },
-    }
-
-
-def pool_manifests(pool: PoolSpec) -> list[dict[str, Any]]:
-    """The samples of one GPU pool."""
-    manifests = [vectoradd_job(pool), nvidia_smi_job(pool)]
-    deployment = sharing_deployment(pool)
-    if deployment is not None:
-        manifests.append(deployment)
-    return manifests
-
-
-def manifests(pools: Sequence[PoolSpec]) -> list[dict[str, Any]]:
-    """The samples namespace and every GPU pool's samples, in pool order."""
-    result = [namespace_manifest()]
-    for pool in pools:
-        if pool.kind == "gpu":
-            result += pool_manifests(pool)
-    return result
-
-
-# --- building blocks ---------------------------------------------------------------------------
-
-
-def _name(pool: PoolSpec, suffix: str) -> str:
-    # Job names must fit a label value (63); pool names are DNS labels ending alphanumeric.
-    return f"{pool.name[: 62 - len(suffix)].rstrip('-')}-{suffix}"
-
-
-def _labels(pool: PoolSpec, component: str, name: str) -> dict[str, str]:
-    return {
-        "app.kubernetes.io/name": APP,
-        "app.kubernetes.io/instance": name,
-        "app.kubernetes.io/component": component,
-        "app.kubernetes.io/managed-by": "gpufleet",
-        POOL_LABEL: pool.name,
-    }
-
-
-def _container(name: str, image: str, command: list[str] | None, pool: PoolSpec) -> dict[str, Any]:
-    scheduling = pool.pod_scheduling
-    gpu_limits: Mapping[str, Any] = scheduling["resources"].get("limits", {})
-    container: dict[str, Any] = {
-        "name": name,
-        "image": image,
-        "imagePullPolicy": "IfNotPresent",
-        "resources": {
-            "requests": dict(_RESOURCES["requests"]),
-            "limits": {**_RESOURCES["limits"], **gpu_limits},
-        },
-        # Root inside the container (MPS clients and some drivers' device nodes need it), but
-        # no capability and no way to gain privileges.
-        "securityContext": {
-            "allowPrivilegeEscalation": False,
-            "privileged": False,
-            "capabilities": {"drop": ["ALL"]},
-        },
-    }
-    if command:
-        container["command"] = command
-    if pool.cloud == "gcp" and pool.gke_driver != "INSTALLATION_DISABLED":
-        # GKE's device plugin mounts its driver here (FACTS.md, GKE workloads).
-        container["env"] = [{"name": "LD_LIBRARY_PATH", "value": "/usr/local/nvidia/lib64"}]
-    return container
-
-
-def _pod_spec(pool: PoolSpec, container: dict[str, Any], restart_policy: str) -> dict[str, Any]:
-    scheduling = pool.pod_scheduling
-    spec: dict[str, Any] = {
-        "restartPolicy": restart_policy,
-        "automountServiceAccountToken": False,
-        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
-        "containers": [container],
-    }
-    if scheduling["nodeSelector"]:
-        spec["nodeSelector"] = dict(scheduling["nodeSelector"])
-    if scheduling["tolerations"]:
-        spec["tolerations"] = [dict(t) for t in scheduling["tolerations"]]
-    return spec
-
-
-def _job(pool: PoolSpec, component: str, container: dict[str, Any]) -> dict[str, Any]:
-    name = _name(pool, component)
-    labels = _labels(pool, component, name)
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels},
-        "spec": {
-            "backoffLimit": BACKOFF_LIMIT,
-            "activeDeadlineSeconds": ACTIVE_DEADLINE_SECONDS,
-            "ttlSecondsAfterFinished": TTL_AFTER_FINISHED_SECONDS,
-            "template": {
-                "metadata": {"labels": dict(labels)},
-                "spec": _pod_spec(pool, container, restart_policy="Never"),
-            },
-        },
-    }
-
-
-# --- the Pulumi program's samples stage --------------------------------------------------------
 
 
 class Samples(pulumi.ComponentResource):
@@ -279,28 +98,3 @@ def build(
         cluster.k8s_provider,
         depends_on=[*gpu_pools, *([software] if software is not None else [])],
     )
-
-
-# --- `python -m components samples STACK` --------------------------------------------------------
-
-
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m components samples",
-        description="Print STACK's sample CUDA workloads (a vector-add and an nvidia-smi Job per "
-        "GPU pool, and a sharing Deployment for shared pools) as YAML, ready for "
-        "`kubectl apply -f -` on any cluster whose nodes match the stack's pools.",
-    )
-    parser.add_argument(
-        "stack", metavar="STACK", help="stack name in stacks/ or path to a stack YAML"
-    )
-    parser.add_argument(
-        "--pool", action="append", metavar="NAME", help="only this GPU pool (repeatable)"
-    )
-    options = parser.parse_args(argv)
-    stack, config = load_validated(options.stack)
-    pools = select_gpu_pools(resolve_pools(config), options.pool, stack.name)
-    print(f"# Sample CUDA workloads of stack {stack.name}: kubectl apply -f <this file>")
-    print(f"# Then: kubectl -n {NAMESPACE} logs job/<pool>-vectoradd  (expect 'Test PASSED')")
-    print(yaml.safe_dump_all(manifests(pools), sort_keys=False), end="")
-    return 0

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.config import StackConfig
 from components.kubernetes import dcgm, device_plugin, gpu_operator, namespaces, targeting
-from components.pools import PoolSpec, system_pool
-from components.program import ClusterHandle
+from components.kubernetes.cluster import ClusterHandle
+from components.model.config import StackConfig
+from components.model.pools import PoolSpec, system_pool
 
 
 @dataclass(frozen=True)

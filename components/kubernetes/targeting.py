@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
-from components.config import StackConfig
-from components.pools import DEVICE_PLUGIN_CONFIG_LABEL, MIG_CONFIG_LABEL, PoolSpec
+from components.model.config import StackConfig
+from components.model.pools import DEVICE_PLUGIN_CONFIG_LABEL, MIG_CONFIG_LABEL, PoolSpec
 
 Distribution = Literal["gke", "eks", "aks", "generic"]
 

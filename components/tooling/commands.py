@@ -1,6 +1,6 @@
 """What every command of `python -m components` shares: reading a validated stack, picking pools.
 
-Commands raise `BadInput`; `components.cli.main` prints its message and exits with status 2,
+Commands raise `BadInput`; `components.tooling.cli.main` prints its message and exits with status 2,
 so no command repeats that plumbing and none prints a traceback.
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from components.config import ConfigError, StackConfig, parse_config
-from components.pools import PoolSpec
-from components.stacks import StackFile, StackNotFound, load_stack
+from components.model.config import ConfigError, StackConfig, parse_config
+from components.model.pools import PoolSpec
+from components.tooling.stacks import StackFile, StackNotFound, load_stack
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 

@@ -17,9 +17,9 @@ from typing import Any
 
 import yaml
 
-from components.catalog import gpus
-from components.commands import EXIT_BAD_INPUT, EXIT_OK, load_validated, select_gpu_pools
-from components.pools import PoolSpec, resolve_pools
+from components.model.catalog import gpus
+from components.model.pools import PoolSpec, resolve_pools
+from components.tooling.commands import EXIT_BAD_INPUT, EXIT_OK, load_validated, select_gpu_pools
 
 # GKE mounts its driver here; workloads need it on the library path (FACTS: GKE, Workloads).
 GKE_LD_LIBRARY_PATH = "/usr/local/nvidia/lib64"

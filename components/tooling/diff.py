@@ -2,7 +2,7 @@
 
 The point is the warning: a PR that edits a GPU pool's accelerator type looks like a one-line
 change, but the provider deletes and recreates the pool (every node, every running job). This
-module names those replacements, using :mod:`components.catalog.replacements`, before anyone
+module names those replacements, using :mod:`components.model.catalog.replacements`, before anyone
 runs ``pulumi up``.
 
 Command line (wired into ``python -m components`` elsewhere)::
@@ -40,7 +40,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TextIO
 
-from components.catalog.replacements import replacement_paths
+from components.model.catalog.replacements import replacement_paths
 
 __all__ = [
     "ABSENT",

@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 
 PROJECT = "gpufleet"
-PROJECT_DIR = Path(__file__).resolve().parent.parent
+PROJECT_DIR = Path(__file__).resolve().parents[2]
 STACKS_DIR = PROJECT_DIR / "stacks"
 PROGRAM = PROJECT_DIR / "__main__.py"
 

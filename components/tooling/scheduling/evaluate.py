@@ -14,8 +14,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from components.scheduling import quantity
-from components.scheduling.model import FitResult, NodeTemplate, PoolView, Taint
+from components.tooling.scheduling import quantity
+from components.tooling.scheduling.model import FitResult, NodeTemplate, PoolView, Taint
 
 Labels = Mapping[str, str]
 

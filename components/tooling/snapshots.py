@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from components.engine import SECRET, Plan
+from components.tooling.engine import SECRET, Plan
 
 # Property names that hold credentials whenever they hold a string (kubeconfigs, passwords,
 # tokens, keys). `httpTokens` or `automountServiceAccountToken` do not end in these words.

@@ -13,13 +13,13 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from components.catalog import gpus
-from components.config import StackConfig
-from components.engine import RecordedResource, plan_stack
-from components.pools import POOL_LABEL, PoolSpec, resolve_pools, system_pool
-from components.scheduling import NodeTemplate, PoolView, Taint, quantity
-from components.scheduling.model import TAINT_EFFECTS
-from components.stacks import StackFile
+from components.model.catalog import gpus
+from components.model.config import StackConfig
+from components.model.pools import POOL_LABEL, PoolSpec, resolve_pools, system_pool
+from components.tooling.engine import RecordedResource, plan_stack
+from components.tooling.scheduling import NodeTemplate, PoolView, Taint, quantity
+from components.tooling.scheduling.model import TAINT_EFFECTS
+from components.tooling.stacks import StackFile
 
 GIB = 2**30
 # A machine shape the catalog does not know: make CPU and memory never the limiting factor

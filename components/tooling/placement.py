@@ -2,7 +2,7 @@
 
 Pure functions over PoolSpecs and rendered pod specs, used by the tests on every shipped stack:
 a DaemonSet's pod must fit every GPU pool it serves and no CPU pool; a sample pod must fit its
-own pool and no other. The simulator (`components.scheduling`) answers per node template.
+own pool and no other. The simulator (`components.tooling.scheduling`) answers per node template.
 
 The GPU Operator needs a model of what it does at run time: NFD's worker (a DaemonSet on every
 node it tolerates) labels nodes that have an NVIDIA PCI device, the operator then labels them
@@ -16,9 +16,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from components import pool_views
-from components.pools import PoolSpec
-from components.scheduling import NodeTemplate, evaluate
+from components.model.pools import PoolSpec
+from components.tooling import pool_views
+from components.tooling.scheduling import NodeTemplate, evaluate
 
 NFD_GPU_LABEL = "feature.node.kubernetes.io/pci-10de.present"
 OPERATOR_GPU_LABEL = "nvidia.com/gpu.present"

@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from components.engine import Plan, RecordedResource
+from components.tooling.engine import Plan, RecordedResource
 
 # The input properties worth seeing at a glance, per resource type (dotted camelCase paths).
 HIGHLIGHTS: Mapping[str, tuple[str, ...]] = {

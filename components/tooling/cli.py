@@ -12,16 +12,37 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from components.commands import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, BadInput, load_validated
-from components.stacks import shipped_stacks
+from components.tooling.commands import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    EXIT_OK,
+    BadInput,
+    load_validated,
+)
+from components.tooling.stacks import shipped_stacks
 
 # command -> (module with main(argv), one-line summary)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "plan": ("components.cli", "show what `pulumi up` would create for STACK (offline, mocked)"),
-    "samples": ("components.kubernetes.samples", "print STACK's sample CUDA workloads as YAML"),
-    "fit": ("components.fit", "tell whether the pods in MANIFEST will schedule on STACK's pools"),
-    "consumers": ("components.consumers", "print ready-to-paste GPU pool settings for a tool"),
-    "diff": ("components.diff", "compare two `plan --json` documents, warning on replacements"),
+    "plan": (
+        "components.tooling.cli",
+        "show what `pulumi up` would create for STACK (offline, mocked)",
+    ),
+    "samples": (
+        "components.tooling.samples_command",
+        "print STACK's sample CUDA workloads as YAML",
+    ),
+    "fit": (
+        "components.tooling.fit",
+        "tell whether the pods in MANIFEST will schedule on STACK's pools",
+    ),
+    "consumers": (
+        "components.tooling.consumers",
+        "print ready-to-paste GPU pool settings for a tool",
+    ),
+    "diff": (
+        "components.tooling.diff",
+        "compare two `plan --json` documents, warning on replacements",
+    ),
 }
 
 USAGE = """usage: python -m components COMMAND [ARGS]
@@ -91,7 +112,7 @@ def plan_main(argv: list[str]) -> int:
     view.add_argument("--mermaid", action="store_true", help="a Mermaid diagram of the stack")
     options = parser.parse_args(argv)
 
-    from components.engine import plan_stack
+    from components.tooling.engine import plan_stack
 
     stack, _ = load_validated(options.stack)
 
@@ -99,11 +120,11 @@ def plan_main(argv: list[str]) -> int:
     if options.json:
         print(json.dumps(plan.to_json(), indent=2, sort_keys=True))
     elif options.mermaid:
-        from components.mermaid import render_mermaid
+        from components.tooling.mermaid import render_mermaid
 
         print(render_mermaid(plan))
     else:
-        from components.render import render_pool_table, render_tree
+        from components.tooling.render import render_pool_table, render_tree
 
         print(render_tree(plan))
         print()

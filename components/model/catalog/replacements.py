@@ -1,6 +1,6 @@
 """Which input changes make a provider *replace* a resource instead of updating it in place.
 
-Pure data plus one lookup. ``components.diff`` uses it to warn, before ``pulumi up``, that a
+Pure data plus one lookup. ``components.tooling.diff`` uses it to warn, before ``pulumi up``, that a
 change deletes and recreates a resource. For a GPU node pool that means every node, and every
 pod on it, goes away; for a cluster it means everything.
 

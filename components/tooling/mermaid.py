@@ -11,8 +11,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from components.engine import Plan, RecordedResource
-from components.render import lookup
+from components.tooling.engine import Plan, RecordedResource
+from components.tooling.render import lookup
 
 POOL_LABEL = "gpufleet.io/pool"
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from components.mockcloud import aws, azure, gcp, kubernetes
+from components.tooling.mockcloud import aws, azure, gcp, kubernetes
 
 ResourceFake = Callable[[str, Mapping[str, Any]], dict[str, Any]]
 CallFake = Callable[[Mapping[str, Any]], dict[str, Any]]

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.config import ClusterConfig, StackConfig
-from components.pools import PoolSpec
-from components.program import ClusterHandle
+from components.kubernetes.cluster import ClusterHandle
+from components.model.config import ClusterConfig, StackConfig
+from components.model.pools import PoolSpec
 
 KUBECONFIG_KEY = "kubeconfig"
 

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from components.commands import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, load_validated
-from components.pool_views import PoolCheck, stack_pool_checks
-from components.pools import PoolSpec
-from components.scheduling import (
+from components.model.pools import PoolSpec
+from components.tooling.commands import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, load_validated
+from components.tooling.pool_views import PoolCheck, stack_pool_checks
+from components.tooling.scheduling import (
     PodTemplate,
     WorkloadError,
     extract_pod_templates,

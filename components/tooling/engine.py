@@ -25,8 +25,8 @@ from pulumi.runtime.config import set_all_config
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from components import mockcloud
-from components.stacks import PROGRAM, PROJECT, PROJECT_DIR, StackFile
+from components.tooling import mockcloud
+from components.tooling.stacks import PROGRAM, PROJECT, PROJECT_DIR, StackFile
 
 SECRET = "[secret]"
 UNKNOWN = "[unknown]"

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from components.catalog import gpus
-from components.config import (
+from components.model.catalog import gpus
+from components.model.config import (
     DEFAULT_SYSTEM_MACHINE,
     SYSTEM_POOL_NAME,
     GpuPoolConfig,

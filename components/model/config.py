@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
-from components.catalog import charts, gpus
+from components.model.catalog import charts, gpus
 
 CloudName = Literal["gcp", "aws", "azure", "existing"]
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
