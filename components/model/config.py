@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from components.model.catalog import charts, gpus
+from components.model.problems import ConfigError, Problem
 
 CloudName = Literal["gcp", "aws", "azure", "existing"]
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
@@ -204,31 +205,6 @@ def resolve_software_mode(cloud: CloudName, mode: SoftwareMode) -> SoftwareMode:
     if mode != "auto":
         return mode
     return "cloud-managed" if cloud == "gcp" else "device-plugin"
-
-
-@dataclass(frozen=True)
-class Problem:
-    path: str
-    message: str
-    value: Any = None
-    has_value: bool = True
-
-    def __str__(self) -> str:
-        shown = f" (got {self.value!r})" if self.has_value else ""
-        return f"{self.path}: {self.message}{shown}"
-
-
-class ConfigError(Exception):
-    """Every problem found in a stack config."""
-
-    def __init__(self, problems: Sequence[Problem]) -> None:
-        self.problems = list(problems)
-        super().__init__(self.render())
-
-    def render(self) -> str:
-        lines = [f"invalid gpufleet config ({len(self.problems)} problem(s)):"]
-        lines += [f"  - {p}" for p in self.problems]
-        return "\n".join(lines)
 
 
 # --- names and formats the clouds accept ----------------------------------------------------
