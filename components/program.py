@@ -1,8 +1,8 @@
 """The program's stages, one function each, dispatched to the chosen cloud.
 
-`__main__.py` reads as the architecture by calling these in order. Each cloud package has a
-`stack` module with `build_cluster` and `build_gpu_pools`; only the chosen cloud's provider SDK
-is imported, which keeps a plan fast.
+`__main__.py` reads as the architecture by calling these in order. Each cloud names (in its
+`Cloud.stack_module`) a module with `build_cluster` and `build_gpu_pools`; only the chosen
+cloud's provider SDK is imported, which keeps a plan fast.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from typing import Protocol
 import pulumi
 
 from components.kubernetes.cluster import ClusterHandle
-from components.model.config import StackConfig
 from components.model.pools import PoolSpec
+from components.model.registry import cloud_of
+from components.model.schema import StackConfig
 
 
 class CloudStack(Protocol):
@@ -27,7 +28,7 @@ class CloudStack(Protocol):
 
 
 def cloud_stack(config: StackConfig) -> CloudStack:
-    return importlib.import_module(f"components.{config.cloud}.stack")
+    return importlib.import_module(cloud_of(config).stack_module)
 
 
 def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterHandle:

@@ -21,7 +21,8 @@ from components.aws.autoscaler import autoscaler_values
 from components.aws.cluster import eks_kubeconfig
 from components.aws.gpu_pool import ami_parameter
 from components.aws.user_data import parse_registration
-from components.model.catalog import charts, gpus
+from components.model.catalog import charts
+from components.model.catalog import index as gpus
 from components.model.config import GpuPoolConfig, StackConfig, parse_config
 from components.model.pools import Taint, resolve_pools
 from components.tooling.engine import Plan, RecordedResource

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from components.model.catalog import gpus
+from components.azure.model.catalog import AKS_MIG_PROFILES
+from components.model.catalog import index as gpus
 from components.model.config import parse_config
 from components.model.pools import resolve_pools
 from components.tooling.engine import Plan, RecordedResource
@@ -120,7 +121,7 @@ def test_mig_profile_only_on_mig_pools_of_mig_capable_sizes() -> None:
         inputs = pools[spec.name].inputs
         if spec.mig_partition_size:
             slices = spec.mig_partition_size.split(".")[0]
-            assert inputs["gpuInstanceProfile"] == gpus.AKS_MIG_PROFILES[slices]
+            assert inputs["gpuInstanceProfile"] == AKS_MIG_PROFILES[slices]
             assert gpus.MACHINE_TYPES[("azure", spec.accelerator, inputs["vmSize"])].mig_capable
         else:
             assert "gpuInstanceProfile" not in inputs

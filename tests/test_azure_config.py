@@ -11,7 +11,7 @@ import yaml
 
 from components.azure import credentials
 from components.azure.gpu_pool import mig_profile
-from components.model.catalog import gpus
+from components.model.catalog import index as gpus
 from components.model.config import ConfigError, parse_config
 from components.model.pools import resolve_pools
 from components.tooling.mockcloud import azure as mock_azure

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.model.catalog import gpus
+from components.model.catalog import index as gpus
 from components.model.config import parse_config
 from components.model.pools import resolve_pools
 from components.tooling.engine import Plan, RecordedResource

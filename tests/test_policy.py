@@ -23,7 +23,7 @@ from pulumi_policy import (
     StackValidationArgs,
 )
 
-from components.model.catalog.gpus import MACHINE_TYPES
+from components.model.catalog.index import MACHINE_TYPES
 from components.model.pools import GPU_TAINTS, SYSTEM_MACHINE_SHAPES
 from components.tooling.stacks import PROJECT_DIR, STACKS_DIR, shipped_stacks
 from policy import pack_config

@@ -46,12 +46,9 @@ def _leaf_keys(model: type, prefix: str = "") -> list[str]:
 
 
 def test_every_config_key_is_in_the_reference() -> None:
-    from components.model.config import (
-        ClusterConfig,
-        GpuPoolConfig,
-        GpuSoftwareConfig,
-        SamplesConfig,
-    )
+    from components.model.config import ClusterModel as ClusterConfig
+    from components.model.config import GpuPoolModel as GpuPoolConfig
+    from components.model.schema import GpuSoftwareConfig, SamplesConfig
 
     reference = README.split("## Configuration reference", 1)[1]
     keys = _leaf_keys(ClusterConfig) + _leaf_keys(GpuPoolConfig) + _leaf_keys(GpuSoftwareConfig)

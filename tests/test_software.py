@@ -97,11 +97,11 @@ def test_mode_installs_what_it_promises(stack: str, mode: str) -> None:
 def test_daemonsets_land_on_every_gpu_pool_and_no_cpu_pool(stack: str, mode: str) -> None:
     overrides = software_overrides(stack, mode)
     plan = plan_of(stack, overrides)
-    config, pools, cpu = resolved(stack, overrides)
+    _config, pools, cpu = resolved(stack, overrides)
     installed = releases(plan)
     gpu_names = {p.name for p in pools}
     # Pools whose image runs its own device plugin (Bottlerocket) are not ours to serve.
-    served = {p.name for p in targeting.nvidia_pools(config, pools)}
+    served = {p.name for p in targeting.nvidia_pools(pools)}
     nodes = placement.targets(pools, cpu)
     cpu_name = nodes[-1].node.pool
     checked = 0

@@ -18,8 +18,8 @@ import pulumi_kubernetes as k8s
 from components.aws import iam
 from components.kubernetes.helm import pinned_release
 from components.model.catalog import charts
-from components.model.config import SYSTEM_POOL_NAME
 from components.model.pools import POOL_LABEL
+from components.model.schema import SYSTEM_POOL_NAME
 
 RELEASE_NAME = "cluster-autoscaler"
 # Named explicitly: the IRSA trust policy names this exact service account.

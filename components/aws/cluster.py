@@ -13,11 +13,12 @@ import pulumi_kubernetes as k8s
 
 from components.aws import iam
 from components.aws.launch_template import METADATA_OPTIONS, block_devices, tag_specifications
+from components.aws.model.config import cluster_options
 from components.aws.network import EksNetwork, NetworkHandle, existing_network
 from components.aws.user_data import ClusterJoin
 from components.kubernetes.kubeconfig import exec_kubeconfig
-from components.model.config import SYSTEM_POOL_NAME, ClusterConfig
 from components.model.pools import PoolSpec
+from components.model.schema import SYSTEM_POOL_NAME, ClusterConfig
 
 CONTROL_PLANE_LOGS = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
 # EKS would create the log group itself with no expiry; ours keeps a month.
@@ -69,7 +70,7 @@ class EksCluster(pulumi.ComponentResource):
             opts=pulumi.InvokeOutputOptions(parent=self, provider=self.aws_provider)
         ).partition
 
-        if cfg.aws.private_subnet_ids:
+        if cluster_options(cfg).private_subnet_ids:
             self.network = existing_network(cfg, self.aws_provider, self)
         else:
             self.network = EksNetwork(f"{name}-network", cfg, opts=child).handle
@@ -105,7 +106,7 @@ class EksCluster(pulumi.ComponentResource):
                 subnet_ids=self.network.private_subnet_ids,
                 endpoint_private_access=True,
                 endpoint_public_access=True,
-                public_access_cidrs=cfg.aws.public_endpoint_cidrs,
+                public_access_cidrs=cluster_options(cfg).public_endpoint_cidrs,
             ),
             access_config=aws.eks.ClusterAccessConfigArgs(
                 authentication_mode="API",
@@ -113,7 +114,7 @@ class EksCluster(pulumi.ComponentResource):
                 bootstrap_cluster_creator_admin_permissions=True,
             ),
             kubernetes_network_config=aws.eks.ClusterKubernetesNetworkConfigArgs(
-                ip_family="ipv4", service_ipv4_cidr=cfg.aws.service_cidr
+                ip_family="ipv4", service_ipv4_cidr=cluster_options(cfg).service_cidr
             ),
             encryption_config=aws.eks.ClusterEncryptionConfigArgs(
                 provider=aws.eks.ClusterEncryptionConfigProviderArgs(key_arn=key.arn),
@@ -171,7 +172,7 @@ class EksCluster(pulumi.ComponentResource):
                 name=parts[0],
                 endpoint=parts[1],
                 certificate_authority=parts[2] or "",
-                service_cidr=cfg.aws.service_cidr,
+                service_cidr=cluster_options(cfg).service_cidr,
             )
         )
         self.kubeconfig = pulumi.Output.secret(

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from components.model.config import ClusterConfig
+from components.aws.model.config import cluster_options
+from components.model.schema import ClusterConfig
 
 # Subnet tags the AWS load balancer controller and cloud provider use to place load balancers.
 PUBLIC_ELB_TAG = "kubernetes.io/role/elb"
@@ -65,11 +66,11 @@ class EksNetwork(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         zones = list(config.zones or [])
         cluster_tag = {f"kubernetes.io/cluster/{config.name}": "shared"}
-        private_cidrs, public_cidrs = subnet_cidrs(config.aws.vpc_cidr, len(zones))
+        private_cidrs, public_cidrs = subnet_cidrs(cluster_options(config).vpc_cidr, len(zones))
 
         self.vpc = aws.ec2.Vpc(
             f"{name}-vpc",
-            cidr_block=config.aws.vpc_cidr,
+            cidr_block=cluster_options(config).vpc_cidr,
             enable_dns_hostnames=True,  # EKS nodes register by private DNS name
             enable_dns_support=True,
             tags={"Name": f"{config.name}-vpc"},
@@ -110,7 +111,7 @@ class EksNetwork(pulumi.ComponentResource):
                 opts=child,
             )
             public_subnets.append(public)
-            if index == 0 or config.aws.nat_gateways == "per-zone":
+            if index == 0 or cluster_options(config).nat_gateways == "per-zone":
                 address = aws.ec2.Eip(
                     f"{name}-nat-{zone}",
                     domain="vpc",
@@ -173,7 +174,7 @@ def existing_network(
     config: ClusterConfig, provider: aws.Provider, parent: pulumi.Resource
 ) -> NetworkHandle:
     """The user's subnets; each zone's private subnets are looked up by availability zone."""
-    private = list(config.aws.private_subnet_ids or [])
+    private = list(cluster_options(config).private_subnet_ids or [])
     by_zone: dict[str, pulumi.Input[Sequence[pulumi.Input[str]]]] = {}
     for zone in config.zones or []:
         found = aws.ec2.get_subnets_output(
@@ -186,7 +187,7 @@ def existing_network(
         by_zone[zone] = found.ids.apply(functools.partial(_non_empty, zone=zone))
     return NetworkHandle(
         private_subnet_ids=private,
-        public_subnet_ids=list(config.aws.public_subnet_ids or []),
+        public_subnet_ids=list(cluster_options(config).public_subnet_ids or []),
         private_subnets_by_zone=by_zone,
     )
 

@@ -15,9 +15,10 @@ from components.aws.managed_gpu_pool import (
     ManagedGpuPoolArgs,
     group_name_pattern,
 )
+from components.aws.model.config import cluster_options, pool_options
 from components.kubernetes.cluster import ClusterHandle
-from components.model.config import StackConfig
 from components.model.pools import PoolSpec
+from components.model.schema import StackConfig
 
 
 def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterHandle:
@@ -27,7 +28,9 @@ def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterH
         EksClusterArgs(
             config=config.cluster,
             system_pool=system_pool,
-            self_managed_nodes=any(p.aws.node_group == "self-managed" for p in config.gpu_pools),
+            self_managed_nodes=any(
+                pool_options(p).node_group == "self-managed" for p in config.gpu_pools
+            ),
         ),
     )
     return ClusterHandle.of(cluster, name=cluster.cluster.name)
@@ -40,7 +43,7 @@ def build_gpu_pools(
     eks = cluster.component
     assert isinstance(eks, EksCluster)
     cfg = config.cluster
-    options = {p.name: p.aws for p in config.gpu_pools}
+    options = {p.name: pool_options(p) for p in config.gpu_pools}
     built: list[pulumi.Resource] = []
     spot_groups: list[str] = []
     for pool in pools:
@@ -94,7 +97,7 @@ def build_gpu_pools(
             cluster_name=cfg.name,
             region=cfg.region or "",
             kubernetes_version=cfg.kubernetes_version,
-            expander=cfg.aws.autoscaler_expander,
+            expander=cluster_options(cfg).autoscaler_expander,
             oidc_provider_arn=eks.oidc_provider.arn,
             oidc_issuer_url=eks.oidc_issuer,
             spot_group_patterns=spot_groups,

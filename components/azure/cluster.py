@@ -15,8 +15,9 @@ from pulumi_azure_native import authorization, containerservice
 from pulumi_azure_native.provider import Provider as AzureProvider
 
 from components.azure import credentials, network
-from components.model.config import SYSTEM_POOL_NAME, ClusterConfig
+from components.azure.model.config import cluster_options
 from components.model.pools import PoolSpec
+from components.model.schema import SYSTEM_POOL_NAME, ClusterConfig
 
 # Built-in role definition ids (the same in every tenant).
 NETWORK_CONTRIBUTOR = "4d97b98b-1d4f-4787-a291-c67834d212e7"
@@ -57,7 +58,7 @@ class AksCluster(pulumi.ComponentResource):
     ) -> None:
         super().__init__("gpufleet:azure:Cluster", name, None, opts)
         cfg = args.config
-        aks = cfg.azure
+        aks = cluster_options(cfg)
         location = cfg.region or ""
         entra_id = aks.authentication == "entra-id"
         tags = {"managed-by": "gpufleet", "gpufleet-cluster": cfg.name}
@@ -203,14 +204,16 @@ class AksCluster(pulumi.ComponentResource):
             scope=self.subnet_id,
             opts=child,
         )
-        if args.config.azure.authentication != "entra-id":
+        if cluster_options(args.config).authentication != "entra-id":
             return []
         return [
             authorization.RoleAssignment(
                 f"{name}-deployer-cluster-admin",
                 principal_id=client.object_id,
                 # The SDK assumes User; a CI login is a service principal (or managed identity).
-                principal_type=DEPLOYER_PRINCIPAL_TYPES[args.config.azure.kubelogin_mode],
+                principal_type=DEPLOYER_PRINCIPAL_TYPES[
+                    cluster_options(args.config).kubelogin_mode
+                ],
                 role_definition_id=role(AKS_RBAC_CLUSTER_ADMIN),
                 scope=self.cluster.id,
                 opts=child,

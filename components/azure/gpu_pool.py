@@ -10,9 +10,10 @@ import pulumi
 from pulumi_azure_native import containerservice
 from pulumi_azure_native.provider import Provider as AzureProvider
 
-from components.model.catalog import gpus
-from components.model.config import StackConfig
-from components.model.pools import AKS_SPOT_KEY, PoolSpec, Taint
+from components.azure.model.catalog import CATALOG
+from components.azure.model.cloud import SPOT_KEY, gpu_instance_profile
+from components.model.pools import PoolSpec, Taint
+from components.model.schema import StackConfig
 
 GpuDriver = Literal["Install", "None"]
 # Owned by the cluster autoscaler (count) and AKS's patch auto-upgrade (orchestratorVersion):
@@ -35,7 +36,7 @@ def node_labels(pool: PoolSpec) -> dict[str, str]:
     """
     labels = dict(pool.declared_labels)
     if pool.spot:
-        labels[AKS_SPOT_KEY] = "spot"
+        labels[SPOT_KEY] = "spot"
     return labels
 
 
@@ -43,19 +44,20 @@ def node_taints(pool: PoolSpec) -> list[str]:
     """`sku=gpu:NoSchedule`, the configured taints and, on Spot pools, AKS's Spot taint."""
     taints = list(pool.declared_taints)
     if pool.spot:
-        taints.append(Taint(AKS_SPOT_KEY, "spot", "NoSchedule"))
+        taints.append(Taint(SPOT_KEY, "spot", "NoSchedule"))
     # AKS's syntax, key=value:Effect (config requires a value on azure).
     return [str(t) for t in taints]
 
 
 def mig_profile(pool: PoolSpec) -> str | None:
     """The AKS `gpuInstanceProfile`, only on VM sizes that support MIG."""
-    if pool.aks_gpu_instance_profile is None:
+    profile = gpu_instance_profile(pool.mig_partition_size)
+    if profile is None:
         return None
-    machine = gpus.MACHINE_TYPES.get(("azure", pool.accelerator, pool.machine_types[0]))
+    machine = CATALOG.machine(pool.accelerator, pool.machine_types[0])
     if machine is None or not machine.mig_capable:
         raise ValueError(f"pool {pool.name}: {pool.machine_types[0]} does not support MIG on AKS")
-    return pool.aks_gpu_instance_profile
+    return profile
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pulumi
 from pulumi_azure_native import network, resources
 
-from components.model.config import AzureClusterOptions
+from components.azure.model.config import AzureClusterOptions
 
 NODE_SUBNET = "nodes"
 

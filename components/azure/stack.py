@@ -9,8 +9,8 @@ import pulumi
 from components.azure.cluster import AksCluster, AksClusterArgs
 from components.azure.gpu_pool import AksGpuAgentPool, AksGpuAgentPoolArgs, gpu_driver
 from components.kubernetes.cluster import ClusterHandle
-from components.model.config import StackConfig
 from components.model.pools import PoolSpec
+from components.model.schema import StackConfig
 
 
 def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterHandle:

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.existing.model.config import cluster_options
 from components.kubernetes.cluster import ClusterHandle
-from components.model.config import ClusterConfig, StackConfig
 from components.model.pools import PoolSpec
+from components.model.schema import ClusterConfig, StackConfig
 
 KUBECONFIG_KEY = "kubeconfig"
 
@@ -40,7 +41,7 @@ class ExistingCluster(pulumi.ComponentResource):
         self, name: str, args: ExistingClusterArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__("gpufleet:kubernetes:ExistingCluster", name, None, opts)
-        context = args.config.existing.context
+        context = cluster_options(args.config).context
         self.k8s_provider = k8s.Provider(
             f"{name}-k8s",
             k8s.ProviderArgs(

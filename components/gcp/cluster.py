@@ -8,9 +8,10 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from components.gcp.model.config import cluster_options
 from components.kubernetes.kubeconfig import exec_kubeconfig
-from components.model.config import SYSTEM_POOL_NAME, ClusterConfig
 from components.model.pools import PoolSpec
+from components.model.schema import SYSTEM_POOL_NAME, ClusterConfig
 
 # Default GKE node scopes, including devstorage.read_only, which GPU nodes need to fetch drivers.
 NODE_OAUTH_SCOPES = [
@@ -54,7 +55,7 @@ class GkeCluster(pulumi.ComponentResource):
     ) -> None:
         super().__init__("gpufleet:gcp:Cluster", name, None, opts)
         cfg = args.config
-        gcp_cfg = cfg.gcp
+        gcp_cfg = cluster_options(cfg)
         region = cfg.region or ""
         self.gcp_provider = gcp.Provider(
             f"{name}-gcp",
@@ -196,8 +197,9 @@ class GkeCluster(pulumi.ComponentResource):
     ) -> tuple[pulumi.Input[str], pulumi.Input[str]]:
         """The cluster's own VPC and subnetwork (with Cloud NAT: private nodes pull images), or the given ones."""
         cfg = args.config
-        if cfg.gcp.network and cfg.gcp.subnetwork:
-            return cfg.gcp.network, cfg.gcp.subnetwork
+        options = cluster_options(cfg)
+        if options.network and options.subnetwork:
+            return options.network, options.subnetwork
         network = gcp.compute.Network(
             f"{name}-network",
             name=f"{cfg.name}-net",
@@ -209,14 +211,14 @@ class GkeCluster(pulumi.ComponentResource):
             name=f"{cfg.name}-nodes",
             network=network.id,
             region=cfg.region,
-            ip_cidr_range=cfg.gcp.subnet_cidr,
+            ip_cidr_range=options.subnet_cidr,
             private_ip_google_access=True,
             secondary_ip_ranges=[
                 gcp.compute.SubnetworkSecondaryIpRangeArgs(
-                    range_name=PODS_RANGE, ip_cidr_range=cfg.gcp.pods_cidr
+                    range_name=PODS_RANGE, ip_cidr_range=options.pods_cidr
                 ),
                 gcp.compute.SubnetworkSecondaryIpRangeArgs(
-                    range_name=SERVICES_RANGE, ip_cidr_range=cfg.gcp.services_cidr
+                    range_name=SERVICES_RANGE, ip_cidr_range=options.services_cidr
                 ),
             ],
             opts=child,

@@ -8,6 +8,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.gcp.cluster import NODE_OAUTH_SCOPES
+from components.gcp.model.cloud import gke_accelerator
 from components.model.pools import PoolSpec
 
 # Kubernetes taint effects as the GKE API spells them.
@@ -22,6 +23,8 @@ GKE_SHARING_STRATEGIES = {"time-sharing": "TIME_SHARING", "mps": "MPS"}
 @dataclass(frozen=True)
 class GkeGpuNodePoolArgs:
     pool: PoolSpec
+    # The pool's gpu_driver_version (GKE-managed, or INSTALLATION_DISABLED for the operator).
+    driver: str
     cluster_name: pulumi.Input[str]
     region: str
     service_account: pulumi.Input[str]
@@ -58,7 +61,7 @@ class GkeGpuNodePool(pulumi.ComponentResource):
                 disk_type="pd-balanced",
                 service_account=args.service_account,
                 oauth_scopes=NODE_OAUTH_SCOPES,
-                guest_accelerators=[_accelerator(pool)],
+                guest_accelerators=[_accelerator(pool, args.driver)],
                 labels=dict(pool.declared_labels),
                 # GKE adds the GPU taint only when a non-GPU pool already exists; declare it.
                 taints=[
@@ -86,7 +89,9 @@ class GkeGpuNodePool(pulumi.ComponentResource):
         )
 
 
-def _accelerator(pool: PoolSpec) -> gcp.container.NodePoolNodeConfigGuestAcceleratorArgs:
+def _accelerator(
+    pool: PoolSpec, driver: str
+) -> gcp.container.NodePoolNodeConfigGuestAcceleratorArgs:
     sharing = None
     partition = None
     if pool.sharing_via == "cloud" and pool.sharing_strategy and pool.max_shared_clients_per_gpu:
@@ -97,11 +102,11 @@ def _accelerator(pool: PoolSpec) -> gcp.container.NodePoolNodeConfigGuestAcceler
     if pool.sharing_via == "cloud" and pool.mig_partition_size:
         partition = pool.mig_partition_size
     return gcp.container.NodePoolNodeConfigGuestAcceleratorArgs(
-        type=pool.gke_accelerator,
+        type=gke_accelerator(pool.accelerator, pool.machine_types[0]),
         count=pool.gpus_per_node,
         # Explicit: an unset driver version caused permanent diffs.
         gpu_driver_installation_config=gcp.container.NodePoolNodeConfigGuestAcceleratorGpuDriverInstallationConfigArgs(
-            gpu_driver_version=pool.gke_driver
+            gpu_driver_version=driver
         ),
         gpu_sharing_config=sharing,
         gpu_partition_size=partition,

@@ -8,9 +8,10 @@ import pulumi
 
 from components.gcp.cluster import GkeCluster, GkeClusterArgs
 from components.gcp.gpu_pool import GkeGpuNodePool, GkeGpuNodePoolArgs
+from components.gcp.model.cloud import gke_driver
 from components.kubernetes.cluster import ClusterHandle
-from components.model.config import StackConfig
 from components.model.pools import PoolSpec
+from components.model.schema import StackConfig
 
 
 def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterHandle:
@@ -26,11 +27,13 @@ def build_gpu_pools(
 ) -> list[pulumi.Resource]:
     gke = cluster.component
     assert isinstance(gke, GkeCluster)
+    configured = {p.name: p for p in config.gpu_pools}
     return [
         GkeGpuNodePool(
             f"{config.cluster.name}-{pool.name}",
             GkeGpuNodePoolArgs(
                 pool=pool,
+                driver=gke_driver(config.gpu_software_mode, configured[pool.name]),
                 cluster_name=gke.cluster.name,
                 region=config.cluster.region or "",
                 service_account=gke.node_service_account,

@@ -17,15 +17,15 @@ import pulumi_kubernetes as k8s
 from components.kubernetes import targeting
 from components.kubernetes.helm import pinned_release
 from components.model.catalog import charts
-from components.model.config import StackConfig
 from components.model.pools import PoolSpec
+from components.model.registry import software_platform
+from components.model.schema import StackConfig
 
 PIN = charts.DCGM_EXPORTER
 RELEASE_NAME = "dcgm-exporter"
 CHART_TOLERATIONS = (
     {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"},
 )
-GKE_NVIDIA_DIR = "/home/kubernetes/bin/nvidia"
 # The chart's default mount of its metrics list; restated because our list replaces the chart's.
 _METRICS_MOUNT = {
     "name": "exporter-metrics-volume",
@@ -41,21 +41,11 @@ def values(config: StackConfig, pools: Sequence[PoolSpec]) -> dict[str, Any]:
         "affinity": targeting.node_affinity(pools),
         "tolerations": targeting.tolerations(pools, CHART_TOLERATIONS),
     }
-    if targeting.distribution(config) == "gke":
-        # GKE's driver lives on the host under /home/kubernetes/bin/nvidia and no container
-        # runtime hook injects it, so the exporter mounts it and needs device access
-        # (the dcgm-exporter GKE values NVIDIA and Kubecost document).
-        result["securityContext"] = {"privileged": True, "allowPrivilegeEscalation": True}
-        result["extraHostVolumes"] = [
-            {"name": "nvidia-install-dir-host", "hostPath": GKE_NVIDIA_DIR}
-        ]
-        result["extraVolumeMounts"] = [
-            _METRICS_MOUNT,
-            {"name": "nvidia-install-dir-host", "mountPath": "/usr/local/nvidia", "readOnly": True},
-        ]
-        result["extraEnv"] = [
-            {"name": "DCGM_EXPORTER_KUBERNETES_GPU_ID_TYPE", "value": "device-name"}
-        ]
+    platform = software_platform(config).dcgm_exporter_values()
+    if "extraVolumeMounts" in platform:
+        # Our mounts replace the chart's list: keep its metrics-list mount first.
+        platform["extraVolumeMounts"] = [_METRICS_MOUNT, *platform["extraVolumeMounts"]]
+    result.update(platform)
     return result
 
 

@@ -18,8 +18,9 @@ import pulumi_kubernetes as k8s
 from components.kubernetes import plugin_config, targeting
 from components.kubernetes.helm import pinned_release
 from components.model.catalog import charts
-from components.model.config import StackConfig
 from components.model.pools import PoolSpec
+from components.model.registry import software_platform
+from components.model.schema import StackConfig
 
 PIN = charts.GPU_OPERATOR
 RELEASE_NAME = "gpu-operator"
@@ -35,40 +36,6 @@ NFD_WORKER_TOLERATIONS = (
     },
     {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
 )
-GKE_NVIDIA_DIR = "/home/kubernetes/bin/nvidia"
-
-
-def preset(config: StackConfig) -> dict[str, Any]:
-    """Driver, toolkit and host-path values for where the cluster runs."""
-    flavour = targeting.distribution(config)
-    if flavour == "gke":
-        # GKE pools run with INSTALLATION_DISABLED and the no-default-plugin label (pools.py);
-        # the driver comes from Google's driver-installer DaemonSet, which users apply per
-        # Google's GPU Operator guide (it is published only at an unpinned URL).
-        toolkit: dict[str, Any] = {"installDir": GKE_NVIDIA_DIR}
-        if _minor(config.cluster.kubernetes_version) >= 33:
-            toolkit["env"] = [{"name": "RUNTIME_CONFIG_SOURCE", "value": "file"}]
-        return {
-            "driver": {"enabled": False},
-            "toolkit": toolkit,
-            "hostPaths": {"driverInstallDir": GKE_NVIDIA_DIR},
-            "cdi": {"enabled": True},
-        }
-    if flavour == "eks":
-        # The AL2023 NVIDIA AMI ships the driver and the container toolkit.
-        return {"driver": {"enabled": False}, "toolkit": {"enabled": False}}
-    if flavour == "aks":
-        # operatorDriver: the pools are created with gpuProfile.driver None and the operator
-        # installs driver and toolkit; otherwise AKS's driver and runtime stay in charge.
-        own = config.gpu_software.operator_driver
-        return {
-            "driver": {"enabled": own},
-            "toolkit": {"enabled": own},
-            # AKS partitions MIG GPUs itself (gpuInstanceProfile); the MIG manager would reset
-            # them to its default `all-disabled` config.
-            "migManager": {"enabled": False},
-        }
-    return {}
 
 
 def values(config: StackConfig, pools: Sequence[PoolSpec]) -> dict[str, Any]:
@@ -86,7 +53,7 @@ def values(config: StackConfig, pools: Sequence[PoolSpec]) -> dict[str, Any]:
             "serviceMonitor": {"enabled": monitoring.service_monitor},
         },
     }
-    for key, value in preset(config).items():
+    for key, value in software_platform(config).gpu_operator_preset(config).items():
         result[key] = {**result.get(key, {}), **value}
     entries = plugin_config.config_entries(pools, default_mig_strategy="single")
     if entries:
@@ -113,7 +80,3 @@ def release(
     return pinned_release(
         name, PIN, RELEASE_NAME, namespace, values(config, pools), opts, timeout=900
     )
-
-
-def _minor(version: str) -> int:
-    return int(version.split(".")[1])

@@ -153,9 +153,9 @@ def _container(name: str, image: str, command: list[str] | None, pool: PoolSpec)
     }
     if command:
         container["command"] = command
-    if pool.cloud == "gcp" and pool.gke_driver != "INSTALLATION_DISABLED":
-        # GKE's device plugin mounts its driver here (FACTS.md, GKE workloads).
-        container["env"] = [{"name": "LD_LIBRARY_PATH", "value": "/usr/local/nvidia/lib64"}]
+    if pool.container_env:
+        # Where the cloud mounts its driver (GKE: FACTS.md, GKE workloads).
+        container["env"] = [{"name": k, "value": v} for k, v in pool.container_env.items()]
     return container
 
 

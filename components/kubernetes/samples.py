@@ -18,8 +18,8 @@ from components.kubernetes.sample_manifests import (
     manifests,
     namespace_manifest,
 )
-from components.model.config import StackConfig
 from components.model.pools import PoolSpec
+from components.model.schema import StackConfig
 
 # `pulumi up` waits as long as a sample may live (its active deadline).
 AWAIT_TIMEOUT = f"{ACTIVE_DEADLINE_SECONDS // 60}m"

@@ -17,8 +17,9 @@ import pulumi_kubernetes as k8s
 
 from components.kubernetes import dcgm, device_plugin, gpu_operator, namespaces, targeting
 from components.kubernetes.cluster import ClusterHandle
-from components.model.config import StackConfig
 from components.model.pools import PoolSpec, system_pool
+from components.model.registry import software_platform
+from components.model.schema import StackConfig
 
 
 @dataclass(frozen=True)
@@ -43,11 +44,11 @@ class GpuSoftware(pulumi.ComponentResource):
         config = args.config
         self._name = name
         self._args = args
-        self._gke = targeting.distribution(config) == "gke"
+        self._platform = software_platform(config)
         self.releases = {}
         mode = config.gpu_software_mode
         gpu_pools = [p for p in args.pools if p.kind == "gpu"]
-        nvidia = targeting.nvidia_pools(config, args.pools)
+        nvidia = targeting.nvidia_pools(args.pools)
 
         if mode == "device-plugin" and nvidia:
             ns, needs = self._namespace("device-plugin", device_plugin.PIN.namespace)
@@ -56,13 +57,9 @@ class GpuSoftware(pulumi.ComponentResource):
             )
         elif mode == "gpu-operator":
             ns, needs = self._namespace("gpu-operator", gpu_operator.PIN.namespace)
-            if self._gke:
-                pulumi.log.warn(
-                    "GPU Operator on GKE: the driver comes from Google's driver-installer "
-                    "DaemonSet; apply it as Google's 'NVIDIA GPU Operator on GKE' guide says "
-                    "(kubectl apply -f .../nvidia-driver-installer/cos/daemonset-preloaded.yaml)",
-                    resource=self,
-                )
+            notice = self._platform.gpu_operator_notice()
+            if notice:
+                pulumi.log.warn(notice, resource=self)
             self.releases["gpu-operator"] = gpu_operator.release(
                 f"{name}-gpu-operator", config, nvidia, ns, self._release_opts(needs)
             )
@@ -86,7 +83,7 @@ class GpuSoftware(pulumi.ComponentResource):
         ns = namespaces.namespace(f"{self._name}-{suffix}-ns", namespace_name, child)
         name: pulumi.Output[str] = ns.metadata.apply(lambda m: m.name or namespace_name)
         needs: list[pulumi.Resource] = [*self._args.gpu_pools]
-        if self._gke:
+        if self._platform.critical_pods_need_quota:
             pods = namespaces.critical_pods_needed(self._args.pools, self._args.system_pool)
             # The release's node-critical pods are admitted only once the quota exists.
             needs.append(

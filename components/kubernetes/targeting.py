@@ -7,36 +7,18 @@ sample workloads use, so the DaemonSets, the samples and the docs never disagree
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
-from components.model.config import StackConfig
 from components.model.pools import DEVICE_PLUGIN_CONFIG_LABEL, MIG_CONFIG_LABEL, PoolSpec
-
-Distribution = Literal["gke", "eks", "aks", "generic"]
 
 # Labels that choose a configuration on a node, not which pool it belongs to: the plugin must
 # still run (with its default config) on a node of an existing cluster that lacks them.
 _CONFIG_LABELS = (DEVICE_PLUGIN_CONFIG_LABEL, MIG_CONFIG_LABEL)
 
 
-def distribution(config: StackConfig) -> Distribution:
-    """Which Kubernetes flavour the cluster is (an existing cluster says so in its config)."""
-    if config.cloud == "existing":
-        return config.cluster.existing.distribution
-    return {"gcp": "gke", "aws": "eks", "azure": "aks"}[config.cloud]  # type: ignore[return-value]
-
-
-def ships_own_device_plugin(config: StackConfig, pool: PoolSpec) -> bool:
-    """Bottlerocket's NVIDIA variant runs its own device plugin; a second one would conflict."""
-    if config.cloud != "aws":
-        return False
-    declared = next((p for p in config.gpu_pools if p.name == pool.name), None)
-    return declared is not None and declared.aws.ami_family == "bottlerocket"
-
-
-def nvidia_pools(config: StackConfig, pools: Sequence[PoolSpec]) -> list[PoolSpec]:
+def nvidia_pools(pools: Sequence[PoolSpec]) -> list[PoolSpec]:
     """The GPU pools whose nodes need NVIDIA's device plugin (or operator) from us."""
-    return [p for p in pools if p.kind == "gpu" and not ships_own_device_plugin(config, p)]
+    return [p for p in pools if p.kind == "gpu" and not p.own_device_plugin]
 
 
 def pool_selector(pool: PoolSpec) -> dict[str, str]:

@@ -18,11 +18,8 @@ from typing import Any
 import yaml
 
 from components.model.catalog import gpus
-from components.model.pools import PoolSpec, resolve_pools
+from components.model.pools import ACCELERATOR_LABEL, PoolSpec, resolve_pools
 from components.tooling.commands import EXIT_BAD_INPUT, EXIT_OK, load_validated, select_gpu_pools
-
-# GKE mounts its driver here; workloads need it on the library path (FACTS: GKE, Workloads).
-GKE_LD_LIBRARY_PATH = "/usr/local/nvidia/lib64"
 
 FIFTYONE_DOC = (
     "https://github.com/voxel51/fiftyone-teams-app-deploy/blob/main/helm/docs/"
@@ -130,8 +127,8 @@ def fiftyone_entry(spec: PoolSpec) -> dict[str, Any]:
         "tolerations": list(scheduling["tolerations"]),
         "resources": {"limits": dict(request), "requests": dict(request)},
     }
-    if spec.cloud == "gcp" and spec.gke_driver != "INSTALLATION_DISABLED":
-        entry["env"] = {"LD_LIBRARY_PATH": GKE_LD_LIBRARY_PATH}
+    if spec.container_env:
+        entry["env"] = dict(spec.container_env)
     return entry
 
 
@@ -164,17 +161,6 @@ def render_fiftyone(stack: str, cloud: str, pools: Sequence[PoolSpec]) -> str:
 
 # --------------------------------------------------------------------------- Flyte
 
-# Node label whose value names the GPU model, per cloud: GKE's accelerator label (Flyte's own
-# GKE example), the label gpufleet puts on EKS nodes for the cluster autoscaler (Flyte's default
-# key), and gpufleet's own label elsewhere (AKS only labels `accelerator=nvidia`).
-FLYTE_DEVICE_LABELS: Mapping[str, str] = {
-    "gcp": "cloud.google.com/gke-accelerator",
-    "aws": "k8s.amazonaws.com/accelerator",
-    "azure": "gpufleet.io/accelerator",
-    "existing": "gpufleet.io/accelerator",
-}
-# Only GKE labels nodes with the bare MIG partition size that Flyte matches.
-GKE_PARTITION_LABEL = "cloud.google.com/gke-gpu-partition-size"
 # flytekit.extras.accelerators constants whose device string matches GKE's label values.
 FLYTEKIT_MIG_CONSTANTS: Mapping[str, str] = {
     "nvidia-tesla-a100": "A100",
@@ -212,13 +198,14 @@ class FlyteSettings:
     notes: tuple[str, ...]
 
 
-def _device_label(cloud: str, pools: Sequence[PoolSpec]) -> str:
+def _device_label(pools: Sequence[PoolSpec]) -> str:
     """The node label Flyte matches the task's device against: one key on every pool, whose
-    value differs between pools of different GPU models."""
-    preferred = [
-        FLYTE_DEVICE_LABELS.get(cloud, "gpufleet.io/accelerator"),
-        "gpufleet.io/accelerator",
-    ]
+    value differs between pools of different GPU models.
+
+    First choice is the label the cloud names GPU models by (GKE's accelerator label, as in
+    Flyte's own GKE example; on EKS the label gpufleet sets for the cluster autoscaler, Flyte's
+    default key), then gpufleet's own (AKS only labels `accelerator=nvidia`)."""
+    preferred = [pools[0].accelerator_label, ACCELERATOR_LABEL]
     # Existing clusters: a label the user gave every pool, e.g. gpu-type.
     declared = sorted(set.intersection(*(set(s.declared_labels) for s in pools)))
     for label in [*preferred, *declared]:
@@ -237,12 +224,12 @@ def _device_label(cloud: str, pools: Sequence[PoolSpec]) -> str:
 
 def flyte_settings(pools: Sequence[PoolSpec]) -> FlyteSettings:
     """propeller's k8s plugin keys for these pools, and each pool's task accelerator."""
-    cloud = pools[0].cloud
     resources = sorted({s.gpu_resource for s in pools})
     if len(resources) != 1:
         raise ConsumerError(f"flyte: pools expose different GPU resources {resources}")
-    device_label = _device_label(cloud, pools)
-    partition_label = GKE_PARTITION_LABEL if cloud == "gcp" else None
+    device_label = _device_label(pools)
+    # Only GKE labels nodes with the bare MIG partition size that Flyte matches.
+    partition_label = pools[0].partition_label
     notes: list[str] = []
 
     def partition(spec: PoolSpec) -> str | None:
@@ -328,8 +315,8 @@ def jupyterhub_profile(spec: PoolSpec) -> dict[str, Any]:
         "node_selector": dict(scheduling["nodeSelector"]),
         "tolerations": list(scheduling["tolerations"]),
     }
-    if spec.cloud == "gcp" and spec.gke_driver != "INSTALLATION_DISABLED":
-        override["environment"] = {"LD_LIBRARY_PATH": GKE_LD_LIBRARY_PATH}
+    if spec.container_env:
+        override["environment"] = dict(spec.container_env)
     model = gpus.GPU_MODELS.get(spec.accelerator)
     return {
         "display_name": f"GPU: {model.description if model else spec.accelerator} ({spec.name})",

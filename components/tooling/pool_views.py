@@ -13,9 +13,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from components.model.catalog import gpus
-from components.model.config import StackConfig
 from components.model.pools import POOL_LABEL, PoolSpec, resolve_pools, system_pool
+from components.model.registry import all_machine_types
+from components.model.schema import StackConfig
 from components.tooling.engine import RecordedResource, plan_stack
 from components.tooling.scheduling import NodeTemplate, PoolView, Taint, quantity
 from components.tooling.scheduling.model import TAINT_EFFECTS
@@ -69,7 +69,7 @@ def _shape(spec: PoolSpec) -> tuple[int, int] | None:
         return spec.vcpus * 1000, int(spec.memory_gib * GIB)
     # Existing clusters: the user may name a machine type the catalog knows on some cloud.
     for name in spec.machine_types:
-        for machine in gpus.MACHINE_TYPES.values():
+        for machine in all_machine_types():
             if machine.name == name:
                 return machine.vcpus * 1000, int(machine.memory_gib * GIB)
     return None
@@ -295,20 +295,14 @@ def eks_zero_templates(
 # --------------------------------------------------------------------------- the stack
 
 
-def _eks_self_managed(config: StackConfig, spec: PoolSpec) -> bool:
-    if config.cloud != "aws" or spec.kind != "gpu":
-        return False
-    pool = next((p for p in config.gpu_pools if p.name == spec.name), None)
-    # Managed node groups: CA reads labels and taints via eks:DescribeNodegroup and the GPU
-    # count from its instance type table, so PoolSpec is what it sees.
-    return pool is not None and pool.aws.node_group == "self-managed"
+def _reads_tags_at_zero(spec: PoolSpec) -> bool:
+    """At zero nodes, the autoscaler's picture of this pool is its groups' node-template tags."""
+    return spec.scale_from_zero == "node-template-tags" and spec.min_nodes == 0
 
 
 def needs_plan(config: StackConfig) -> bool:
-    """Whether `pool_checks` needs the planned graph: some EKS self-managed pool is at zero."""
-    return any(
-        _eks_self_managed(config, spec) and spec.min_nodes == 0 for spec in resolve_pools(config)
-    )
+    """Whether `pool_checks` needs the planned graph: some pool is seen through its tags."""
+    return any(_reads_tags_at_zero(spec) for spec in resolve_pools(config))
 
 
 def pool_checks(
@@ -326,7 +320,7 @@ def pool_checks(
     checks: list[PoolCheck] = []
     for spec in specs:
         notes = _shape_notes(spec)
-        if _eks_self_managed(config, spec) and spec.min_nodes == 0:
+        if _reads_tags_at_zero(spec):
             if resources is None:
                 raise ValueError("EKS self-managed pools at zero need the planned graph")
             templates, eks_notes = eks_zero_templates(
@@ -336,7 +330,7 @@ def pool_checks(
             views = tuple((label, _view(spec, template)) for label, template in templates)
             checks.append(PoolCheck(spec, views or (("", _view(spec, None)),), tuple(notes)))
             continue
-        if config.cloud == "existing" and spec.min_nodes == 0:
+        if spec.scale_from_zero == "unmanaged" and spec.min_nodes == 0:
             notes.append(
                 "at zero nodes this assumes the cluster's autoscaler knows the pool's labels, "
                 "taints and GPU count (gpufleet does not manage it on an existing cluster)"

@@ -1,0 +1,259 @@
+"""EKS as gpufleet sees it: names, zones, the autoscaler's limits and GPU node labels.
+
+Sources: ../shared/reference/FACTS.md (EKS section), the EKS user guide and the
+cluster-autoscaler AWS provider documentation it cites.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Literal
+
+from components.aws.model import config as aws_config
+from components.aws.model.catalog import CATALOG
+from components.model.catalog.gpus import GpuModel, MachineType
+from components.model.cloud import NameRule
+from components.model.managed_cloud import GpuNodeFacts, ManagedCloud, SharingVia
+from components.model.problems import Problem
+from components.model.schema import (
+    ClusterConfig,
+    GpuPoolConfig,
+    GpuSoftwareConfig,
+    SoftwareMode,
+    StackConfig,
+)
+
+# Expanders cluster-autoscaler knows (FAQ "What are Expanders?").
+AUTOSCALER_EXPANDERS = (
+    "random",
+    "most-pods",
+    "least-waste",
+    "price",
+    "priority",
+    "least-nodes",
+)
+# Lets the cluster autoscaler wait for the device plugin instead of scaling up twice.
+ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
+
+
+class Aws(ManagedCloud):
+    name = "aws"
+    cluster_options = aws_config.AwsClusterOptions
+    pool_options = aws_config.AwsPoolOptions
+    stack_module = "components.aws.stack"
+    catalog = CATALOG
+    pool_name_rule = NameRule(
+        r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$",
+        "EKS: 1-63 of a-z 0-9 -, starting and ending alphanumeric",
+    )
+    cluster_name_rule = NameRule(
+        r"^[a-zA-Z0-9][-a-zA-Z0-9_]{0,99}$", "EKS: 1-100 of A-Z a-z 0-9 - _"
+    )
+    region_rule = NameRule(r"^[a-z]{2}(-gov)?-[a-z]+-[0-9]$", "an AWS region such as us-east-1")
+    distribution = "eks"
+    gpu_taint = ("nvidia.com/gpu", "true")
+    default_system_machine = "m6i.large"
+    system_machine_shapes: ClassVar[Mapping[str, tuple[int, float]]] = {
+        "m6i.large": (2, 8),
+        "m6i.xlarge": (4, 16),
+        "m6i.2xlarge": (8, 32),
+    }
+    several_machine_types = True
+    accelerator_label = ACCELERATOR_LABEL
+
+    def zone_rule(self, region: str) -> NameRule:
+        return NameRule(rf"{re.escape(region)}[a-z]", f"{region}<letter>")
+
+    def check_cluster(self, cluster: ClusterConfig) -> list[Problem]:
+        """Zones, network ranges, subnets and the autoscaler expander of an EKS cluster."""
+        aws = aws_config.cluster_options(cluster)
+        problems = []
+        if not cluster.zones:
+            problems.append(
+                Problem(
+                    "cluster.zones",
+                    "is required on aws (the VPC spans these zones), e.g. [us-east-1a, us-east-1b]",
+                    has_value=False,
+                )
+            )
+        if aws.private_subnet_ids is not None and not aws.private_subnet_ids:
+            problems.append(Problem("cluster.aws.privateSubnetIds", "must not be empty", []))
+        ranges: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
+        for key, cidr, max_prefix in (
+            ("vpcCidr", aws.vpc_cidr, 20),
+            ("serviceCidr", aws.service_cidr, 24),
+        ):
+            try:
+                network = ipaddress.ip_network(cidr)
+            except ValueError:
+                problems.append(
+                    Problem(f"cluster.aws.{key}", "must be an IPv4 CIDR such as 10.0.0.0/16", cidr)
+                )
+                continue
+            if network.version != 4 or not 12 <= network.prefixlen <= max_prefix:
+                problems.append(
+                    Problem(
+                        f"cluster.aws.{key}",
+                        f"must be an IPv4 CIDR from /12 to /{max_prefix}",
+                        cidr,
+                    )
+                )
+            else:
+                ranges.append(network)
+        if len(ranges) == 2 and ranges[0].overlaps(ranges[1]):
+            problems.append(
+                Problem(
+                    "cluster.aws.serviceCidr",
+                    f"must not overlap vpcCidr {aws.vpc_cidr}",
+                    aws.service_cidr,
+                )
+            )
+        if cluster.zones is not None and len(cluster.zones) < 2:
+            problems.append(
+                Problem(
+                    "cluster.zones", "EKS needs subnets in at least two zones", list(cluster.zones)
+                )
+            )
+        if aws.public_subnet_ids is not None and aws.private_subnet_ids is None:
+            problems.append(
+                Problem(
+                    "cluster.aws.publicSubnetIds",
+                    "needs privateSubnetIds too (nodes run in private subnets)",
+                    aws.public_subnet_ids,
+                )
+            )
+        expanders = [e.strip() for e in aws.autoscaler_expander.split(",")]
+        unknown = [e for e in expanders if e not in AUTOSCALER_EXPANDERS]
+        if unknown or len(set(expanders)) != len(expanders):
+            problems.append(
+                Problem(
+                    "cluster.aws.autoscalerExpander",
+                    f"comma-separated, no repeats, from: {', '.join(AUTOSCALER_EXPANDERS)}",
+                    aws.autoscaler_expander,
+                )
+            )
+        return problems
+
+    def check_pool_limits(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str
+    ) -> list[Problem]:
+        """The cluster's zones, and what the autoscaler's tags and one group per zone express."""
+        problems = []
+        if cluster.zones and pool.zones:
+            outside = [z for z in pool.zones if z not in cluster.zones]
+            if outside:
+                problems.append(
+                    Problem(
+                        f"{path}.zones", f"not among cluster.zones {list(cluster.zones)}", outside
+                    )
+                )
+        zones = pool.zones or cluster.zones or []
+        node_group = aws_config.pool_options(pool).node_group
+        if node_group == "self-managed" and zones and pool.max_nodes < len(zones):
+            problems.append(
+                Problem(
+                    f"{path}.maxNodes",
+                    f"must be at least the number of zones ({len(zones)}): each zone's auto "
+                    "scaling group gets a share of maxNodes; raise it or list fewer zones",
+                    pool.max_nodes,
+                )
+            )
+        # One node-template tag per taint key: the GPU taint's key and repeats cannot be expressed.
+        keys = [self.gpu_taint[0], *(t.key for t in pool.taints)]
+        repeated = sorted({k for k in keys if keys.count(k) > 1})
+        if repeated:
+            problems.append(
+                Problem(
+                    f"{path}.taints",
+                    "taint keys must be unique on aws (nvidia.com/gpu is already the GPU taint)",
+                    repeated,
+                )
+            )
+        return problems
+
+    def check_mig(
+        self, mode: SoftwareMode, pool: GpuPoolConfig, model: GpuModel, path: str
+    ) -> list[Problem]:
+        if mode == "gpu-operator":
+            return []
+        return [
+            Problem(
+                f"{path}.migPartitionSize",
+                "MIG on EKS needs the GPU Operator's MIG manager; set gpuSoftware.mode: gpu-operator",
+                pool.mig_partition_size,
+            )
+        ]
+
+    def check_software(
+        self,
+        software: GpuSoftwareConfig,
+        mode: SoftwareMode,
+        pools: Sequence[GpuPoolConfig],
+        cluster: ClusterConfig | None,
+    ) -> list[Problem]:
+        """Bottlerocket's NVIDIA variant brings its own device plugin and is not an operator platform."""
+        problems = []
+        for index, pool in enumerate(pools):
+            if aws_config.pool_options(pool).ami_family != "bottlerocket":
+                continue
+            where = f"gpuPools[{index}].aws.amiFamily"
+            if mode == "gpu-operator":
+                problems.append(
+                    Problem(
+                        where,
+                        "the GPU Operator does not support Bottlerocket; use al2023",
+                        "bottlerocket",
+                    )
+                )
+            elif pool.sharing is not None:
+                problems.append(
+                    Problem(
+                        where,
+                        "Bottlerocket runs its own device plugin, which gpufleet does not configure "
+                        "for sharing; use al2023 for shared pools",
+                        "bottlerocket",
+                    )
+                )
+        return problems
+
+    def gpu_node_facts(
+        self,
+        config: StackConfig,
+        pool: GpuPoolConfig,
+        machine: MachineType,
+        sharing_via: SharingVia,
+    ) -> GpuNodeFacts:
+        facts = GpuNodeFacts(
+            declared={"nvidia.com/gpu": "true", ACCELERATOR_LABEL: f"nvidia-{pool.accelerator}"}
+        )
+        if aws_config.pool_options(pool).node_group == "managed":
+            facts.labels["eks.amazonaws.com/nodegroup"] = pool.name
+            facts.labels["eks.amazonaws.com/capacityType"] = "SPOT" if pool.spot else "ON_DEMAND"
+        return facts
+
+    def scale_from_zero(
+        self, pool: GpuPoolConfig
+    ) -> Literal["pool", "node-template-tags", "unmanaged"]:
+        # Self-managed groups: the autoscaler reads the ASGs' node-template tags. Managed node
+        # groups: it reads labels and taints via eks:DescribeNodegroup, so PoolSpec is its view.
+        if aws_config.pool_options(pool).node_group == "self-managed":
+            return "node-template-tags"
+        return "pool"
+
+    def own_device_plugin(self, pool: GpuPoolConfig) -> bool:
+        # Bottlerocket's NVIDIA variant runs its own device plugin.
+        return aws_config.pool_options(pool).ami_family == "bottlerocket"
+
+    def system_node_labels(self) -> dict[str, str]:
+        # The managed group is named from a prefix (replaced create-before-delete), so its
+        # eks.amazonaws.com/nodegroup label is not known ahead; pods select on POOL_LABEL.
+        return {"eks.amazonaws.com/capacityType": "ON_DEMAND"}
+
+    def gpu_operator_preset(self, config: StackConfig) -> dict[str, Any]:
+        # The AL2023 NVIDIA AMI ships the driver and the container toolkit.
+        return {"driver": {"enabled": False}, "toolkit": {"enabled": False}}
+
+
+AWS = Aws()

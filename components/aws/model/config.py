@@ -1,0 +1,36 @@
+"""EKS's own config keys: `cluster.aws` and `gpuPools[].aws`."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from components.model.schema import ClusterConfig, ConfigModel, GpuPoolConfig, section
+
+
+class AwsPoolOptions(ConfigModel):
+    # self-managed: one auto scaling group per zone (default); managed: EKS managed node group.
+    node_group: Literal["self-managed", "managed"] = "self-managed"
+    ami_family: Literal["al2023", "bottlerocket"] = "al2023"
+
+
+class AwsClusterOptions(ConfigModel):
+    vpc_cidr: str = "10.0.0.0/16"
+    private_subnet_ids: list[str] | None = None
+    public_subnet_ids: list[str] | None = None
+    # Cluster autoscaler expander (FACTS: priority,least-waste is the recommended pairing).
+    autoscaler_expander: str = "priority,least-waste"
+    public_endpoint_cidrs: list[str] = Field(default_factory=lambda: ["0.0.0.0/0"])
+    # Kubernetes service range; nodeadm needs it to join (fixed at cluster creation).
+    service_cidr: str = "172.20.0.0/16"
+    # single: one NAT gateway for all zones (cheap); per-zone: one per zone (survives a zone outage).
+    nat_gateways: Literal["single", "per-zone"] = "single"
+
+
+def cluster_options(cluster: ClusterConfig) -> AwsClusterOptions:
+    return section(cluster, "aws", AwsClusterOptions)
+
+
+def pool_options(pool: GpuPoolConfig) -> AwsPoolOptions:
+    return section(pool, "aws", AwsPoolOptions)

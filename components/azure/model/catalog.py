@@ -1,0 +1,67 @@
+"""AKS's GPU VM sizes, and the MIG instance profiles AKS can build.
+
+Sources: learn.microsoft.com/azure/virtual-machines/sizes (GPU sizes),
+learn.microsoft.com/azure/aks/gpu-multi-instance (MIG sizes and profiles) and
+../shared/reference/FACTS.md (AKS section).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from components.model.catalog.gpus import MachineCatalog, MachineType, fixed
+
+_ROWS: list[MachineType] = [
+    *fixed(
+        "azure",
+        "t4",
+        [
+            ("Standard_NC4as_T4_v3", 1, 4, 28),
+            ("Standard_NC8as_T4_v3", 1, 8, 56),
+            ("Standard_NC16as_T4_v3", 1, 16, 110),
+            ("Standard_NC64as_T4_v3", 4, 64, 440),
+        ],
+    ),
+    *fixed(
+        "azure",
+        "a100-80gb",
+        [
+            ("Standard_NC24ads_A100_v4", 1, 24, 220),
+            ("Standard_NC48ads_A100_v4", 2, 48, 440),
+            ("Standard_NC96ads_A100_v4", 4, 96, 880),
+            ("Standard_ND96amsr_A100_v4", 8, 96, 1900),
+        ],
+        mig_capable=True,
+    ),
+    # AKS's MIG page lists ND96asr_v4 among the MIG sizes (learn.microsoft.com/azure/aks/gpu-multi-instance).
+    *fixed("azure", "a100-40gb", [("Standard_ND96asr_v4", 8, 96, 900)], mig_capable=True),
+    *fixed("azure", "h100-80gb", [("Standard_ND96isr_H100_v5", 8, 96, 1900)], mig_capable=True),
+    *fixed(
+        "azure",
+        "h100-nvl",
+        [("Standard_NC40ads_H100_v5", 1, 40, 320), ("Standard_NC80adis_H100_v5", 2, 80, 640)],
+    ),
+    *fixed("azure", "a10", [("Standard_NV36ads_A10_v5", 1, 36, 440)]),
+]
+
+CATALOG = MachineCatalog(
+    rows=tuple(_ROWS),
+    # A pool that names only an accelerator gets the smallest sensible VM size.
+    defaults={
+        "t4": "Standard_NC4as_T4_v3",
+        "a100-80gb": "Standard_NC24ads_A100_v4",
+        "a100-40gb": "Standard_ND96asr_v4",
+        "h100-80gb": "Standard_ND96isr_H100_v5",
+        "h100-nvl": "Standard_NC40ads_H100_v5",
+        "a10": "Standard_NV36ads_A10_v5",
+    },
+)
+
+# AKS `gpu_instance_profile` values and the MIG slice count ("<n>g") each selects.
+AKS_MIG_PROFILES: Mapping[str, str] = {
+    "1g": "MIG1g",
+    "2g": "MIG2g",
+    "3g": "MIG3g",
+    "4g": "MIG4g",
+    "7g": "MIG7g",
+}

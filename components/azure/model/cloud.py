@@ -1,0 +1,137 @@
+"""AKS as gpufleet sees it: names, zones, MIG profiles, GPU node labels and the operator preset.
+
+Sources: ../shared/reference/FACTS.md (AKS section) and the AKS documentation it cites (GPU
+node pools, Spot node pools, multi-instance GPU, the GPU Operator on AKS).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from components.azure.model import config as azure_config
+from components.azure.model.catalog import AKS_MIG_PROFILES, CATALOG
+from components.azure.model.cluster_checks import check_cluster_options
+from components.model.catalog.gpus import GpuModel, MachineType
+from components.model.cloud import NameRule
+from components.model.managed_cloud import GpuNodeFacts, ManagedCloud, SharingVia
+from components.model.pool_spec import Taint
+from components.model.problems import Problem
+from components.model.schema import ClusterConfig, GpuPoolConfig, SoftwareMode, StackConfig
+
+# AKS labels and taints Spot nodes with this key (value `spot`).
+SPOT_KEY = "kubernetes.azure.com/scalesetpriority"
+AGENT_POOL_LABEL = "kubernetes.azure.com/agentpool"
+
+
+def gpu_instance_profile(mig_partition_size: str | None) -> str | None:
+    """The agent pool's `gpuInstanceProfile` for a MIG partition size (None: no MIG)."""
+    if mig_partition_size is None:
+        return None
+    return AKS_MIG_PROFILES[mig_partition_size.split(".")[0]]
+
+
+class Azure(ManagedCloud):
+    name = "azure"
+    cluster_options = azure_config.AzureClusterOptions
+    pool_options = azure_config.AzurePoolOptions
+    stack_module = "components.azure.stack"
+    catalog = CATALOG
+    pool_name_rule = NameRule(
+        r"^[a-z][a-z0-9]{0,11}$", "AKS: 1-12 lowercase letters and digits, starting with a letter"
+    )
+    cluster_name_rule = NameRule(
+        r"^[a-zA-Z0-9][-a-zA-Z0-9_]{0,62}$", "AKS: 1-63 of A-Z a-z 0-9 - _"
+    )
+    region_rule = NameRule(r"^[a-z]+[a-z0-9]*$", "an Azure location such as eastus2")
+    distribution = "aks"
+    gpu_taint = ("sku", "gpu")
+    default_system_machine = "Standard_D4s_v5"
+    system_machine_shapes: ClassVar[Mapping[str, tuple[int, float]]] = {
+        "Standard_D2s_v5": (2, 8),
+        "Standard_D4s_v5": (4, 16),
+        "Standard_D8s_v5": (8, 32),
+    }
+    # A pool without zones is placed by AKS (regional).
+    zones_required = False
+    # AKS partitions MIG GPUs itself (gpuInstanceProfile); the device plugin's per-pool config
+    # sets the MIG strategy, and the operator's MIG manager must stay out of it.
+    mig_in_device_plugin_config = True
+    operator_partitions_mig = False
+    pool_label_key = AGENT_POOL_LABEL
+
+    def zone_rule(self, region: str) -> NameRule:
+        return NameRule(r"[123]", '"1", "2" or "3"')
+
+    @staticmethod
+    def zone_label(region: str, zone: str) -> str:
+        return f"{region}-{zone}"
+
+    def check_cluster(self, cluster: ClusterConfig) -> list[Problem]:
+        return check_cluster_options(azure_config.cluster_options(cluster))
+
+    def check_pool_keys(self, pool: GpuPoolConfig, path: str) -> list[Problem]:
+        # AKS takes taints as key=value:Effect and rejects an empty value.
+        return [
+            Problem(f"{path}.taints[{index}].value", "AKS taints need a value", taint.value)
+            for index, taint in enumerate(pool.taints)
+            if not taint.value
+        ]
+
+    def check_mig(
+        self, mode: SoftwareMode, pool: GpuPoolConfig, model: GpuModel, path: str
+    ) -> list[Problem]:
+        where = f"{path}.migPartitionSize"
+        size = pool.mig_partition_size
+        assert size is not None
+        problems = []
+        # Without machineType the pool gets the catalog's default size, which must support MIG too.
+        vm_size = pool.machine_type or CATALOG.defaults.get(pool.accelerator)
+        machine = CATALOG.machine(pool.accelerator, vm_size or "")
+        if machine is not None and not machine.mig_capable:
+            problems.append(Problem(where, f"{vm_size} does not support MIG on AKS", size))
+        if size.split(".")[0] not in AKS_MIG_PROFILES:
+            problems.append(
+                Problem(where, "AKS has no gpuInstanceProfile for this partition", size)
+            )
+        return problems
+
+    def accepts_operator_driver(self, mode: SoftwareMode) -> bool:
+        return mode == "gpu-operator"
+
+    def gpu_node_facts(
+        self,
+        config: StackConfig,
+        pool: GpuPoolConfig,
+        machine: MachineType,
+        sharing_via: SharingVia,
+    ) -> GpuNodeFacts:
+        facts = GpuNodeFacts(
+            labels={
+                AGENT_POOL_LABEL: pool.name,
+                "kubernetes.azure.com/accelerator": "nvidia",
+                "kubernetes.azure.com/mode": "user",
+            }
+        )
+        if pool.spot:
+            facts.labels[SPOT_KEY] = "spot"
+            facts.taints.append(Taint(SPOT_KEY, "spot", "NoSchedule"))
+        return facts
+
+    def system_node_labels(self) -> dict[str, str]:
+        return {AGENT_POOL_LABEL: "system", "kubernetes.azure.com/mode": "system"}
+
+    def gpu_operator_preset(self, config: StackConfig) -> dict[str, Any]:
+        # operatorDriver: the pools are created with gpuProfile.driver None and the operator
+        # installs driver and toolkit; otherwise AKS's driver and runtime stay in charge.
+        own = config.gpu_software.operator_driver
+        return {
+            "driver": {"enabled": own},
+            "toolkit": {"enabled": own},
+            # AKS partitions MIG GPUs itself (gpuInstanceProfile); the MIG manager would reset
+            # them to its default `all-disabled` config.
+            "migManager": {"enabled": False},
+        }
+
+
+AZURE = Azure()

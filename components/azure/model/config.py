@@ -1,0 +1,50 @@
+"""AKS's own config keys: `cluster.azure` and `gpuPools[].azure`."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from components.model.schema import ClusterConfig, ConfigModel, section
+
+
+class AzurePoolOptions(ConfigModel):
+    pass
+
+
+class AzureClusterOptions(ConfigModel):
+    # The subscription every resource goes to; unset: ARM_SUBSCRIPTION_ID or the az CLI default.
+    subscription_id: str | None = None
+    # An existing resource group / node subnet (full resource id); otherwise gpufleet creates them.
+    resource_group_name: str | None = None
+    vnet_subnet_id: str | None = None
+    vnet_cidr: str = "10.224.0.0/12"
+    subnet_cidr: str = "10.224.0.0/16"
+    # Azure CNI overlay: pods get IPs from pod_cidr, outside the VNet (fixed at creation).
+    pod_cidr: str = "10.244.0.0/16"
+    service_cidr: str = "10.0.0.0/16"
+    dns_service_ip: str = "10.0.0.10"
+    autoscaler_expander: Literal["least-waste", "most-pods", "priority", "random"] = "least-waste"
+    scale_down_unneeded_time: str = "10m"
+    scale_down_delay_after_add: str = "10m"
+    # Free has no uptime SLA; production stacks use Standard.
+    sku_tier: Literal["Free", "Standard", "Premium"] = "Free"
+    # Source ranges allowed to reach the API server; empty: any (AKS's default).
+    api_server_authorized_cidrs: list[str] = Field(default_factory=list)
+    # entra-id: Entra ID sign-in, Azure RBAC, local accounts disabled (short-lived tokens via
+    # kubelogin). local-accounts: AKS's static client certificate (no Entra ID needed).
+    authentication: Literal["entra-id", "local-accounts"] = "entra-id"
+    # How kubelogin signs in for the Kubernetes provider (entra-id): the az CLI login, a workload
+    # identity / service principal / managed identity from the environment, or azd.
+    kubelogin_mode: Literal["azurecli", "workloadidentity", "spn", "msi", "azd"] = "azurecli"
+    # Entra ID groups granted cluster-admin (entra-id).
+    admin_group_object_ids: list[str] = Field(default_factory=list)
+    # Create the role assignments AKS needs: Network Contributor on the node subnet for the
+    # cluster identity and AKS RBAC Cluster Admin for the deploying principal (entra-id). Needs
+    # Owner or User Access Administrator; set false when an administrator creates them.
+    role_assignments: bool = True
+
+
+def cluster_options(cluster: ClusterConfig) -> AzureClusterOptions:
+    return section(cluster, "azure", AzureClusterOptions)

@@ -1,0 +1,211 @@
+"""GKE as gpufleet sees it: names, zones, GPU node labels and the GPU software preset.
+
+Sources: ../shared/reference/FACTS.md (GKE section) and the GKE documentation it cites
+(GPU node labels and taints, time-sharing, MPS and MIG, the GPU Operator on GKE).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from components.gcp.model import config as gcp_config
+from components.gcp.model.catalog import CATALOG
+from components.model.catalog.gpus import MachineType
+from components.model.cloud import NameRule
+from components.model.managed_cloud import GpuNodeFacts, ManagedCloud, SharingVia
+from components.model.problems import Problem
+from components.model.schema import (
+    ClusterConfig,
+    GpuPoolConfig,
+    GpuSoftwareConfig,
+    SoftwareMode,
+    StackConfig,
+)
+
+# Pools with this label keep GKE's device plugin off (the GPU Operator brings its own).
+NO_DEFAULT_PLUGIN_LABEL = "gke-no-default-nvidia-gpu-device-plugin"
+# GKE installs no driver on pools whose driver version is this (the GPU Operator's case).
+DRIVER_DISABLED = "INSTALLATION_DISABLED"
+# Where GKE's driver lives on the host, and where its device plugin mounts it in containers.
+NVIDIA_HOST_DIR = "/home/kubernetes/bin/nvidia"
+CONTAINER_LD_LIBRARY_PATH = "/usr/local/nvidia/lib64"
+SHARING_STRATEGY_LABEL = "cloud.google.com/gke-gpu-sharing-strategy"
+MAX_SHARED_CLIENTS_LABEL = "cloud.google.com/gke-max-shared-clients-per-gpu"
+PARTITION_SIZE_LABEL = "cloud.google.com/gke-gpu-partition-size"
+_RULE = NameRule(
+    r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$", "GKE: 1-40 of a-z 0-9 -, starting with a letter"
+)
+
+
+def gke_driver(mode: SoftwareMode, pool: GpuPoolConfig) -> str:
+    """The pool's `gpu_driver_installation_config.gpu_driver_version`."""
+    if mode == "gpu-operator":
+        return DRIVER_DISABLED
+    return gcp_config.pool_options(pool).driver_version.upper()
+
+
+def gke_accelerator(spec_accelerator: str, machine_type: str) -> str:
+    """The guest accelerator `type` of a pool's machine type."""
+    machine = CATALOG.machine(spec_accelerator, machine_type)
+    return machine.gke_accelerator if machine is not None else ""
+
+
+class Gcp(ManagedCloud):
+    name = "gcp"
+    cluster_options = gcp_config.GcpClusterOptions
+    pool_options = gcp_config.GcpPoolOptions
+    stack_module = "components.gcp.stack"
+    catalog = CATALOG
+    pool_name_rule = _RULE
+    cluster_name_rule = _RULE
+    region_rule = NameRule(r"^[a-z]+-[a-z]+[0-9]+$", "a GCP region such as us-central1")
+    distribution = "gke"
+    # GKE brings driver and device plugin, and shares GPUs itself.
+    default_software_mode = "cloud-managed"
+    shares_gpus_itself = True
+    gpu_taint = ("nvidia.com/gpu", "present")
+    default_system_machine = "e2-standard-4"
+    system_machine_shapes: ClassVar[Mapping[str, tuple[int, float]]] = {
+        "e2-standard-2": (2, 8),
+        "e2-standard-4": (4, 16),
+        "e2-standard-8": (8, 32),
+    }
+    # GKE's ExtendedResourceToleration admission plugin tolerates the GPU taint for GPU pods.
+    extended_resource_toleration = True
+    pool_label_key = "cloud.google.com/gke-nodepool"
+    accelerator_label = "cloud.google.com/gke-accelerator"
+    # Only GKE labels nodes with the bare MIG partition size.
+    partition_label = PARTITION_SIZE_LABEL
+    # GKE admits system-node-critical pods outside kube-system only up to a ResourceQuota.
+    critical_pods_need_quota = True
+
+    def zone_rule(self, region: str) -> NameRule:
+        return NameRule(rf"{re.escape(region)}-[a-z]", f"{region}-<letter>")
+
+    def check_cluster(self, cluster: ClusterConfig) -> list[Problem]:
+        if gcp_config.cluster_options(cluster).project:
+            return []
+        return [
+            Problem(
+                "cluster.gcp.project", "is required on gcp (the GCP project id)", has_value=False
+            )
+        ]
+
+    def check_software(
+        self,
+        software: GpuSoftwareConfig,
+        mode: SoftwareMode,
+        pools: Sequence[GpuPoolConfig],
+        cluster: ClusterConfig | None,
+    ) -> list[Problem]:
+        if mode != "device-plugin":
+            return []
+        return [
+            Problem(
+                "gpuSoftware.mode",
+                "NVIDIA's device plugin conflicts with GKE's own on GKE-managed drivers; "
+                "use auto, cloud-managed or gpu-operator",
+                software.mode,
+            )
+        ]
+
+    def sharing_via(self, mode: SoftwareMode) -> SharingVia:
+        return "cloud" if mode == "cloud-managed" else "nvidia"
+
+    def gpu_node_facts(
+        self,
+        config: StackConfig,
+        pool: GpuPoolConfig,
+        machine: MachineType,
+        sharing_via: SharingVia,
+    ) -> GpuNodeFacts:
+        mode = config.gpu_software_mode
+        driver = gke_driver(mode, pool)
+        facts = GpuNodeFacts()
+        if mode == "gpu-operator":
+            facts.declared[NO_DEFAULT_PLUGIN_LABEL] = "true"
+        labels = {
+            "cloud.google.com/gke-nodepool": pool.name,
+            "cloud.google.com/gke-accelerator": machine.gke_accelerator,
+            "cloud.google.com/gke-gpu": "true",
+            "cloud.google.com/gke-os-distribution": "cos",
+            "cloud.google.com/machine-family": machine.name.split("-")[0],
+        }
+        if driver != DRIVER_DISABLED:
+            labels["cloud.google.com/gke-gpu-driver-version"] = driver.lower()
+        if pool.spot:
+            labels["cloud.google.com/gke-spot"] = "true"
+        if sharing_via == "cloud" and pool.sharing:
+            labels[SHARING_STRATEGY_LABEL] = pool.sharing.strategy
+            labels[MAX_SHARED_CLIENTS_LABEL] = str(pool.sharing.max_shared_clients_per_gpu)
+        if sharing_via == "cloud" and pool.mig_partition_size:
+            labels[PARTITION_SIZE_LABEL] = pool.mig_partition_size
+        facts.labels = labels
+        return facts
+
+    def selector_keys(
+        self, config: StackConfig, pool: GpuPoolConfig, sharing_via: SharingVia
+    ) -> tuple[str, ...]:
+        keys = [self.pool_label_key]
+        if sharing_via == "cloud":
+            keys += [SHARING_STRATEGY_LABEL, MAX_SHARED_CLIENTS_LABEL]
+        if (
+            pool.mig_partition_size
+            and gke_driver(config.gpu_software_mode, pool) != DRIVER_DISABLED
+        ):
+            keys.append(PARTITION_SIZE_LABEL)
+        return tuple(keys)
+
+    def container_env(self, config: StackConfig, pool: GpuPoolConfig) -> dict[str, str]:
+        # GKE's device plugin mounts its driver here; CUDA images do not look there themselves.
+        if gke_driver(config.gpu_software_mode, pool) == DRIVER_DISABLED:
+            return {}
+        return {"LD_LIBRARY_PATH": CONTAINER_LD_LIBRARY_PATH}
+
+    def system_node_labels(self) -> dict[str, str]:
+        return {"cloud.google.com/gke-nodepool": "system"}
+
+    # --- GPU software -----------------------------------------------------------------------
+
+    def gpu_operator_preset(self, config: StackConfig) -> dict[str, Any]:
+        # GKE pools run with INSTALLATION_DISABLED and the no-default-plugin label; the driver
+        # comes from Google's driver-installer DaemonSet, which users apply per Google's GPU
+        # Operator guide (it is published only at an unpinned URL).
+        toolkit: dict[str, Any] = {"installDir": NVIDIA_HOST_DIR}
+        if int(config.cluster.kubernetes_version.split(".")[1]) >= 33:
+            toolkit["env"] = [{"name": "RUNTIME_CONFIG_SOURCE", "value": "file"}]
+        return {
+            "driver": {"enabled": False},
+            "toolkit": toolkit,
+            "hostPaths": {"driverInstallDir": NVIDIA_HOST_DIR},
+            "cdi": {"enabled": True},
+        }
+
+    def dcgm_exporter_values(self) -> dict[str, Any]:
+        # GKE's driver lives on the host under /home/kubernetes/bin/nvidia and no container
+        # runtime hook injects it, so the exporter mounts it and needs device access
+        # (the dcgm-exporter GKE values NVIDIA and Kubecost document).
+        return {
+            "securityContext": {"privileged": True, "allowPrivilegeEscalation": True},
+            "extraHostVolumes": [{"name": "nvidia-install-dir-host", "hostPath": NVIDIA_HOST_DIR}],
+            "extraVolumeMounts": [
+                {
+                    "name": "nvidia-install-dir-host",
+                    "mountPath": "/usr/local/nvidia",
+                    "readOnly": True,
+                },
+            ],
+            "extraEnv": [{"name": "DCGM_EXPORTER_KUBERNETES_GPU_ID_TYPE", "value": "device-name"}],
+        }
+
+    def gpu_operator_notice(self) -> str:
+        return (
+            "GPU Operator on GKE: the driver comes from Google's driver-installer "
+            "DaemonSet; apply it as Google's 'NVIDIA GPU Operator on GKE' guide says "
+            "(kubectl apply -f .../nvidia-driver-installer/cos/daemonset-preloaded.yaml)"
+        )
+
+
+GCP = Gcp()

@@ -1,0 +1,34 @@
+"""GKE's own config keys: `cluster.gcp` and `gpuPools[].gcp`."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from components.model.schema import ClusterConfig, ConfigModel, GpuPoolConfig, section
+
+
+class GcpPoolOptions(ConfigModel):
+    # GKE-managed driver version; set explicitly (an unset value caused permanent diffs).
+    driver_version: Literal["default", "latest"] = "default"
+
+
+class GcpClusterOptions(ConfigModel):
+    project: str | None = None
+    release_channel: Literal["RAPID", "REGULAR", "STABLE"] = "REGULAR"
+    network: str | None = None
+    subnetwork: str | None = None
+    subnet_cidr: str = "10.10.0.0/20"
+    pods_cidr: str = "10.20.0.0/14"
+    services_cidr: str = "10.24.0.0/20"
+    master_cidr: str = "172.16.0.0/28"
+    master_authorized_cidrs: list[str] = Field(default_factory=lambda: ["0.0.0.0/0"])
+
+
+def cluster_options(cluster: ClusterConfig) -> GcpClusterOptions:
+    return section(cluster, "gcp", GcpClusterOptions)
+
+
+def pool_options(pool: GpuPoolConfig) -> GcpPoolOptions:
+    return section(pool, "gcp", GcpPoolOptions)

@@ -1,0 +1,162 @@
+"""The one small interface through which shared code asks a cloud what it needs to know.
+
+Each cloud folder (`components/<cloud>/model/`) subclasses `Cloud` and is listed once in
+`components.model.registry`. Shared code (config checks, pool resolution, the GPU software, the
+offline tooling) calls these methods and reads these attributes; it never tests a cloud's name.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from components.model.catalog.gpus import GpuModel, MachineCatalog
+from components.model.pool_spec import PoolSpec
+from components.model.problems import Problem
+from components.model.schema import (
+    ClusterConfig,
+    ConfigModel,
+    GpuPoolConfig,
+    GpuSoftwareConfig,
+    SoftwareMode,
+    StackConfig,
+)
+
+
+@dataclass(frozen=True)
+class NameRule:
+    """A name format a cloud's API accepts: the pattern and how to say it to a user."""
+
+    pattern: str
+    rule: str
+
+    def accepts(self, name: str) -> bool:
+        return re.match(self.pattern, name) is not None
+
+
+class Cloud(ABC):
+    """What gpufleet knows about one cloud (or about a cluster it did not create)."""
+
+    # The value of `gpufleet:cloud`, and the key of this cloud's own config sections.
+    name: ClassVar[str]
+    # `cluster.<name>` and `gpuPools[].<name>`: this cloud's own keys (None: it has none).
+    cluster_options: ClassVar[type[ConfigModel] | None] = None
+    pool_options: ClassVar[type[ConfigModel] | None] = None
+    # The module with `build_cluster` and `build_gpu_pools` (imported only when planning this
+    # cloud, so a plan loads one provider SDK).
+    stack_module: ClassVar[str]
+    catalog: ClassVar[MachineCatalog] = MachineCatalog(rows=(), defaults={})
+    pool_name_rule: ClassVar[NameRule]
+    cluster_name_rule: ClassVar[NameRule]
+    # None: the cloud has no region (gpufleet does not create the cluster).
+    region_rule: ClassVar[NameRule | None] = None
+    # Which Kubernetes distribution the GPU software is configured for ("generic": none).
+    distribution: ClassVar[str] = "generic"
+    # What `gpuSoftware.mode: auto` means here.
+    default_software_mode: ClassVar[SoftwareMode] = "device-plugin"
+    # Whether the cloud itself shares GPUs (time-sharing, MPS, MIG) without NVIDIA's software.
+    shares_gpus_itself: ClassVar[bool] = False
+
+    def software_mode(self, mode: SoftwareMode) -> SoftwareMode:
+        return self.default_software_mode if mode == "auto" else mode
+
+    # --- config checks (every method returns every problem it finds) ---------------------
+
+    def zone_rule(self, region: str) -> NameRule | None:
+        """The zone names valid in `region` (None: zones are not checked)."""
+        return None
+
+    def zone_problems(self, region: str, zones: Sequence[str], path: str) -> list[Problem]:
+        problems = []
+        rule = self.zone_rule(region)
+        for index, zone in enumerate(zones):
+            if rule is not None and not re.fullmatch(rule.pattern, zone):
+                problems.append(
+                    Problem(
+                        f"{path}[{index}]",
+                        f"zone outside region {region}; allowed: {rule.rule}",
+                        zone,
+                    )
+                )
+        if len(set(zones)) != len(zones):
+            problems.append(Problem(path, "zones must not repeat", list(zones)))
+        return problems
+
+    def check_cluster(self, cluster: ClusterConfig) -> list[Problem]:
+        """This cloud's cluster rules, after the shared name, version, region and zone checks."""
+        return []
+
+    def check_pool_keys(self, pool: GpuPoolConfig, path: str) -> list[Problem]:
+        """Rules on a pool's own keys that do not need the GPU catalog (names, taint values)."""
+        return []
+
+    @abstractmethod
+    def check_pool(
+        self,
+        cluster: ClusterConfig,
+        mode: SoftwareMode,
+        pool: GpuPoolConfig,
+        path: str,
+        warnings: list[str],
+    ) -> list[Problem]:
+        """Zones, machine types and the cloud's limits for a pool whose GPU model is known."""
+
+    def check_mig(
+        self, mode: SoftwareMode, pool: GpuPoolConfig, model: GpuModel, path: str
+    ) -> list[Problem]:
+        """How this cloud partitions MIG GPUs, for a partition size the GPU model supports."""
+        return []
+
+    def check_software(
+        self,
+        software: GpuSoftwareConfig,
+        mode: SoftwareMode,
+        pools: Sequence[GpuPoolConfig],
+        cluster: ClusterConfig | None,
+    ) -> list[Problem]:
+        """This cloud's rules on the GPU software for these pools."""
+        return []
+
+    def accepts_operator_driver(self, mode: SoftwareMode) -> bool:
+        """Whether `gpuSoftware.operatorDriver` means anything here."""
+        return False
+
+    # --- pools -----------------------------------------------------------------------------
+
+    @abstractmethod
+    def resolve_pool(self, config: StackConfig, pool: GpuPoolConfig) -> PoolSpec:
+        """What every node of this GPU pool will look like, to the scheduler and autoscaler."""
+
+    def system_pool(self, config: StackConfig) -> PoolSpec | None:
+        """The CPU system pool the cluster keeps (None: gpufleet does not manage one)."""
+        return None
+
+    # --- GPU software ---------------------------------------------------------------------
+
+    def software_distribution(self, config: StackConfig) -> str:
+        """The Kubernetes distribution the GPU software is configured for (see the registry)."""
+        return self.distribution
+
+    def gpu_operator_preset(self, config: StackConfig) -> dict[str, Any]:
+        """The GPU Operator's driver, toolkit and host-path values for this distribution."""
+        return {}
+
+    def dcgm_exporter_values(self) -> dict[str, Any]:
+        """dcgm-exporter values this distribution needs (host driver mounts)."""
+        return {}
+
+    def gpu_operator_notice(self) -> str | None:
+        """What the user must do by hand for the GPU Operator here, if anything."""
+        return None
+
+    # Whether system-node-critical pods outside kube-system need a ResourceQuota (GKE).
+    critical_pods_need_quota: ClassVar[bool] = False
+
+
+def options(owner: ConfigModel, cloud: Cloud) -> Mapping[str, Any]:
+    """A cloud's section of `owner` as plain data (for messages and tooling)."""
+    value = getattr(owner, cloud.name, None)
+    return value.model_dump() if isinstance(value, ConfigModel) else {}

@@ -1,0 +1,124 @@
+"""A resolved pool: what every node of a pool will look like, known before deploying.
+
+A `PoolSpec` is computed from config and catalog alone (no cloud calls) by the pool's cloud, so
+the `gpuPools` stack output, `fit`, the device plugin's placement and the sample workloads all
+derive from this one place. Components read the `declared_*` fields to register labels and
+taints; `node_labels`/`node_taints` add what the cloud and Kubernetes put on nodes themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from components.model.labels import ACCELERATOR_LABEL, POOL_LABEL
+
+
+@dataclass(frozen=True, order=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"key": self.key, "value": self.value, "effect": self.effect}
+
+    def toleration(self) -> dict[str, str]:
+        if self.value:
+            return {
+                "key": self.key,
+                "operator": "Equal",
+                "value": self.value,
+                "effect": self.effect,
+            }
+        return {"key": self.key, "operator": "Exists", "effect": self.effect}
+
+    def __str__(self) -> str:
+        return f"{self.key}={self.value}:{self.effect}"
+
+
+@dataclass(frozen=True)
+class PoolSpec:
+    """Everything about one pool that is known before deploying."""
+
+    name: str
+    cloud: str
+    kind: Literal["gpu", "system"]
+    accelerator: str  # portable GPU model ("" for the system pool)
+    machine_types: tuple[str, ...]
+    gpus_per_node: int
+    gpu_resource: str
+    allocatable_per_node: Mapping[str, int]
+    min_nodes: int
+    max_nodes: int
+    spot: bool
+    zones: tuple[str, ...]
+    # Labels and taints gpufleet registers on the pool (through the cloud API or kubelet flags).
+    declared_labels: Mapping[str, str]
+    declared_taints: tuple[Taint, ...]
+    # Every label with one value on all nodes, and labels whose value varies per node.
+    node_labels: Mapping[str, str]
+    label_choices: Mapping[str, tuple[str, ...]]
+    node_taints: tuple[Taint, ...]
+    vcpus: int
+    memory_gib: float
+    # How sharing and MIG are delivered: by the cloud, NVIDIA's device plugin/operator, or not.
+    sharing_strategy: str | None = None
+    max_shared_clients_per_gpu: int | None = None
+    mig_partition_size: str | None = None
+    sharing_via: Literal["cloud", "nvidia", "none"] = "none"
+    # What the cluster autoscaler knows of the pool at zero nodes; None = it cannot see it.
+    autoscaler_labels: Mapping[str, str] | None = None
+    autoscaler_taints: tuple[Taint, ...] = ()
+    autoscaler_resources: Mapping[str, int] = field(default_factory=dict)
+    extended_resource_toleration: bool = False  # GKE's admission plugin
+    disk_size_gb: int = 100
+    # The node labels a pod selects this pool by (its podScheduling nodeSelector).
+    selector_keys: tuple[str, ...] = (POOL_LABEL,)
+    # Environment a CUDA container needs on these nodes (where the cloud mounts its driver).
+    container_env: Mapping[str, str] = field(default_factory=dict)
+    # The node's device plugin fails a container asking for more than one shared GPU.
+    one_shared_gpu_per_container: bool = False
+    # Node label whose value names the GPU model, and the one naming a MIG partition size.
+    accelerator_label: str = ACCELERATOR_LABEL
+    partition_label: str | None = None
+    # Where the cluster autoscaler's picture of the pool at zero comes from: the pool's own
+    # API object (PoolSpec's autoscaler_* fields), the auto scaling groups' node-template tags
+    # in the planned graph, or an autoscaler gpufleet does not manage.
+    scale_from_zero: Literal["pool", "node-template-tags", "unmanaged"] = "pool"
+    # The node image runs its own device plugin (a second one from us would conflict).
+    own_device_plugin: bool = False
+
+    @property
+    def pod_scheduling(self) -> dict[str, Any]:
+        """What a pod needs to land on this pool: selector, tolerations, one GPU."""
+        selector = {k: self.node_labels[k] for k in self.selector_keys if k in self.node_labels}
+        scheduling: dict[str, Any] = {
+            "nodeSelector": selector,
+            "tolerations": [t.toleration() for t in self.node_taints],
+        }
+        if self.kind == "gpu":
+            scheduling["resources"] = {"limits": {self.gpu_resource: 1}}
+        else:
+            scheduling["resources"] = {}
+        return scheduling
+
+    def to_output(self) -> dict[str, Any]:
+        """The `gpuPools` stack output entry: exactly the documented keys."""
+        return {
+            "name": self.name,
+            "cloud": self.cloud,
+            "accelerator": self.accelerator,
+            "machineTypes": list(self.machine_types),
+            "gpusPerNode": self.gpus_per_node,
+            "gpuResource": self.gpu_resource,
+            "allocatablePerNode": dict(sorted(self.allocatable_per_node.items())),
+            "minNodes": self.min_nodes,
+            "maxNodes": self.max_nodes,
+            "spot": self.spot,
+            "zones": list(self.zones),
+            "nodeLabels": dict(sorted(self.node_labels.items())),
+            "nodeTaints": [t.to_dict() for t in self.node_taints],
+            "podScheduling": self.pod_scheduling,
+        }

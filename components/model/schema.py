@@ -1,0 +1,118 @@
+"""The config sections every cloud shares, as typed models, and the validated `StackConfig`.
+
+Each cloud adds its own `cluster.<cloud>` and `gpuPools[].<cloud>` sections (its `Cloud`
+declares them); `components.model.config` assembles the full models from the registry. Code
+annotates with the classes here and reads a cloud's section through that cloud's accessor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+SoftwareMode = Literal["auto", "device-plugin", "gpu-operator", "cloud-managed"]
+# The CPU pool every managed cluster keeps; no GPU pool may take its name.
+SYSTEM_POOL_NAME = "system"
+
+
+class ConfigModel(BaseModel):
+    """camelCase keys like Pulumi's own, unknown keys rejected (typos must not pass silently)."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
+    )
+
+
+class TaintConfig(ConfigModel):
+    key: str
+    value: str = ""
+    effect: TaintEffect = "NoSchedule"
+
+
+class SharingConfig(ConfigModel):
+    """GPU sharing between containers: time-slicing or MPS, N clients per physical GPU."""
+
+    strategy: Literal["time-sharing", "mps"]
+    max_shared_clients_per_gpu: int
+
+
+class GpuPoolConfig(ConfigModel):
+    """A GPU pool's keys common to every cloud (each cloud adds its own section)."""
+
+    name: str
+    accelerator: str
+    machine_type: str | None = None
+    machine_types: list[str] | None = None
+    gpus_per_node: int | None = Field(default=None, ge=1)
+    min_nodes: int = Field(default=0, ge=0)
+    max_nodes: int = Field(default=2, ge=1)
+    spot: bool = False
+    zones: list[str] | None = None
+    sharing: SharingConfig | None = None
+    mig_partition_size: str | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+    taints: list[TaintConfig] = Field(default_factory=list)
+    disk_size_gb: int = Field(default=100, ge=30, le=65536)
+
+
+class SystemPoolConfig(ConfigModel):
+    machine_type: str | None = None
+    min_nodes: int = Field(default=1, ge=1)
+    max_nodes: int = Field(default=3, ge=1)
+
+
+class ClusterConfig(ConfigModel):
+    """The cluster's keys common to every cloud (each cloud adds its own section)."""
+
+    name: str
+    kubernetes_version: str = "1.33"
+    region: str | None = None
+    zones: list[str] | None = None
+    system_pool: SystemPoolConfig = Field(default_factory=SystemPoolConfig)
+    # Production stacks set this: the cluster cannot be deleted by `pulumi destroy` or a replace.
+    protect: bool = False
+
+
+class MonitoringConfig(ConfigModel):
+    dcgm_exporter: bool = False
+    # Needs the Prometheus Operator CRDs on the cluster.
+    service_monitor: bool = False
+
+
+class GpuSoftwareConfig(ConfigModel):
+    mode: SoftwareMode = "auto"
+    # AKS with the GPU Operator: let the operator install the driver (pools get driver None).
+    operator_driver: bool = False
+    monitoring: MonitoringConfig = Field(default_factory=MonitoringConfig)
+
+
+class SamplesConfig(ConfigModel):
+    enabled: bool = False
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    """The validated stack config. `gpu_software_mode` is `auto` resolved for the cloud."""
+
+    cloud: str
+    cluster: ClusterConfig
+    gpu_pools: tuple[GpuPoolConfig, ...]
+    gpu_software: GpuSoftwareConfig
+    samples: SamplesConfig
+    gpu_software_mode: SoftwareMode
+    warnings: tuple[str, ...] = ()
+
+
+Section = TypeVar("Section", bound=ConfigModel)
+
+
+def section(owner: ConfigModel, key: str, kind: type[Section]) -> Section:
+    """The `key` section of `owner` (a cloud's own keys), typed as that cloud declares it."""
+    value = getattr(owner, key)
+    if not isinstance(value, kind):
+        raise TypeError(f"{type(owner).__name__}.{key} is {type(value).__name__}, not {kind}")
+    return value
