@@ -6,8 +6,8 @@ config -> cluster -> GPU pools -> GPU software -> samples -> exports.
 import pulumi
 
 from components import program
-from components.model.config import load_from_pulumi
 from components.model.pools import resolve_pools, system_pool
+from components.pulumi_config import load_from_pulumi
 
 config = load_from_pulumi()
 pools = resolve_pools(config)

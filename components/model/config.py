@@ -2,7 +2,8 @@
 
 `parse_config(raw)` takes the stack's `gpufleet:` keys (prefix stripped) and returns a frozen
 `StackConfig`, or raises `ConfigError` carrying every problem at once, each naming the key path,
-the bad value and what is allowed. The same function serves `pulumi up` (via `load_from_pulumi`)
+the bad value and what is allowed. The same function serves `pulumi up` (via
+`components.pulumi_config.load_from_pulumi`)
 and the offline engine, so both reject exactly the same input.
 
 The rules every cloud shares are here; each cloud's own rules are its `Cloud`'s checks, and its
@@ -387,35 +388,3 @@ def _check_software(
             Problem("gpuSoftware.monitoring.serviceMonitor", "needs dcgmExporter: true", True)
         )
     return problems
-
-
-# --- reading from Pulumi --------------------------------------------------------------------
-
-
-def load_from_pulumi() -> StackConfig:
-    """Read and validate the stack's config inside a Pulumi program.
-
-    Raises `pulumi.RunError` (printed without a traceback by the Pulumi CLI) on bad config.
-    """
-    import json
-
-    import pulumi
-    from pulumi.runtime.config import CONFIG, get_config_env
-
-    all_config: dict[str, Any] = {**get_config_env(), **CONFIG.get()}
-    raw: dict[str, Any] = {}
-    for full_key, value in all_config.items():
-        namespace, _, key = full_key.partition(":")
-        if namespace != "gpufleet" or key == "kubeconfig":
-            continue
-        try:
-            raw[key] = json.loads(value) if isinstance(value, str) else value
-        except json.JSONDecodeError:
-            raw[key] = value
-    try:
-        config = parse_config(raw)
-    except ConfigError as error:
-        raise pulumi.RunError(error.render()) from None
-    for warning in config.warnings:
-        pulumi.log.warn(warning)
-    return config

@@ -1,0 +1,37 @@
+"""The stack's `gpufleet:*` config as a running Pulumi program sees it, validated by the model."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pulumi
+from pulumi.runtime.config import CONFIG, get_config_env
+
+from components.model.config import parse_config
+from components.model.problems import ConfigError
+from components.model.schema import StackConfig
+
+
+def load_from_pulumi() -> StackConfig:
+    """Read and validate the stack's config inside a Pulumi program.
+
+    Raises `pulumi.RunError` (printed without a traceback by the Pulumi CLI) on bad config.
+    """
+    all_config: dict[str, Any] = {**get_config_env(), **CONFIG.get()}
+    raw: dict[str, Any] = {}
+    for full_key, value in all_config.items():
+        namespace, _, key = full_key.partition(":")
+        if namespace != "gpufleet" or key == "kubeconfig":
+            continue
+        try:
+            raw[key] = json.loads(value) if isinstance(value, str) else value
+        except json.JSONDecodeError:
+            raw[key] = value
+    try:
+        config = parse_config(raw)
+    except ConfigError as error:
+        raise pulumi.RunError(error.render()) from None
+    for warning in config.warnings:
+        pulumi.log.warn(warning)
+    return config
