@@ -19,6 +19,18 @@ def test_ci_runs_the_readme_test_command_verbatim() -> None:
     assert test_commands[0] in ci_lines
 
 
+def test_one_virtualenv_name_for_pulumi_the_readme_and_ci() -> None:
+    import yaml
+
+    venv = yaml.safe_load((PROJECT_DIR / "Pulumi.yaml").read_text())["runtime"]["options"][
+        "virtualenv"
+    ]
+    blocks = re.findall(r"```sh\n(.*?)\n```", README, flags=re.S)
+    for command in [b for b in blocks if "-m venv" in b]:
+        assert f"-m venv {venv} " in command, command
+    assert f"rm -rf {venv}\n" in CI
+
+
 def test_quickstart_plans_a_shipped_stack() -> None:
     blocks = re.findall(r"```sh\n(.*?)\n```", README, flags=re.S)
     plan = [b for b in blocks if "-m components plan" in b]

@@ -183,7 +183,10 @@ def test_cloud_job_previews_with_comment_and_policy_pack() -> None:
     )
     assert options["pulumi-version"] == pins["pulumi"], "CLI and SDK from the same release"
     install = step_named(PREVIEW, "Install the program and the policy pack")["run"]
-    assert "python -m venv venv" in install and "python -m venv policy/venv" in install
+    venv = yaml.safe_load((PROJECT_DIR / "Pulumi.yaml").read_text())["runtime"]["options"][
+        "virtualenv"
+    ]
+    assert f"python -m venv {venv} " in install and "python -m venv policy/venv" in install
     assert (
         'policy/pack_config.py "stacks/Pulumi.$STACK.yaml" > "$RUNNER_TEMP/policy-config.json"'
         in install
