@@ -34,7 +34,8 @@ class NameRule:
     rule: str
 
     def accepts(self, name: str) -> bool:
-        return re.match(self.pattern, name) is not None
+        # fullmatch: `$` alone would let a trailing newline (from a YAML `|` block) through.
+        return re.fullmatch(self.pattern, name) is not None
 
 
 class Cloud(ABC):

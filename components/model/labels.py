@@ -32,14 +32,14 @@ RESERVED_LABEL_PREFIXES = (
 def label_key_problem(key: str) -> str | None:
     """Why `key` is not a valid Kubernetes label/taint key, or None."""
     prefix, _, name = key.rpartition("/")
-    if not name or len(name) > 63 or not _QUALIFIED_NAME.match(name):
+    if not name or len(name) > 63 or not _QUALIFIED_NAME.fullmatch(name):
         return "must be [prefix/]name, name 1-63 of A-Z a-z 0-9 - _ . (alphanumeric at both ends)"
-    if prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
+    if prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.fullmatch(prefix)):
         return "prefix must be a DNS subdomain (lowercase, dots), at most 253 characters"
     return None
 
 
 def label_value_problem(value: str) -> str | None:
-    if len(value) > 63 or not _LABEL_VALUE.match(value):
+    if len(value) > 63 or not _LABEL_VALUE.fullmatch(value):
         return "must be at most 63 of A-Z a-z 0-9 - _ . (alphanumeric at both ends), or empty"
     return None

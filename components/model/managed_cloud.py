@@ -80,9 +80,10 @@ class ManagedCloud(Cloud):
                     has_value=False,
                 )
             )
-        if cluster.region is not None and pool.zones is not None:
-            problems += self.zone_problems(cluster.region, pool.zones, f"{path}.zones")
-        problems += self.check_machines(pool, path, warnings)
+        region = cluster.region
+        if region is not None and self.region_rule and self.region_rule.accepts(region):
+            problems += self.zone_problems(region, pool.zones or [], f"{path}.zones")
+        problems += self.check_machines(pool, cluster.kubernetes_version, path, warnings)
         problems += self.check_pool_limits(cluster, pool, path)
         return problems
 
@@ -92,9 +93,16 @@ class ManagedCloud(Cloud):
         """What this cloud's pool resources can express, beyond zones and machine types."""
         return []
 
-    def check_machines(self, pool: GpuPoolConfig, path: str, warnings: list[str]) -> list[Problem]:
+    def check_machines(
+        self, pool: GpuPoolConfig, kubernetes_version: str, path: str, warnings: list[str]
+    ) -> list[Problem]:
         problems: list[Problem] = []
         names = pool.machine_types or ([pool.machine_type] if pool.machine_type else [])
+        # Left out, the machine type is the catalog's default, which must take the pool too.
+        default = self.catalog.defaults.get(pool.accelerator)
+        defaulted = not names and default is not None
+        if defaulted:
+            names = [default or ""]
         key = "machineTypes" if pool.machine_types is not None else "machineType"
         candidates = self.catalog.machines_for(pool.accelerator)
         if not candidates:
@@ -140,6 +148,17 @@ class ManagedCloud(Cloud):
                 )
                 continue
             machines.append(machine)
+            if machine.min_kubernetes and _minor(kubernetes_version) < _minor(
+                machine.min_kubernetes
+            ):
+                problems.append(
+                    Problem(
+                        f"{path}.accelerator" if defaulted else where,
+                        f"{name} nodes need Kubernetes {machine.min_kubernetes} or later on "
+                        f"{self.name}; cluster.kubernetesVersion is {kubernetes_version}",
+                        pool.accelerator if defaulted else name,
+                    )
+                )
             if machine.spot_only and not pool.spot:
                 problems.append(
                     Problem(
@@ -153,15 +172,18 @@ class ManagedCloud(Cloud):
                     problems.append(
                         Problem(
                             f"{path}.gpusPerNode",
-                            f"{name} takes {counts} attached {pool.accelerator} GPU(s)",
+                            f"{name}{' (the default machineType)' if defaulted else ''} takes "
+                            f"{counts} attached {pool.accelerator} GPU(s)",
                             count,
+                            is_default=pool.gpus_per_node is None,
                         )
                     )
             elif pool.gpus_per_node is not None and pool.gpus_per_node != machine.gpus:
                 problems.append(
                     Problem(
                         f"{path}.gpusPerNode",
-                        f"{name} always has {machine.gpus} GPU(s); leave gpusPerNode unset or set {machine.gpus}",
+                        f"{name}{' (the default machineType)' if defaulted else ''} always has "
+                        f"{machine.gpus} GPU(s); leave gpusPerNode unset or set {machine.gpus}",
                         pool.gpus_per_node,
                     )
                 )
@@ -373,3 +395,9 @@ class ManagedCloud(Cloud):
             extended_resource_toleration=self.extended_resource_toleration,
             selector_keys=(self.pool_label_key,),
         )
+
+
+def _minor(version: str) -> int:
+    """The minor of a "1.34"-style version (0 when it is not one; the version check says so)."""
+    _, _, minor = version.partition(".")
+    return int(minor) if minor.isdigit() else 0

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+
+def shown(value: Any) -> str:
+    """A value as the user wrote it: dates as YAML writes them, not as Python's repr."""
+    if isinstance(value, datetime.date | datetime.datetime | datetime.time):
+        return value.isoformat()
+    return repr(value)
 
 
 @dataclass(frozen=True)
@@ -13,10 +21,14 @@ class Problem:
     message: str
     value: Any = None
     has_value: bool = True
+    # The value is gpufleet's default, not something the user wrote.
+    is_default: bool = False
 
     def __str__(self) -> str:
-        shown = f" (got {self.value!r})" if self.has_value else ""
-        return f"{self.path}: {self.message}{shown}"
+        if not self.has_value:
+            return f"{self.path}: {self.message}"
+        got = "default" if self.is_default else "got"
+        return f"{self.path}: {self.message} ({got} {shown(self.value)})"
 
 
 class ConfigError(Exception):

@@ -20,10 +20,11 @@ SYSTEM_POOL_NAME = "system"
 
 
 class ConfigModel(BaseModel):
-    """camelCase keys like Pulumi's own, unknown keys rejected (typos must not pass silently)."""
+    """camelCase keys like Pulumi's own, and only those: unknown keys and snake_case spellings
+    are rejected (typos must not pass silently)."""
 
     model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
+        alias_generator=to_camel, populate_by_name=False, extra="forbid", frozen=True
     )
 
 

@@ -16,6 +16,7 @@ from components.aws.model.catalog import CATALOG
 from components.model.catalog.gpus import GpuModel, MachineType
 from components.model.cloud import NameRule
 from components.model.managed_cloud import GpuNodeFacts, ManagedCloud, SharingVia
+from components.model.networks import cidr_list_problems
 from components.model.problems import Problem
 from components.model.schema import (
     ClusterConfig,
@@ -124,6 +125,7 @@ class Aws(ManagedCloud):
                     aws.public_subnet_ids,
                 )
             )
+        problems += cidr_list_problems("cluster.aws.publicEndpointCidrs", aws.public_endpoint_cidrs)
         expanders = [e.strip() for e in aws.autoscaler_expander.split(",")]
         unknown = [e for e in expanders if e not in AUTOSCALER_EXPANDERS]
         if unknown or len(set(expanders)) != len(expanders):

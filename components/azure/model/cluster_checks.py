@@ -69,7 +69,7 @@ def check_cluster_options(azure: AzureClusterOptions) -> list[Problem]:
                 azure.dns_service_ip,
             )
         )
-    if azure.vnet_subnet_id is not None and not _AZURE_SUBNET_ID.match(azure.vnet_subnet_id):
+    if azure.vnet_subnet_id is not None and not _AZURE_SUBNET_ID.fullmatch(azure.vnet_subnet_id):
         problems.append(
             Problem(
                 f"{where}.vnetSubnetId",
@@ -78,7 +78,7 @@ def check_cluster_options(azure: AzureClusterOptions) -> list[Problem]:
                 azure.vnet_subnet_id,
             )
         )
-    if azure.resource_group_name is not None and not _AZURE_RESOURCE_GROUP.match(
+    if azure.resource_group_name is not None and not _AZURE_RESOURCE_GROUP.fullmatch(
         azure.resource_group_name
     ):
         problems.append(
@@ -111,7 +111,7 @@ def check_cluster_options(azure: AzureClusterOptions) -> list[Problem]:
                     cidr,
                 )
             )
-    if azure.subscription_id is not None and not _GUID.match(azure.subscription_id):
+    if azure.subscription_id is not None and not _GUID.fullmatch(azure.subscription_id):
         problems.append(
             Problem(
                 f"{where}.subscriptionId",
@@ -120,7 +120,7 @@ def check_cluster_options(azure: AzureClusterOptions) -> list[Problem]:
             )
         )
     for index, group in enumerate(azure.admin_group_object_ids):
-        if not _GUID.match(group):
+        if not _GUID.fullmatch(group):
             problems.append(
                 Problem(
                     f"{where}.adminGroupObjectIds[{index}]",

@@ -119,6 +119,8 @@ _ROWS: list[MachineType] = [
             ("g4-standard-384", 8, 384, 1440),
         ],
         gke_accelerator="nvidia-rtx-pro-6000",
+        # G4 nodes need GKE 1.34 or later (FACTS.md, GKE GPU table).
+        min_kubernetes="1.34",
     ),
 ]
 

@@ -15,6 +15,7 @@ from components.gcp.model.catalog import CATALOG
 from components.model.catalog.gpus import MachineType
 from components.model.cloud import NameRule
 from components.model.managed_cloud import GpuNodeFacts, ManagedCloud, SharingVia
+from components.model.networks import cidr_list_problems, overlap_problems, parse_ipv4_cidr
 from components.model.problems import Problem
 from components.model.schema import (
     ClusterConfig,
@@ -34,6 +35,11 @@ CONTAINER_LD_LIBRARY_PATH = "/usr/local/nvidia/lib64"
 SHARING_STRATEGY_LABEL = "cloud.google.com/gke-gpu-sharing-strategy"
 MAX_SHARED_CLIENTS_LABEL = "cloud.google.com/gke-max-shared-clients-per-gpu"
 PARTITION_SIZE_LABEL = "cloud.google.com/gke-gpu-partition-size"
+# cloud.google.com/resource-manager/docs/creating-managing-projects#before_you_begin
+PROJECT_ID = NameRule(
+    r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$",
+    "6-30 of a-z 0-9 -, starting with a letter, not ending with a hyphen",
+)
 _RULE = NameRule(
     r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$", "GKE: 1-40 of a-z 0-9 -, starting with a letter"
 )
@@ -85,13 +91,49 @@ class Gcp(ManagedCloud):
         return NameRule(rf"{re.escape(region)}-[a-z]", f"{region}-<letter>")
 
     def check_cluster(self, cluster: ClusterConfig) -> list[Problem]:
-        if gcp_config.cluster_options(cluster).project:
-            return []
-        return [
-            Problem(
-                "cluster.gcp.project", "is required on gcp (the GCP project id)", has_value=False
+        gcp = gcp_config.cluster_options(cluster)
+        problems: list[Problem] = []
+        if not gcp.project:
+            problems.append(
+                Problem(
+                    "cluster.gcp.project",
+                    "is required on gcp (the GCP project id)",
+                    has_value=False,
+                )
             )
-        ]
+        elif not PROJECT_ID.accepts(gcp.project):
+            problems.append(
+                Problem(
+                    "cluster.gcp.project", f"must be a project id ({PROJECT_ID.rule})", gcp.project
+                )
+            )
+        if (gcp.network is None) != (gcp.subnetwork is None):
+            problems.append(
+                Problem(
+                    "cluster.gcp.subnetwork" if gcp.subnetwork is None else "cluster.gcp.network",
+                    "network and subnetwork go together: give both, or neither",
+                    has_value=False,
+                )
+            )
+        where = "cluster.gcp"
+        ranges = {
+            "subnetCidr": parse_ipv4_cidr(f"{where}.subnetCidr", gcp.subnet_cidr, problems),
+            "podsCidr": parse_ipv4_cidr(f"{where}.podsCidr", gcp.pods_cidr, problems),
+            "servicesCidr": parse_ipv4_cidr(f"{where}.servicesCidr", gcp.services_cidr, problems),
+            # The control plane's private range is a /28 (GKE private clusters).
+            "masterCidr": parse_ipv4_cidr(
+                f"{where}.masterCidr", gcp.master_cidr, problems, (28, 28)
+            ),
+        }
+        if gcp.subnetwork is not None:
+            # A bring-your-own subnetwork brings its own node range; the pod and service ranges
+            # are its secondary ranges (named in the cluster resource), not these keys.
+            ranges = {"masterCidr": ranges["masterCidr"]}
+        problems += overlap_problems(where, ranges)
+        problems += cidr_list_problems(
+            f"{where}.masterAuthorizedCidrs", gcp.master_authorized_cidrs
+        )
+        return problems
 
     def check_software(
         self,

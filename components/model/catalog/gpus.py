@@ -46,6 +46,8 @@ class MachineType:
     spot_only: bool = False
     # AKS: the size supports MIG (`gpu_instance_profile`).
     mig_capable: bool = False
+    # The oldest Kubernetes minor whose nodes the cloud offers on this machine ("": any).
+    min_kubernetes: str = ""
 
 
 _A100_40_MIG = {"1g.5gb": 7, "2g.10gb": 3, "3g.20gb": 2, "7g.40gb": 1}
@@ -102,6 +104,7 @@ def fixed(
     gke_accelerator: str = "",
     spot_only: bool = False,
     mig_capable: bool = False,
+    min_kubernetes: str = "",
 ) -> list[MachineType]:
     """Machine types whose GPU count is part of the shape: (name, gpus, vcpus, memory GiB)."""
     return [
@@ -115,6 +118,7 @@ def fixed(
             gke_accelerator=gke_accelerator,
             spot_only=spot_only,
             mig_capable=mig_capable,
+            min_kubernetes=min_kubernetes,
         )
         for name, gpus, vcpus, memory in shapes
     ]

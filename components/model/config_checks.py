@@ -1,0 +1,235 @@
+"""The config rules every cloud shares; each calls into the stack's `Cloud` for its own rules."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from components.model.catalog import charts, gpus
+from components.model.cloud import Cloud
+from components.model.labels import RESERVED_LABEL_PREFIXES, label_key_problem, label_value_problem
+from components.model.problems import Problem
+from components.model.schema import (
+    SYSTEM_POOL_NAME,
+    ClusterConfig,
+    GpuPoolConfig,
+    GpuSoftwareConfig,
+    SoftwareMode,
+)
+
+
+def check_cluster(cloud: Cloud, cluster: ClusterConfig) -> list[Problem]:
+    problems = []
+    if not cloud.cluster_name_rule.accepts(cluster.name):
+        problems.append(
+            Problem(
+                "cluster.name",
+                f"not a valid cluster name ({cloud.cluster_name_rule.rule})",
+                cluster.name,
+            )
+        )
+    if cluster.kubernetes_version not in charts.KUBERNETES_MINORS:
+        problems.append(
+            Problem(
+                "cluster.kubernetesVersion",
+                f"unsupported Kubernetes minor; allowed: {', '.join(charts.KUBERNETES_MINORS)}",
+                cluster.kubernetes_version,
+            )
+        )
+    if cloud.region_rule is not None:
+        if cluster.region is None:
+            problems.append(Problem("cluster.region", "is required", has_value=False))
+        else:
+            if not cloud.region_rule.accepts(cluster.region):
+                problems.append(
+                    Problem("cluster.region", f"must be {cloud.region_rule.rule}", cluster.region)
+                )
+            else:
+                # Zones are judged against a valid region only: a wrong region is one mistake.
+                problems += cloud.zone_problems(
+                    cluster.region, cluster.zones or [], "cluster.zones"
+                )
+    problems += cloud.check_cluster(cluster)
+    system = cluster.system_pool
+    if system.min_nodes > system.max_nodes:
+        problems.append(
+            Problem(
+                "cluster.systemPool.minNodes",
+                f"must be <= maxNodes ({system.max_nodes})",
+                system.min_nodes,
+            )
+        )
+    return problems
+
+
+def check_pool(
+    cloud: Cloud | None,
+    cluster: ClusterConfig | None,
+    mode: SoftwareMode,
+    pool: GpuPoolConfig,
+    path: str,
+    warnings: list[str],
+) -> list[Problem]:
+    """The pool's rules; those of its cloud (and cluster) only when they could be read."""
+    problems: list[Problem] = []
+    if cloud is not None and not cloud.pool_name_rule.accepts(pool.name):
+        problems.append(
+            Problem(
+                f"{path}.name", f"not a valid pool name ({cloud.pool_name_rule.rule})", pool.name
+            )
+        )
+    if pool.name == SYSTEM_POOL_NAME:
+        problems.append(Problem(f"{path}.name", "is reserved for the CPU system pool", pool.name))
+    if pool.min_nodes > pool.max_nodes:
+        problems.append(
+            Problem(f"{path}.minNodes", f"must be <= maxNodes ({pool.max_nodes})", pool.min_nodes)
+        )
+    if pool.machine_type is not None and pool.machine_types is not None:
+        problems.append(
+            Problem(
+                f"{path}.machineTypes",
+                "give machineType or machineTypes, not both",
+                pool.machine_types,
+            )
+        )
+    problems += _check_labels_and_taints(pool, path)
+    if cloud is not None:
+        problems += cloud.check_pool_keys(pool, path)
+
+    model = gpus.GPU_MODELS.get(pool.accelerator)
+    if model is None:
+        allowed = ", ".join(sorted(gpus.GPU_MODELS))
+        problems.append(
+            Problem(
+                f"{path}.accelerator", f"unknown accelerator; allowed: {allowed}", pool.accelerator
+            )
+        )
+        return problems
+
+    if cloud is not None and cluster is not None:
+        problems += cloud.check_pool(cluster, mode, pool, path, warnings)
+    if pool.sharing is not None:
+        problems += _check_sharing(pool, model, path)
+    if pool.mig_partition_size is not None:
+        problems += _check_mig(cloud, mode, pool, model, path)
+    return problems
+
+
+def _check_labels_and_taints(pool: GpuPoolConfig, path: str) -> list[Problem]:
+    problems = []
+    for key, value in pool.labels.items():
+        why = label_key_problem(key)
+        if why:
+            problems.append(Problem(f"{path}.labels.{key}", f"bad label key: {why}", key))
+        elif key.split("/")[0].endswith(RESERVED_LABEL_PREFIXES) and "/" in key:
+            problems.append(
+                Problem(
+                    f"{path}.labels.{key}",
+                    f"label prefix is reserved ({', '.join(RESERVED_LABEL_PREFIXES)})",
+                    key,
+                )
+            )
+        why = label_value_problem(value)
+        if why:
+            problems.append(Problem(f"{path}.labels.{key}", f"bad label value: {why}", value))
+    for index, taint in enumerate(pool.taints):
+        why = label_key_problem(taint.key)
+        if why:
+            problems.append(
+                Problem(f"{path}.taints[{index}].key", f"bad taint key: {why}", taint.key)
+            )
+        why = label_value_problem(taint.value)
+        if why:
+            problems.append(
+                Problem(f"{path}.taints[{index}].value", f"bad taint value: {why}", taint.value)
+            )
+    return problems
+
+
+def _check_sharing(pool: GpuPoolConfig, model: gpus.GpuModel, path: str) -> list[Problem]:
+    assert pool.sharing is not None
+    problems = []
+    if pool.mig_partition_size is not None:
+        problems.append(
+            Problem(
+                f"{path}.sharing",
+                "sharing and migPartitionSize cannot be combined; pick one",
+                has_value=False,
+            )
+        )
+    if pool.sharing.strategy not in model.sharing:
+        problems.append(
+            Problem(
+                f"{path}.sharing.strategy",
+                f"{model.name} supports {', '.join(model.sharing)}",
+                pool.sharing.strategy,
+            )
+        )
+    clients = pool.sharing.max_shared_clients_per_gpu
+    if not 0 < clients <= gpus.MAX_SHARED_CLIENTS_PER_GPU:
+        problems.append(
+            Problem(
+                f"{path}.sharing.maxSharedClientsPerGpu",
+                f"must be between 1 and {gpus.MAX_SHARED_CLIENTS_PER_GPU}",
+                clients,
+            )
+        )
+    return problems
+
+
+def _check_mig(
+    cloud: Cloud | None, mode: SoftwareMode, pool: GpuPoolConfig, model: gpus.GpuModel, path: str
+) -> list[Problem]:
+    where = f"{path}.migPartitionSize"
+    size = pool.mig_partition_size
+    assert size is not None
+    if not model.mig_partitions:
+        return [Problem(where, f"{model.name} does not support MIG", size)]
+    if size not in model.mig_partitions:
+        return [Problem(where, f"{model.name} supports {', '.join(model.mig_partitions)}", size)]
+    return cloud.check_mig(mode, pool, model, path) if cloud is not None else []
+
+
+def check_software(
+    cloud: Cloud | None,
+    software: GpuSoftwareConfig,
+    pools: Sequence[GpuPoolConfig],
+    cluster: ClusterConfig | None = None,
+) -> list[Problem]:
+    problems = []
+    if software.monitoring.service_monitor and not software.monitoring.dcgm_exporter:
+        problems.append(
+            Problem("gpuSoftware.monitoring.serviceMonitor", "needs dcgmExporter: true", True)
+        )
+    if cloud is None:
+        return problems
+    mode = cloud.software_mode(software.mode)
+    problems = cloud.check_software(software, mode, pools, cluster) + problems
+    if mode in ("device-plugin", "gpu-operator"):
+        for index, pool in enumerate(pools):
+            if pool.name == "default" and (pool.sharing or pool.mig_partition_size):
+                problems.append(
+                    Problem(
+                        f"gpuPools[{index}].name",
+                        "a shared or MIG pool cannot be named `default`: it would take the "
+                        "device plugin's default config entry, which every other node uses",
+                        pool.name,
+                    )
+                )
+    if not cloud.shares_gpus_itself and mode == "cloud-managed" and any(p.sharing for p in pools):
+        problems.append(
+            Problem(
+                "gpuSoftware.mode",
+                "GPU sharing on this cloud is configured through NVIDIA's device plugin or operator; "
+                "use device-plugin or gpu-operator",
+                software.mode,
+            )
+        )
+    if software.operator_driver and not cloud.accepts_operator_driver(mode):
+        problems.append(
+            Problem(
+                "gpuSoftware.operatorDriver",
+                "only applies to azure with mode gpu-operator",
+                software.operator_driver,
+            )
+        )
+    return problems
