@@ -22,3 +22,5 @@ pulumi.export("clusterName", cluster.name)
 pulumi.export("gpuSoftware", config.gpu_software_mode)
 pulumi.export("gpuPools", [pool.to_output() for pool in pools])
 pulumi.export("kubeconfig", pulumi.Output.secret(cluster.kubeconfig))
+for name, value in cluster.exports.items():
+    pulumi.export(name, value)

@@ -33,7 +33,19 @@ def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterH
             ),
         ),
     )
-    return ClusterHandle.of(cluster, name=cluster.cluster.name)
+    eks = cluster.cluster
+    return ClusterHandle.of(
+        cluster,
+        name=eks.name,
+        exports={
+            "clusterEndpoint": eks.endpoint,
+            "clusterCaCertificate": eks.certificate_authority.data,
+            "oidcIssuerUrl": cluster.oidc_issuer,
+            "oidcProviderArn": cluster.oidc_provider.arn,
+            # The role of the managed node groups (system pool, managed GPU pools).
+            "nodeIdentity": cluster.managed_node_role.arn,
+        },
+    )
 
 
 def build_gpu_pools(

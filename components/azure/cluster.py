@@ -153,6 +153,9 @@ class AksCluster(pulumi.ComponentResource):
         document = user_credentials.kubeconfigs.apply(
             lambda kubeconfigs: credentials.decode(kubeconfigs[0].value)
         )
+        endpoint = document.apply(credentials.server_and_ca)
+        self.server = endpoint.apply(lambda parts: parts[0])
+        self.certificate_authority = endpoint.apply(lambda parts: parts[1])
         if entra_id:
             document = document.apply(
                 lambda text: credentials.kubelogin_kubeconfig(text, cfg.name, aks.kubelogin_mode)

@@ -29,6 +29,16 @@ def decode(value: str) -> str:
     return base64.b64decode(value).decode()
 
 
+def server_and_ca(document: str) -> tuple[str, str]:
+    """The API server URL and its CA (base64 PEM) from an AKS kubeconfig."""
+    config: dict[str, Any] = yaml.safe_load(document)
+    try:
+        entry = config["clusters"][0]["cluster"]
+        return str(entry["server"]), str(entry.get("certificate-authority-data", ""))
+    except (KeyError, IndexError, TypeError) as error:
+        raise CredentialsError(f"AKS user kubeconfig lacks {error}") from None
+
+
 def kubelogin_kubeconfig(document: str, cluster: str, login_mode: str) -> str:
     """A kubeconfig for AKS's API server whose user runs `kubelogin get-token --login <mode>`."""
     config: dict[str, Any] = yaml.safe_load(document)

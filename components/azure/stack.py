@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pulumi
 
@@ -18,7 +19,23 @@ def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterH
     cluster = AksCluster(
         config.cluster.name, AksClusterArgs(config=config.cluster, system_pool=system_pool)
     )
-    return ClusterHandle.of(cluster, name=cluster.cluster.name)
+    aks = cluster.cluster
+    return ClusterHandle.of(
+        cluster,
+        name=aks.name,
+        exports={
+            "clusterEndpoint": cluster.server,
+            "clusterCaCertificate": cluster.certificate_authority,
+            "oidcIssuerUrl": cluster.oidc_issuer_url,
+            # The kubelet identity nodes pull images and reach Azure with (its object id).
+            "nodeIdentity": aks.identity_profile.apply(_kubelet_object_id),
+        },
+    )
+
+
+def _kubelet_object_id(profile: Any) -> str:
+    identity = (profile or {}).get("kubeletidentity")
+    return getattr(identity, "object_id", None) or ""
 
 
 def build_gpu_pools(

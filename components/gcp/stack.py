@@ -19,7 +19,18 @@ def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterH
     cluster = GkeCluster(
         config.cluster.name, GkeClusterArgs(config=config.cluster, system_pool=system_pool)
     )
-    return ClusterHandle.of(cluster, name=cluster.cluster.name)
+    gke = cluster.cluster
+    return ClusterHandle.of(
+        cluster,
+        name=gke.name,
+        exports={
+            "clusterEndpoint": pulumi.Output.concat("https://", gke.endpoint),
+            "clusterCaCertificate": gke.master_auth.cluster_ca_certificate,
+            # Workload Identity's issuer: the cluster's own URL (GKE docs, Workload Identity).
+            "oidcIssuerUrl": pulumi.Output.concat("https://container.googleapis.com/v1/", gke.id),
+            "nodeIdentity": cluster.node_service_account,
+        },
+    )
 
 
 def build_gpu_pools(

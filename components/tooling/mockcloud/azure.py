@@ -18,6 +18,8 @@ SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
 TENANT = "11111111-1111-1111-1111-111111111111"
 DEPLOYER_OBJECT_ID = "22222222-2222-2222-2222-222222222222"
 CLUSTER_PRINCIPAL_ID = "33333333-3333-3333-3333-333333333333"
+KUBELET_CLIENT_ID = "44444444-4444-4444-4444-444444444444"
+KUBELET_OBJECT_ID = "55555555-5555-5555-5555-555555555555"
 # The AKS Entra ID server application, as AKS writes it into exec kubeconfigs.
 AKS_SERVER_ID = "6dae42f8-4368-4678-94ff-3960e28e3630"
 FAKE_CA = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMOCK AKS CA\n-----END CERTIFICATE-----\n")
@@ -63,6 +65,14 @@ def _managed_cluster(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
             "type": "SystemAssigned",
             "principalId": CLUSTER_PRINCIPAL_ID,
             "tenantId": TENANT,
+        },
+        "identityProfile": {
+            "kubeletidentity": {
+                "clientId": KUBELET_CLIENT_ID,
+                "objectId": KUBELET_OBJECT_ID,
+                "resourceId": f"{_rg_id(f'MC_{rg}_{cluster}_{location}')}/providers/"
+                f"Microsoft.ManagedIdentity/userAssignedIdentities/{cluster}-agentpool",
+            }
         },
         "oidcIssuerProfile": {
             "enabled": True,
