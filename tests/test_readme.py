@@ -67,3 +67,22 @@ def test_every_config_key_is_in_the_reference() -> None:
     keys += ["samples." + k for k in _leaf_keys(SamplesConfig)]
     missing = [k for k in keys if f"`{k}`" not in reference]
     assert missing == []
+
+
+def test_the_config_writing_example_uses_only_real_keys() -> None:
+    import yaml
+
+    from components.model.config import ConfigError, parse_config
+
+    section = README.split("### Writing config", 1)[1].split("\n### ", 1)[0]
+    (example,) = re.findall(r"```yaml\n(.*?)\n```", section, flags=re.S)
+    config = yaml.safe_load(example)["config"]
+    raw = {k.removeprefix("gpufleet:"): v for k, v in config.items()}
+    try:
+        parse_config(raw)
+    except ConfigError as error:
+        unknown = [str(p) for p in error.problems if "unknown" in p.message]
+        assert unknown == []
+    for path in re.findall(r"--path\s+'gpufleet:([^']+)'", section):
+        top, _, rest = path.partition(".")
+        assert top.split("[")[0] in raw, path
