@@ -202,3 +202,36 @@ def test_eks_public_endpoint_cidrs_are_checked() -> None:
     }
     (problem,) = problems_of(raw)
     assert problem.startswith("cluster.aws.publicEndpointCidrs[0]: must be an IPv4 CIDR")
+
+
+def test_gke_secondary_range_names_are_checked() -> None:
+    raw = stack()
+    raw["cluster"]["gcp"]["podsRangeName"] = "Pods"
+    raw["cluster"]["gcp"]["servicesRangeName"] = "Pods"
+    problems = problems_of(raw)
+    assert problems[0].startswith("cluster.gcp.podsRangeName: must be a range name")
+    assert problems[-1].startswith("cluster.gcp.servicesRangeName: must differ from podsRangeName")
+
+
+def test_a_given_subnetwork_uses_the_named_secondary_ranges() -> None:
+    from tests.conftest import plan_of
+
+    overrides = {
+        "gpufleet:cluster": {
+            **STACKS["gcp-dev"]["cluster"],
+            "gcp": {
+                **STACKS["gcp-dev"]["cluster"]["gcp"],
+                "network": "shared-vpc",
+                "subnetwork": "gke-nodes",
+                "podsRangeName": "gke-pods",
+                "servicesRangeName": "gke-svc",
+            },
+        }
+    }
+    plan = plan_of("gcp-dev", overrides)
+    (cluster,) = [r for r in plan.resources if r.type == "gcp:container/cluster:Cluster"]
+    policy = cluster.inputs["ipAllocationPolicy"]
+    assert policy["clusterSecondaryRangeName"] == "gke-pods"
+    assert policy["servicesSecondaryRangeName"] == "gke-svc"
+    assert cluster.inputs["subnetwork"] == "gke-nodes"
+    assert not [r for r in plan.resources if r.type == "gcp:compute/subnetwork:Subnetwork"]

@@ -30,8 +30,6 @@ NODE_SERVICE_ACCOUNT_ROLES = (
     "roles/stackdriver.resourceMetadata.writer",
     "roles/artifactregistry.reader",
 )
-PODS_RANGE = "pods"
-SERVICES_RANGE = "services"
 
 
 @dataclass(frozen=True)
@@ -93,8 +91,8 @@ class GkeCluster(pulumi.ComponentResource):
             subnetwork=subnetwork,
             networking_mode="VPC_NATIVE",
             ip_allocation_policy=gcp.container.ClusterIpAllocationPolicyArgs(
-                cluster_secondary_range_name=PODS_RANGE,
-                services_secondary_range_name=SERVICES_RANGE,
+                cluster_secondary_range_name=gcp_cfg.pods_range_name,
+                services_secondary_range_name=gcp_cfg.services_range_name,
             ),
             # The default pool is replaced by our own pools so that a GPU pool change never
             # touches the cluster resource.
@@ -215,10 +213,10 @@ class GkeCluster(pulumi.ComponentResource):
             private_ip_google_access=True,
             secondary_ip_ranges=[
                 gcp.compute.SubnetworkSecondaryIpRangeArgs(
-                    range_name=PODS_RANGE, ip_cidr_range=options.pods_cidr
+                    range_name=options.pods_range_name, ip_cidr_range=options.pods_cidr
                 ),
                 gcp.compute.SubnetworkSecondaryIpRangeArgs(
-                    range_name=SERVICES_RANGE, ip_cidr_range=options.services_cidr
+                    range_name=options.services_range_name, ip_cidr_range=options.services_cidr
                 ),
             ],
             opts=child,

@@ -40,6 +40,10 @@ PROJECT_ID = NameRule(
     r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$",
     "6-30 of a-z 0-9 -, starting with a letter, not ending with a hyphen",
 )
+# Secondary range names: RFC 1035 labels (cloud.google.com/vpc/docs/subnets#secondary-ranges).
+RANGE_NAME = NameRule(
+    r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$", "1-63 of a-z 0-9 -, starting with a letter"
+)
 _RULE = NameRule(
     r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$", "GKE: 1-40 of a-z 0-9 -, starting with a letter"
 )
@@ -125,6 +129,22 @@ class Gcp(ManagedCloud):
                 f"{where}.masterCidr", gcp.master_cidr, problems, (28, 28)
             ),
         }
+        for key, value in (
+            ("podsRangeName", gcp.pods_range_name),
+            ("servicesRangeName", gcp.services_range_name),
+        ):
+            if not RANGE_NAME.accepts(value):
+                problems.append(
+                    Problem(f"{where}.{key}", f"must be a range name ({RANGE_NAME.rule})", value)
+                )
+        if gcp.pods_range_name == gcp.services_range_name:
+            problems.append(
+                Problem(
+                    f"{where}.servicesRangeName",
+                    "must differ from podsRangeName (pods and services need their own ranges)",
+                    gcp.services_range_name,
+                )
+            )
         if gcp.subnetwork is not None:
             # A bring-your-own subnetwork brings its own node range; the pod and service ranges
             # are its secondary ranges (named in the cluster resource), not these keys.

@@ -19,6 +19,10 @@ class GcpClusterOptions(ConfigModel):
     release_channel: Literal["RAPID", "REGULAR", "STABLE"] = "REGULAR"
     network: str | None = None
     subnetwork: str | None = None
+    # The secondary ranges of the subnetwork that pods and services use. gpufleet's own
+    # subnetwork has them under these names; a given subnetwork must have them (any names).
+    pods_range_name: str = "pods"
+    services_range_name: str = "services"
     subnet_cidr: str = "10.10.0.0/20"
     pods_cidr: str = "10.20.0.0/14"
     services_cidr: str = "10.24.0.0/20"
