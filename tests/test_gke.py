@@ -187,3 +187,35 @@ def test_kubernetes_provider_is_explicit_and_built_from_the_cluster(stack: str) 
     for resource in plan.resources:
         if resource.type.startswith("kubernetes:"):
             assert resource.provider and resource.provider.startswith(provider.urn)
+
+
+@pytest.mark.parametrize("stack", GKE_STACKS)
+def test_a_replaced_node_pool_frees_its_fixed_name_first(stack: str) -> None:
+    # GKE answers 409 to a second pool of the same name; the name is the pool's node label.
+    pools = plan_of(stack).of_type(NODE_POOL)
+    assert pools and all(p.delete_before_replace for p in pools)
+
+
+@pytest.mark.parametrize("stack", GKE_STACKS)
+def test_disk_type_is_left_to_gke_so_hyperdisk_only_series_work(stack: str) -> None:
+    for pool in plan_of(stack).of_type(NODE_POOL):
+        assert "diskType" not in pool.inputs["nodeConfig"], pool.name
+
+
+@pytest.mark.parametrize("stack", GKE_STACKS)
+def test_the_default_pool_never_uses_the_compute_engine_default_account(stack: str) -> None:
+    plan = plan_of(stack)
+    (cluster,) = plan.of_type(CLUSTER)
+    accounts = {p.inputs["nodeConfig"]["serviceAccount"] for p in plan.of_type(NODE_POOL)}
+    assert cluster.inputs["nodeConfig"]["serviceAccount"] in accounts
+    assert len(accounts) == 1 and not next(iter(accounts)).endswith(
+        "-compute@developer.gserviceaccount.com"
+    )
+    roles = {
+        r.inputs["role"]: r.urn
+        for r in plan.resources
+        if r.type == "gcp:projects/iAMMember:IAMMember"
+    }
+    assert "roles/container.defaultNodeServiceAccount" in roles
+    # The cluster (and so its temporary default pool) waits for the account's roles.
+    assert set(roles.values()) <= set(cluster.depends_on)

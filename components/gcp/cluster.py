@@ -22,8 +22,11 @@ NODE_OAUTH_SCOPES = [
     "https://www.googleapis.com/auth/servicecontrol",
     "https://www.googleapis.com/auth/trace.append",
 ]
-# Least privilege for the nodes' own service account (GKE hardening guide).
+# Least privilege for the nodes' own service account (GKE hardening guide; the first is GKE's
+# documented minimum for a node service account, cloud.google.com/kubernetes-engine/docs/how-to/
+# service-accounts#default-gke-service-agent).
 NODE_SERVICE_ACCOUNT_ROLES = (
+    "roles/container.defaultNodeServiceAccount",
     "roles/logging.logWriter",
     "roles/monitoring.metricWriter",
     "roles/monitoring.viewer",
@@ -73,7 +76,7 @@ class GkeCluster(pulumi.ComponentResource):
             opts=child,
         )
         self.node_service_account = account.email
-        for role in NODE_SERVICE_ACCOUNT_ROLES:
+        node_roles = [
             gcp.projects.IAMMember(
                 f"{name}-nodes-{role.split('/')[1].replace('.', '-').lower()}",
                 project=gcp_cfg.project or account.project,
@@ -81,6 +84,21 @@ class GkeCluster(pulumi.ComponentResource):
                 member=account.email.apply(lambda email: f"serviceAccount:{email}"),
                 opts=child,
             )
+            for role in NODE_SERVICE_ACCOUNT_ROLES
+        ]
+        # The temporary default pool (and the system pool) use gpufleet's node service account,
+        # never the Compute Engine default one, which many projects delete or disable; nodes
+        # start only once its roles exist.
+        node_config = gcp.container.ClusterNodeConfigArgs(
+            service_account=account.email,
+            oauth_scopes=NODE_OAUTH_SCOPES,
+            workload_metadata_config=gcp.container.ClusterNodeConfigWorkloadMetadataConfigArgs(
+                mode="GKE_METADATA"
+            ),
+            shielded_instance_config=gcp.container.ClusterNodeConfigShieldedInstanceConfigArgs(
+                enable_secure_boot=True, enable_integrity_monitoring=True
+            ),
+        )
 
         self.cluster = gcp.container.Cluster(
             f"{name}-cluster",
@@ -98,6 +116,7 @@ class GkeCluster(pulumi.ComponentResource):
             # touches the cluster resource.
             remove_default_node_pool=True,
             initial_node_count=1,
+            node_config=node_config,
             min_master_version=cfg.kubernetes_version,
             release_channel=gcp.container.ClusterReleaseChannelArgs(
                 channel=gcp_cfg.release_channel
@@ -126,6 +145,7 @@ class GkeCluster(pulumi.ComponentResource):
                     protect=cfg.protect,
                     # The removed default pool's settings would otherwise show as drift.
                     ignore_changes=["initialNodeCount", "nodeConfig", "nodePools"],
+                    depends_on=node_roles,
                 ),
             ),
         )
@@ -147,7 +167,8 @@ class GkeCluster(pulumi.ComponentResource):
             node_config=gcp.container.NodePoolNodeConfigArgs(
                 machine_type=system.machine_types[0],
                 disk_size_gb=100,
-                disk_type="pd-balanced",
+                # No disk_type: GKE picks pd-balanced, or hyperdisk-balanced on series without
+                # Persistent Disk (N4, C4); a fixed pd-balanced fails there.
                 service_account=account.email,
                 oauth_scopes=NODE_OAUTH_SCOPES,
                 labels=dict(system.declared_labels),
@@ -159,7 +180,12 @@ class GkeCluster(pulumi.ComponentResource):
                 ),
             ),
             opts=pulumi.ResourceOptions.merge(
-                child, pulumi.ResourceOptions(ignore_changes=["initialNodeCount", "nodeCount"])
+                child,
+                pulumi.ResourceOptions(
+                    ignore_changes=["initialNodeCount", "nodeCount"],
+                    # A fixed name: the old pool must go before GKE accepts its replacement.
+                    delete_before_replace=True,
+                ),
             ),
         )
 

@@ -58,7 +58,8 @@ class GkeGpuNodePool(pulumi.ComponentResource):
                 machine_type=pool.machine_types[0],
                 spot=pool.spot,
                 disk_size_gb=pool.disk_size_gb,
-                disk_type="pd-balanced",
+                # No disk_type: GKE picks pd-balanced, or hyperdisk-balanced on the series that
+                # have no Persistent Disk (A3 Ultra, A4, G4); a fixed pd-balanced fails there.
                 service_account=args.service_account,
                 oauth_scopes=NODE_OAUTH_SCOPES,
                 guest_accelerators=[_accelerator(pool, args.driver)],
@@ -82,6 +83,9 @@ class GkeGpuNodePool(pulumi.ComponentResource):
                 provider=args.provider,
                 # The autoscaler owns the node count; `pulumi up` must never reset it.
                 ignore_changes=["initialNodeCount", "nodeCount"],
+                # The name is the pool's node label (podScheduling selects on it), so a replaced
+                # pool keeps it: the old pool must go first, or GKE answers 409 (exists).
+                delete_before_replace=True,
             ),
         )
         self.register_outputs(
