@@ -280,9 +280,11 @@ def test_gke_operator_preset(stack: str) -> None:
     assert values["hostPaths"]["driverInstallDir"] == "/home/kubernetes/bin/nvidia"
     assert values["toolkit"]["installDir"] == "/home/kubernetes/bin/nvidia"
     assert values["cdi"] == {"enabled": True}
-    runtime_env = {"name": "RUNTIME_CONFIG_SOURCE", "value": "file"}
-    minor = int(config.cluster.kubernetes_version.split(".")[1])
-    assert (runtime_env in values["toolkit"].get("env", [])) == (minor >= 33)
+    # Whatever the configured minimum: a release channel upgrades the cluster past it.
+    assert {"name": "RUNTIME_CONFIG_SOURCE", "value": "file"} in values["toolkit"]["env"]
+    mig = any(pool.mig_partition_size for pool in config.gpu_pools)
+    reboot = {"name": "WITH_REBOOT", "value": "true"}
+    assert (reboot in values.get("migManager", {}).get("env", [])) == mig
     # Pools: no GKE driver, no GKE device plugin.
     gpu_node_pools = [
         p

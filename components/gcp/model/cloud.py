@@ -235,15 +235,23 @@ class Gcp(ManagedCloud):
         # GKE pools run with INSTALLATION_DISABLED and the no-default-plugin label; the driver
         # comes from Google's driver-installer DaemonSet, which users apply per Google's GPU
         # Operator guide (it is published only at an unpinned URL).
-        toolkit: dict[str, Any] = {"installDir": NVIDIA_HOST_DIR}
-        if int(config.cluster.kubernetes_version.split(".")[1]) >= 33:
-            toolkit["env"] = [{"name": "RUNTIME_CONFIG_SOURCE", "value": "file"}]
-        return {
+        preset: dict[str, Any] = {
             "driver": {"enabled": False},
-            "toolkit": toolkit,
+            # Always file-based: on GKE 1.33+ the toolkit otherwise misconfigures containerd
+            # (NVIDIA/cloud-native-docs#312), and a release channel upgrades a cluster past
+            # the configured minimum without asking, so the version cannot gate it.
+            "toolkit": {
+                "installDir": NVIDIA_HOST_DIR,
+                "env": [{"name": "RUNTIME_CONFIG_SOURCE", "value": "file"}],
+            },
             "hostPaths": {"driverInstallDir": NVIDIA_HOST_DIR},
             "cdi": {"enabled": True},
         }
+        if any(pool.mig_partition_size for pool in config.gpu_pools):
+            # GKE nodes must reboot to apply a MIG layout (NVIDIA's GPU Operator on GKE guide,
+            # cloud-native-docs gpu-operator/google-gke.rst).
+            preset["migManager"] = {"env": [{"name": "WITH_REBOOT", "value": "true"}]}
+        return preset
 
     def dcgm_exporter_values(self) -> dict[str, Any]:
         # GKE's driver lives on the host under /home/kubernetes/bin/nvidia and no container
