@@ -55,7 +55,9 @@ def test_gpu_pools_scale_to_zero_and_pulumi_never_resets_the_autoscaler(stack: s
         assert node_pool.inputs["initialNodeCount"] == 0
         assert {"initialNodeCount", "nodeCount"} <= set(node_pool.ignore_changes)
         spot = node_pool.inputs["nodeConfig"]["spot"]
-        assert autoscaling["locationPolicy"] == ("ANY" if spot else "BALANCED")
+        machine_type = node_pool.inputs["nodeConfig"]["machineType"]
+        scarce = any(m.scarce for m in gpus.MACHINE_TYPES.values() if m.name == machine_type)
+        assert autoscaling["locationPolicy"] == ("ANY" if spot or scarce else "BALANCED")
 
 
 @pytest.mark.parametrize("stack", GKE_STACKS)
@@ -219,3 +221,35 @@ def test_the_default_pool_never_uses_the_compute_engine_default_account(stack: s
     assert "roles/container.defaultNodeServiceAccount" in roles
     # The cluster (and so its temporary default pool) waits for the account's roles.
     assert set(roles.values()) <= set(cluster.depends_on)
+
+
+def test_scarce_gpus_on_demand_take_any_zone_with_capacity() -> None:
+    pools = gpu_node_pools(plan_of("gcp-a100-mig"))
+    policies = {name: p.inputs["autoscaling"]["locationPolicy"] for name, p in pools.items()}
+    # A2 and A3 are scarce whether Spot or not (FACTS.md: ANY for Spot and scarce GPUs).
+    assert set(policies.values()) == {"ANY"}, policies
+    t4 = gpu_node_pools(plan_of("gcp-dev"))["t4"]
+    assert t4.inputs["autoscaling"]["locationPolicy"] == "BALANCED"
+
+
+def test_reservation_only_machines_need_a_reservation_or_spot() -> None:
+    from components.model.config import ConfigError
+
+    raw = load_stack("gcp-dev").gpufleet
+    raw = {**raw, "cluster": {**raw["cluster"], "kubernetesVersion": "1.34"}}
+    h200 = {"name": "h200", "accelerator": "h200-141gb", "zones": ["us-central1-a"]}
+    with pytest.raises(ConfigError) as caught:
+        parse_config({**raw, "gpuPools": [h200]})
+    (problem,) = [str(p) for p in caught.value.problems]
+    assert problem.startswith("gpuPools[0].spot: a3-ultragpu-8g is sold on demand only from")
+    assert problem.endswith("(default False)")
+    parse_config({**raw, "gpuPools": [{**h200, "spot": True}]})
+    reserved = {**h200, "gcp": {"reservation": "h200-block-1"}}
+    parse_config({**raw, "gpuPools": [reserved]})
+    plan = plan_of("gcp-dev", {"gpufleet:cluster": raw["cluster"], "gpufleet:gpuPools": [reserved]})
+    affinity = gpu_node_pools(plan)["h200"].inputs["nodeConfig"]["reservationAffinity"]
+    assert affinity == {
+        "consumeReservationType": "SPECIFIC_RESERVATION",
+        "key": "compute.googleapis.com/reservation-name",
+        "values": ["h200-block-1"],
+    }

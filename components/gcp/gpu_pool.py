@@ -8,7 +8,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.gcp.cluster import NODE_OAUTH_SCOPES
-from components.gcp.model.cloud import gke_accelerator
+from components.gcp.model.cloud import gke_accelerator, location_policy
 from components.model.pools import PoolSpec
 
 # Kubernetes taint effects as the GKE API spells them.
@@ -25,6 +25,8 @@ class GkeGpuNodePoolArgs:
     pool: PoolSpec
     # The pool's gpu_driver_version (GKE-managed, or INSTALLATION_DISABLED for the operator).
     driver: str
+    # A reservation the nodes consume, by name (None: none).
+    reservation: str | None
     cluster_name: pulumi.Input[str]
     region: str
     service_account: pulumi.Input[str]
@@ -51,7 +53,7 @@ class GkeGpuNodePool(pulumi.ComponentResource):
                 total_min_node_count=pool.min_nodes,
                 total_max_node_count=pool.max_nodes,
                 # ANY finds capacity in whichever zone has it: what Spot and scarce GPUs need.
-                location_policy="ANY" if pool.spot else "BALANCED",
+                location_policy=location_policy(pool),
             ),
             management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
             node_config=gcp.container.NodePoolNodeConfigArgs(
@@ -63,6 +65,7 @@ class GkeGpuNodePool(pulumi.ComponentResource):
                 service_account=args.service_account,
                 oauth_scopes=NODE_OAUTH_SCOPES,
                 guest_accelerators=[_accelerator(pool, args.driver)],
+                reservation_affinity=_reservation(args.reservation),
                 labels=dict(pool.declared_labels),
                 # GKE adds the GPU taint only when a non-GPU pool already exists; declare it.
                 taints=[
@@ -114,4 +117,16 @@ def _accelerator(
         ),
         gpu_sharing_config=sharing,
         gpu_partition_size=partition,
+    )
+
+
+def _reservation(
+    name: str | None,
+) -> gcp.container.NodePoolNodeConfigReservationAffinityArgs | None:
+    if name is None:
+        return None
+    return gcp.container.NodePoolNodeConfigReservationAffinityArgs(
+        consume_reservation_type="SPECIFIC_RESERVATION",
+        key="compute.googleapis.com/reservation-name",
+        values=[name],
     )

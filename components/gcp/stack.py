@@ -9,6 +9,7 @@ import pulumi
 from components.gcp.cluster import GkeCluster, GkeClusterArgs
 from components.gcp.gpu_pool import GkeGpuNodePool, GkeGpuNodePoolArgs
 from components.gcp.model.cloud import gke_driver
+from components.gcp.model.config import pool_options
 from components.kubernetes.cluster import ClusterHandle
 from components.model.pools import PoolSpec
 from components.model.schema import StackConfig
@@ -45,6 +46,7 @@ def build_gpu_pools(
             GkeGpuNodePoolArgs(
                 pool=pool,
                 driver=gke_driver(config.gpu_software_mode, configured[pool.name]),
+                reservation=pool_options(configured[pool.name]).reservation,
                 cluster_name=gke.cluster.name,
                 region=config.cluster.region or "",
                 service_account=gke.node_service_account,

@@ -211,7 +211,8 @@ class ManagedCloud(Cloud):
 
     def machines(self, pool: GpuPoolConfig) -> list[MachineType]:
         """The pool's machine types (the catalog's default when it names none); checked config."""
-        names = pool.machine_types or [pool.machine_type or self.catalog.defaults[pool.accelerator]]
+        default = self.catalog.defaults.get(pool.accelerator, "")
+        names = pool.machine_types or [pool.machine_type or default]
         found = [self.catalog.machine(pool.accelerator, name) for name in names]
         return [m for m in found if m is not None]
 

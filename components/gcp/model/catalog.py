@@ -70,6 +70,7 @@ _ROWS: list[MachineType] = [
             ("a2-megagpu-16g", 16, 96, 1360),
         ],
         gke_accelerator="nvidia-tesla-a100",
+        scarce=True,
     ),
     *fixed(
         "gcp",
@@ -81,6 +82,7 @@ _ROWS: list[MachineType] = [
             ("a2-ultragpu-8g", 8, 96, 1360),
         ],
         gke_accelerator="nvidia-a100-80gb",
+        scarce=True,
     ),
     *fixed(
         "gcp",
@@ -92,23 +94,40 @@ _ROWS: list[MachineType] = [
         ],
         gke_accelerator="nvidia-h100-80gb",
         spot_only=True,
+        scarce=True,
     ),
     *fixed(
-        "gcp", "h100-80gb", [("a3-highgpu-8g", 8, 208, 1872)], gke_accelerator="nvidia-h100-80gb"
+        "gcp",
+        "h100-80gb",
+        [("a3-highgpu-8g", 8, 208, 1872)],
+        gke_accelerator="nvidia-h100-80gb",
+        scarce=True,
     ),
     *fixed(
         "gcp",
         "h100-80gb",
         [("a3-megagpu-8g", 8, 208, 1872)],
         gke_accelerator="nvidia-h100-mega-80gb",
+        scarce=True,
     ),
+    # A3 Ultra and A4: on demand only from a reservation, else Spot or Flex-start (FACTS.md GKE
+    # table; cloud.google.com/compute/docs/accelerator-optimized-machines, consumption options).
     *fixed(
         "gcp",
         "h200-141gb",
         [("a3-ultragpu-8g", 8, 224, 2952)],
         gke_accelerator="nvidia-h200-141gb",
+        scarce=True,
+        reservation_only=True,
     ),
-    *fixed("gcp", "b200", [("a4-highgpu-8g", 8, 224, 3968)], gke_accelerator="nvidia-b200"),
+    *fixed(
+        "gcp",
+        "b200",
+        [("a4-highgpu-8g", 8, 224, 3968)],
+        gke_accelerator="nvidia-b200",
+        scarce=True,
+        reservation_only=True,
+    ),
     *fixed(
         "gcp",
         "rtx-pro-6000",

@@ -16,6 +16,7 @@ from components.model.catalog.gpus import MachineType
 from components.model.cloud import NameRule
 from components.model.managed_cloud import GpuNodeFacts, ManagedCloud, SharingVia
 from components.model.networks import cidr_list_problems, overlap_problems, parse_ipv4_cidr
+from components.model.pool_spec import PoolSpec
 from components.model.problems import Problem
 from components.model.schema import (
     ClusterConfig,
@@ -54,6 +55,12 @@ def gke_driver(mode: SoftwareMode, pool: GpuPoolConfig) -> str:
     if mode == "gpu-operator":
         return DRIVER_DISABLED
     return gcp_config.pool_options(pool).driver_version.upper()
+
+
+def location_policy(spec: PoolSpec) -> str:
+    """ANY for Spot and scarce GPUs (capacity in whichever zone has it), else BALANCED."""
+    machine = CATALOG.machine(spec.accelerator, spec.machine_types[0])
+    return "ANY" if spec.spot or (machine is not None and machine.scarce) else "BALANCED"
 
 
 def gke_accelerator(spec_accelerator: str, machine_type: str) -> str:
@@ -172,6 +179,41 @@ class Gcp(ManagedCloud):
                 software.mode,
             )
         ]
+
+    def check_pool_limits(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str
+    ) -> list[Problem]:
+        """Reservation-only machines need a reservation or Spot; reservations have GCE names."""
+        problems = []
+        reservation = gcp_config.pool_options(pool).reservation
+        for machine in self.machines(pool):
+            if machine.reservation_only and not pool.spot and reservation is None:
+                problems.append(
+                    Problem(
+                        f"{path}.spot",
+                        f"{machine.name} is sold on demand only from a reservation: set "
+                        "spot: true, or gcp.reservation to the name of your reservation",
+                        pool.spot,
+                        is_default="spot" not in pool.model_fields_set,
+                    )
+                )
+        if reservation is not None and not RANGE_NAME.accepts(reservation):
+            problems.append(
+                Problem(
+                    f"{path}.gcp.reservation",
+                    f"must be a reservation name ({RANGE_NAME.rule})",
+                    reservation,
+                )
+            )
+        if reservation is not None and pool.spot:
+            problems.append(
+                Problem(
+                    f"{path}.gcp.reservation",
+                    "Spot nodes do not consume reservations; drop one of spot and reservation",
+                    reservation,
+                )
+            )
+        return problems
 
     def sharing_via(self, mode: SoftwareMode) -> SharingVia:
         return "cloud" if mode == "cloud-managed" else "nvidia"

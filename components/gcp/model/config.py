@@ -12,6 +12,9 @@ from components.model.schema import ClusterConfig, ConfigModel, GpuPoolConfig, s
 class GcpPoolOptions(ConfigModel):
     # GKE-managed driver version; set explicitly (an unset value caused permanent diffs).
     driver_version: Literal["default", "latest"] = "default"
+    # A Compute Engine reservation the pool's nodes consume (SPECIFIC_RESERVATION), by name;
+    # A3 Ultra and A4 are sold on demand only this way.
+    reservation: str | None = None
 
 
 class GcpClusterOptions(ConfigModel):

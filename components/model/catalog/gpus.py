@@ -48,6 +48,10 @@ class MachineType:
     mig_capable: bool = False
     # The oldest Kubernetes minor whose nodes the cloud offers on this machine ("": any).
     min_kubernetes: str = ""
+    # Capacity is scarce: the autoscaler should take it in whichever zone has it.
+    scarce: bool = False
+    # On demand only from a reservation (else Spot or Flex-start).
+    reservation_only: bool = False
 
 
 _A100_40_MIG = {"1g.5gb": 7, "2g.10gb": 3, "3g.20gb": 2, "7g.40gb": 1}
@@ -105,6 +109,8 @@ def fixed(
     spot_only: bool = False,
     mig_capable: bool = False,
     min_kubernetes: str = "",
+    scarce: bool = False,
+    reservation_only: bool = False,
 ) -> list[MachineType]:
     """Machine types whose GPU count is part of the shape: (name, gpus, vcpus, memory GiB)."""
     return [
@@ -119,6 +125,8 @@ def fixed(
             spot_only=spot_only,
             mig_capable=mig_capable,
             min_kubernetes=min_kubernetes,
+            scarce=scarce,
+            reservation_only=reservation_only,
         )
         for name, gpus, vcpus, memory in shapes
     ]
