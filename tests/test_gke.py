@@ -253,3 +253,18 @@ def test_reservation_only_machines_need_a_reservation_or_spot() -> None:
         "key": "compute.googleapis.com/reservation-name",
         "values": ["h200-block-1"],
     }
+
+
+def test_mps_pools_tell_pods_to_share_the_hosts_ipc_namespace() -> None:
+    from components.kubernetes.sample_manifests import manifests
+
+    raw = load_stack("gcp-dev").gpufleet
+    mps = {**raw["gpuPools"][0], "sharing": {"strategy": "mps", "maxSharedClientsPerGpu": 4}}
+    time_sharing = raw["gpuPools"][0]
+    for pool, host_ipc in ((mps, True), (time_sharing, None)):
+        (spec,) = resolve_pools(parse_config({**raw, "gpuPools": [pool]}))
+        assert spec.pod_scheduling.get("hostIPC") is host_ipc
+        pods = [
+            m["spec"]["template"]["spec"] for m in manifests([spec]) if m["kind"] != "Namespace"
+        ]
+        assert pods and all(pod.get("hostIPC") is host_ipc for pod in pods)

@@ -171,6 +171,7 @@ def _pod_spec(pool: PoolSpec, container: dict[str, Any], restart_policy: str) ->
         spec["nodeSelector"] = dict(scheduling["nodeSelector"])
     if scheduling["tolerations"]:
         spec["tolerations"] = [dict(t) for t in scheduling["tolerations"]]
+    spec.update(pool.pod_settings)
     return spec
 
 

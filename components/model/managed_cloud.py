@@ -255,6 +255,10 @@ class ManagedCloud(Cloud):
     def own_device_plugin(self, pool: GpuPoolConfig) -> bool:
         return False
 
+    def pod_settings(self, pool: GpuPoolConfig, sharing_via: SharingVia) -> dict[str, object]:
+        """Pod-level fields a GPU pod on this pool must set."""
+        return {}
+
     accelerator_label: ClassVar[str] = ACCELERATOR_LABEL
     partition_label: ClassVar[str | None] = None
 
@@ -353,6 +357,7 @@ class ManagedCloud(Cloud):
             partition_label=self.partition_label,
             scale_from_zero=self.scale_from_zero(pool),
             own_device_plugin=self.own_device_plugin(pool),
+            pod_settings=self.pod_settings(pool, sharing_via),
         )
 
     def system_node_labels(self) -> dict[str, str]:

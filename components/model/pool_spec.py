@@ -89,6 +89,8 @@ class PoolSpec:
     scale_from_zero: Literal["pool", "node-template-tags", "unmanaged"] = "pool"
     # The node image runs its own device plugin (a second one from us would conflict).
     own_device_plugin: bool = False
+    # Pod-level fields a GPU pod on this pool must set (GKE MPS: hostIPC).
+    pod_settings: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def pod_scheduling(self) -> dict[str, Any]:
@@ -98,6 +100,7 @@ class PoolSpec:
             "nodeSelector": selector,
             "tolerations": [t.toleration() for t in self.node_taints],
         }
+        scheduling.update(self.pod_settings)
         if self.kind == "gpu":
             scheduling["resources"] = {"limits": {self.gpu_resource: 1}}
         else:
