@@ -268,3 +268,16 @@ def test_mps_pools_tell_pods_to_share_the_hosts_ipc_namespace() -> None:
             m["spec"]["template"]["spec"] for m in manifests([spec]) if m["kind"] != "Namespace"
         ]
         assert pods and all(pod.get("hostIPC") is host_ipc for pod in pods)
+
+
+def test_operator_sharing_on_gke_is_seen_by_the_autoscaler_as_the_physical_gpus() -> None:
+    raw = load_stack("gcp-a100-mig").gpufleet
+    for mode, expected in (("gpu-operator", "physical"), ("auto", "shared")):
+        config = parse_config({**raw, "gpuSoftware": {"mode": mode}})
+        for spec in resolve_pools(config):
+            at_zero = spec.autoscaler_resources[spec.gpu_resource]
+            allocatable = spec.allocatable_per_node[spec.gpu_resource]
+            if spec.mig_partition_size and expected == "physical":
+                assert at_zero == spec.gpus_per_node < allocatable, spec.name
+            else:
+                assert at_zero == allocatable, spec.name

@@ -255,6 +255,10 @@ class ManagedCloud(Cloud):
     def own_device_plugin(self, pool: GpuPoolConfig) -> bool:
         return False
 
+    def autoscaler_gpus(self, sharing_via: SharingVia, physical: int, allocatable: int) -> int:
+        """The GPU count the cluster autoscaler expects of a new node of the pool."""
+        return allocatable
+
     def pod_settings(self, pool: GpuPoolConfig, sharing_via: SharingVia) -> dict[str, object]:
         """Pod-level fields a GPU pod on this pool must set."""
         return {}
@@ -347,7 +351,11 @@ class ManagedCloud(Cloud):
             sharing_via=sharing_via,
             autoscaler_labels=autoscaler_labels,
             autoscaler_taints=taints,
-            autoscaler_resources=allocatable,
+            autoscaler_resources={
+                GPU_RESOURCE: self.autoscaler_gpus(
+                    sharing_via, gpus_per_node, allocatable[GPU_RESOURCE]
+                )
+            },
             extended_resource_toleration=self.extended_resource_toleration,
             disk_size_gb=pool.disk_size_gb,
             selector_keys=self.selector_keys(config, pool, sharing_via),

@@ -262,6 +262,12 @@ class Gcp(ManagedCloud):
             keys.append(PARTITION_SIZE_LABEL)
         return tuple(keys)
 
+    def autoscaler_gpus(self, sharing_via: SharingVia, physical: int, allocatable: int) -> int:
+        # GKE's autoscaler multiplies by GKE's own sharing and partition settings only; with
+        # NVIDIA's software sharing the GPUs it builds the template from the accelerator count
+        # (kubernetes/autoscaler cloudprovider/gce/templates.go BuildCapacity).
+        return physical if sharing_via == "nvidia" else allocatable
+
     def pod_settings(self, pool: GpuPoolConfig, sharing_via: SharingVia) -> dict[str, object]:
         # GKE's MPS control daemon runs on the host: clients reach it through host IPC
         # (cloud.google.com/kubernetes-engine/docs/how-to/nvidia-mps-gpus). Pod Security
