@@ -304,3 +304,27 @@ def test_local_accounts_and_no_role_assignments_when_asked() -> None:
     assert plan.of_type(ROLE_ASSIGNMENT) == []
     (provider,) = plan.of_type("pulumi:providers:kubernetes")
     assert provider.inputs["kubeconfig"] == "[secret]"
+
+
+@pytest.mark.parametrize("stack", ["azure-dev", "azure-a100-mig"])
+def test_aks_upgrades_wait_for_the_window_and_never_surge_a_gpu_vm(stack: str) -> None:
+    plan = plan_of(stack)
+    windows = {
+        r.inputs["configName"]: r.inputs["maintenanceWindow"]
+        for r in plan.resources
+        if r.type == "azure-native:containerservice:MaintenanceConfiguration"
+    }
+    assert set(windows) == {"aksManagedAutoUpgradeSchedule", "aksManagedNodeOSUpgradeSchedule"}
+    for window in windows.values():
+        assert window["schedule"] == {"weekly": {"dayOfWeek": "Saturday", "intervalWeeks": 1}}
+        assert (window["startTime"], window["durationHours"], window["utcOffset"]) == (
+            "02:00",
+            12,
+            "+00:00",
+        )
+    pools = [r for r in plan.resources if r.type == "azure-native:containerservice:AgentPool"]
+    assert pools
+    for pool in pools:
+        settings = pool.inputs["upgradeSettings"]
+        assert (settings["maxSurge"], settings["maxUnavailable"]) == ("0", "1")
+        assert settings["undrainableNodeBehavior"] == "Cordon"

@@ -235,3 +235,11 @@ def test_a_given_subnetwork_uses_the_named_secondary_ranges() -> None:
     assert policy["servicesSecondaryRangeName"] == "gke-svc"
     assert cluster.inputs["subnetwork"] == "gke-nodes"
     assert not [r for r in plan.resources if r.type == "gcp:compute/subnetwork:Subnetwork"]
+
+
+@pytest.mark.parametrize("value", ["2am", "24:00", "02:00:00", "2:00"])
+def test_a_maintenance_start_time_is_hh_mm(value: str) -> None:
+    raw = stack("azure-dev")
+    raw["cluster"]["maintenance"] = {"startTime": value}
+    (problem,) = problems_of(raw)
+    assert problem.startswith("cluster.maintenance.startTime: must be a UTC time of day as HH:MM")

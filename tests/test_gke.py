@@ -281,3 +281,31 @@ def test_operator_sharing_on_gke_is_seen_by_the_autoscaler_as_the_physical_gpus(
                 assert at_zero == spec.gpus_per_node < allocatable, spec.name
             else:
                 assert at_zero == allocatable, spec.name
+
+
+@pytest.mark.parametrize("stack", GKE_STACKS)
+def test_upgrades_wait_for_the_window_and_never_surge_a_gpu_vm(stack: str) -> None:
+    plan = plan_of(stack)
+    (cluster,) = plan.of_type(CLUSTER)
+    window = cluster.inputs["maintenancePolicy"]["recurringWindow"]
+    assert window["recurrence"] == "FREQ=WEEKLY;BYDAY=SA"
+    assert window["startTime"] == "2024-01-06T02:00:00Z"  # a Saturday, 02:00 UTC
+    assert window["endTime"] == "2024-01-06T14:00:00Z"  # 12 hours: 4 x 12 h >= GKE's 48 h
+    for pool in gpu_node_pools(plan).values():
+        assert pool.inputs["upgradeSettings"] == {
+            "maxSurge": 0,
+            "maxUnavailable": 1,
+            "strategy": "SURGE",
+        }
+
+
+def test_a_gke_window_too_short_for_gkes_48_hours_is_refused() -> None:
+    from components.model.config import ConfigError
+
+    raw = load_stack("gcp-dev").gpufleet
+    short = {**raw, "cluster": {**raw["cluster"], "maintenance": {"durationHours": 8}}}
+    with pytest.raises(ConfigError) as caught:
+        parse_config(short)
+    (problem,) = [str(p) for p in caught.value.problems]
+    assert problem.startswith("cluster.maintenance.durationHours: GKE needs 48 hours")
+    assert problem.endswith("(got 8)")

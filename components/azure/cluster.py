@@ -17,7 +17,7 @@ from pulumi_azure_native.provider import Provider as AzureProvider
 from components.azure import credentials, network
 from components.azure.model.config import cluster_options
 from components.model.pools import PoolSpec
-from components.model.schema import SYSTEM_POOL_NAME, ClusterConfig
+from components.model.schema import SYSTEM_POOL_NAME, ClusterConfig, MaintenanceConfig
 
 # Built-in role definition ids (the same in every tenant).
 NETWORK_CONTRIBUTOR = "4d97b98b-1d4f-4787-a291-c67834d212e7"
@@ -34,6 +34,13 @@ DEPLOYER_PRINCIPAL_TYPES = {
 SYSTEM_OS_DISK_GB = 128
 # The autoscaler changes pool sizes; `pulumi up` must keep them as AKS reports them.
 CLUSTER_IGNORE_CHANGES = ["agentPoolProfiles[*].count"]
+
+
+# AKS's two planned-maintenance configurations (their names are fixed by AKS).
+MAINTENANCE_CONFIGURATIONS = {
+    "auto-upgrade": "aksManagedAutoUpgradeSchedule",
+    "node-os": "aksManagedNodeOSUpgradeSchedule",
+}
 
 
 @dataclass(frozen=True)
@@ -142,6 +149,7 @@ class AksCluster(pulumi.ComponentResource):
         )
 
         admin_grant = self._role_assignments(name, args, child) if aks.role_assignments else []
+        self._maintenance_windows(name, cfg.maintenance, child)
 
         user_credentials = containerservice.list_managed_cluster_user_credentials_output(
             resource_group_name=self.resource_group_name,
@@ -176,6 +184,30 @@ class AksCluster(pulumi.ComponentResource):
                 "kubeconfig": self.kubeconfig,
             }
         )
+
+    def _maintenance_windows(
+        self, name: str, window: MaintenanceConfig, child: pulumi.ResourceOptions
+    ) -> None:
+        """AKS's patch and node-image upgrades start only inside the weekly window: without it
+        the NodeImage channel reimages GPU nodes at any hour (review aks.md P5)."""
+        for suffix, config_name in MAINTENANCE_CONFIGURATIONS.items():
+            containerservice.MaintenanceConfiguration(
+                f"{name}-maintenance-{suffix}",
+                resource_group_name=self.resource_group_name,
+                resource_name_=self.cluster.name,
+                config_name=config_name,
+                maintenance_window=containerservice.MaintenanceWindowArgs(
+                    schedule=containerservice.ScheduleArgs(
+                        weekly=containerservice.WeeklyScheduleArgs(
+                            day_of_week=window.day, interval_weeks=1
+                        )
+                    ),
+                    duration_hours=window.duration_hours,
+                    start_time=window.start_time,
+                    utc_offset="+00:00",
+                ),
+                opts=child,
+            )
 
     def _role_assignments(
         self, name: str, args: AksClusterArgs, child: pulumi.ResourceOptions

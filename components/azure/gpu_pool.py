@@ -19,6 +19,8 @@ GpuDriver = Literal["Install", "None"]
 # Owned by the cluster autoscaler (count) and AKS's patch auto-upgrade (orchestratorVersion):
 # `pulumi up` must never set them back.
 POOL_IGNORE_CHANGES = ["count", "orchestratorVersion"]
+# How long AKS waits for a GPU node's pods to leave before the node counts as undrainable.
+DRAIN_TIMEOUT_MINUTES = 60
 
 
 def gpu_driver(config: StackConfig) -> GpuDriver:
@@ -110,6 +112,15 @@ class AksGpuAgentPool(pulumi.ComponentResource):
             os_disk_type="Managed",
             gpu_instance_profile=mig_profile(pool),
             gpu_profile=containerservice.GPUProfileArgs(driver=args.driver),
+            # Upgrade in place one node at a time: AKS's default surge (10 %) adds a GPU VM per
+            # upgrade, which needs spare GPU quota; undrainable nodes (a PDB protecting a
+            # training job) are cordoned, not force-drained (review aks.md P5).
+            upgrade_settings=containerservice.AgentPoolUpgradeSettingsArgs(
+                max_surge="0",
+                max_unavailable="1",
+                drain_timeout_in_minutes=DRAIN_TIMEOUT_MINUTES,
+                undrainable_node_behavior="Cordon",
+            ),
             tags=args.tags,
             opts=pulumi.ResourceOptions(
                 parent=self,

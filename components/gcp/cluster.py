@@ -10,6 +10,7 @@ import pulumi_kubernetes as k8s
 
 from components.gcp.model.config import cluster_options
 from components.kubernetes.kubeconfig import exec_kubeconfig
+from components.model.maintenance import rfc3339, weekly_rrule, window_end, window_start
 from components.model.pools import PoolSpec
 from components.model.schema import SYSTEM_POOL_NAME, ClusterConfig
 
@@ -136,6 +137,15 @@ class GkeCluster(pulumi.ComponentResource):
             ),
             workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
                 workload_pool=f"{gcp_cfg.project}.svc.id.goog"
+            ),
+            # Automatic upgrades start only inside the weekly window (GKE needs 48 hours of it
+            # in any 32 days; the config check enforces that).
+            maintenance_policy=gcp.container.ClusterMaintenancePolicyArgs(
+                recurring_window=gcp.container.ClusterMaintenancePolicyRecurringWindowArgs(
+                    start_time=rfc3339(window_start(cfg.maintenance)),
+                    end_time=rfc3339(window_end(cfg.maintenance)),
+                    recurrence=weekly_rrule(cfg.maintenance),
+                )
             ),
             deletion_protection=cfg.protect,
             resource_labels={"managed-by": "gpufleet"},

@@ -56,6 +56,11 @@ class GkeGpuNodePool(pulumi.ComponentResource):
                 location_policy=location_policy(pool),
             ),
             management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
+            # Upgrade one node at a time in place: a surge node would be one more GPU VM, which
+            # quota or stock often cannot give, stalling the upgrade (review gke.md S2-8).
+            upgrade_settings=gcp.container.NodePoolUpgradeSettingsArgs(
+                strategy="SURGE", max_surge=0, max_unavailable=1
+            ),
             node_config=gcp.container.NodePoolNodeConfigArgs(
                 machine_type=pool.machine_types[0],
                 spot=pool.spot,

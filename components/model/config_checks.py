@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from components.model.catalog import charts, gpus
@@ -49,6 +50,14 @@ def check_cluster(cloud: Cloud, cluster: ClusterConfig) -> list[Problem]:
                     cluster.region, cluster.zones or [], "cluster.zones"
                 )
     problems += cloud.check_cluster(cluster)
+    if not re.fullmatch(r"([01][0-9]|2[0-3]):[0-5][0-9]", cluster.maintenance.start_time):
+        problems.append(
+            Problem(
+                "cluster.maintenance.startTime",
+                'must be a UTC time of day as HH:MM, such as "02:00"',
+                cluster.maintenance.start_time,
+            )
+        )
     system = cluster.system_pool
     if system.min_nodes > system.max_nodes:
         problems.append(

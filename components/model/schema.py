@@ -66,6 +66,30 @@ class SystemPoolConfig(ConfigModel):
     max_nodes: int = Field(default=3, ge=1)
 
 
+Weekday = Literal["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+WEEKDAYS: tuple[Weekday, ...] = (
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+    "Sunday",
+)
+
+
+class MaintenanceConfig(ConfigModel):
+    """The weekly window in which the cloud may upgrade the control plane and nodes (UTC).
+
+    Outside it, GKE and AKS start no automatic upgrade, so a training job is never drained at
+    an arbitrary hour. EKS upgrades nothing on its own.
+    """
+
+    day: Weekday = "Saturday"
+    start_time: str = "02:00"
+    duration_hours: int = Field(default=12, ge=4, le=24)
+
+
 class ClusterConfig(ConfigModel):
     """The cluster's keys common to every cloud (each cloud adds its own section)."""
 
@@ -76,6 +100,7 @@ class ClusterConfig(ConfigModel):
     system_pool: SystemPoolConfig = Field(default_factory=SystemPoolConfig)
     # Production stacks set this: the cluster cannot be deleted by `pulumi destroy` or a replace.
     protect: bool = False
+    maintenance: MaintenanceConfig = Field(default_factory=MaintenanceConfig)
 
 
 class MonitoringConfig(ConfigModel):

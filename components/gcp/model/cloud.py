@@ -45,6 +45,9 @@ PROJECT_ID = NameRule(
 RANGE_NAME = NameRule(
     r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$", "1-63 of a-z 0-9 -, starting with a letter"
 )
+# A weekday occurs only 4 times in some 32-day spans: 4 x 12 h = GKE's 48 h minimum
+# (cloud.google.com/kubernetes-engine/docs/concepts/maintenance-windows-and-exclusions).
+GKE_MIN_WEEKLY_WINDOW_HOURS = 12
 _RULE = NameRule(
     r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$", "GKE: 1-40 of a-z 0-9 -, starting with a letter"
 )
@@ -124,6 +127,17 @@ class Gcp(ManagedCloud):
                     "cluster.gcp.subnetwork" if gcp.subnetwork is None else "cluster.gcp.network",
                     "network and subnetwork go together: give both, or neither",
                     has_value=False,
+                )
+            )
+        window = cluster.maintenance
+        if window.duration_hours < GKE_MIN_WEEKLY_WINDOW_HOURS:
+            problems.append(
+                Problem(
+                    "cluster.maintenance.durationHours",
+                    f"GKE needs 48 hours of maintenance window in any 32 days; a weekly window "
+                    f"must last at least {GKE_MIN_WEEKLY_WINDOW_HOURS} hours",
+                    window.duration_hours,
+                    is_default="duration_hours" not in window.model_fields_set,
                 )
             )
         where = "cluster.gcp"
