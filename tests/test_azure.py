@@ -134,8 +134,12 @@ def test_gpu_driver_follows_the_gpu_software_choice() -> None:
     for pool in agent_pools(plan_of("azure-dev")).values():
         assert pool.inputs["gpuProfile"] == {"driver": "Install"}
     # GPU Operator with its own driver: AKS must not install one.
-    for pool in agent_pools(plan_of("azure-a100-mig")).values():
+    own = {"gpufleet:gpuSoftware": {"mode": "gpu-operator", "operatorDriver": True}}
+    for pool in agent_pools(plan_of("azure-dev", own)).values():
         assert pool.inputs["gpuProfile"] == {"driver": "None"}
+    # MIG pools stay on AKS's driver: AKS partitions the GPUs only when it installs it.
+    for pool in agent_pools(plan_of("azure-a100-mig")).values():
+        assert pool.inputs["gpuProfile"] == {"driver": "Install"}
     # GPU Operator on AKS's driver.
     operator = plan_of("azure-dev", {"gpufleet:gpuSoftware": {"mode": "gpu-operator"}})
     for pool in agent_pools(operator).values():
@@ -328,3 +332,13 @@ def test_aks_upgrades_wait_for_the_window_and_never_surge_a_gpu_vm(stack: str) -
         settings = pool.inputs["upgradeSettings"]
         assert (settings["maxSurge"], settings["maxUnavailable"]) == ("0", "1")
         assert settings["undrainableNodeBehavior"] == "Cordon"
+
+
+@pytest.mark.parametrize("stack", ["azure-dev", "azure-a100-mig"])
+def test_a_gpu_pool_aks_cannot_change_in_place_is_replaced_name_first(stack: str) -> None:
+    for pool in agent_pools(plan_of(stack)).values():
+        assert pool.delete_before_replace
+        assert {"vmSize", "gpuInstanceProfile", "gpuProfile", "scaleSetPriority"} <= set(
+            pool.replace_on_changes
+        )
+        assert {"spotMaxPrice", "osDiskType", "availabilityZones"} <= set(pool.replace_on_changes)

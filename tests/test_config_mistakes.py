@@ -243,3 +243,40 @@ def test_a_maintenance_start_time_is_hh_mm(value: str) -> None:
     raw["cluster"]["maintenance"] = {"startTime": value}
     (problem,) = problems_of(raw)
     assert problem.startswith("cluster.maintenance.startTime: must be a UTC time of day as HH:MM")
+
+
+def test_aks_mig_sizes_are_those_aks_can_build() -> None:
+    raw = stack("azure-dev")
+    raw["gpuPools"] = [
+        {
+            "name": "h100mig",
+            "accelerator": "h100-80gb",
+            "machineType": "Standard_ND96isr_H100_v5",
+            "migPartitionSize": "1g.20gb",
+        }
+    ]
+    (problem,) = problems_of(raw)
+    assert problem == (
+        "gpuPools[0].migPartitionSize: AKS builds only these h100-80gb partitions: "
+        "1g.10gb, 2g.20gb, 3g.40gb, 7g.80gb (got '1g.20gb')"
+    )
+    raw["gpuPools"][0]["migPartitionSize"] = "1g.10gb"
+    parse_config(raw)
+
+
+def test_aks_operator_driver_is_refused_with_mig_and_grid_sizes() -> None:
+    raw = stack("azure-dev")
+    raw["gpuSoftware"] = {"mode": "gpu-operator", "operatorDriver": True}
+    raw["gpuPools"] = [
+        {
+            "name": "a100mig",
+            "accelerator": "a100-80gb",
+            "machineType": "Standard_NC24ads_A100_v4",
+            "migPartitionSize": "1g.10gb",
+        },
+        {"name": "a10", "accelerator": "a10"},
+    ]
+    problems = problems_of(raw)
+    assert len(problems) == 2
+    assert "gpuPools[0] (a100mig) would never be partitioned" in problems[0]
+    assert "Standard_NV36ads_A10_v5, whose virtual GPUs need the GRID driver" in problems[1]

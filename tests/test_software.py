@@ -327,14 +327,15 @@ def test_eks_operator_uses_the_amis_driver_and_toolkit() -> None:
 
 @pytest.mark.parametrize("operator_driver", [True, False])
 def test_aks_operator_driver_choice(operator_driver: bool) -> None:
-    stacks = [s for s in shipped_stacks() if load_stack(s).gpufleet["cloud"] == "azure"]
-    if not stacks:
-        pytest.skip("no azure stack shipped yet")
-    values = operator_values(stacks[0], operatorDriver=operator_driver)
+    # azure-dev: no MIG pool (AKS partitions MIG only on its own driver, so MIG refuses it).
+    values = operator_values("azure-dev", operatorDriver=operator_driver)
     assert values["driver"]["enabled"] is operator_driver
     assert values["toolkit"]["enabled"] is operator_driver
     # AKS partitions MIG itself; the MIG manager would reset it.
     assert values["migManager"] == {"enabled": False}
+    # On AKS's driver the operands run on AKS's only GPU runtime (no `nvidia` handler there).
+    runtime = values.get("operator", {}).get("runtimeClass")
+    assert runtime == (None if operator_driver else "nvidia-container-runtime")
 
 
 def test_operator_tolerates_every_gpu_taint_on_operands_and_nfd_workers() -> None:

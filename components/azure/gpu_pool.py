@@ -19,6 +19,21 @@ GpuDriver = Literal["Install", "None"]
 # Owned by the cluster autoscaler (count) and AKS's patch auto-upgrade (orchestratorVersion):
 # `pulumi up` must never set them back.
 POOL_IGNORE_CHANGES = ["count", "orchestratorVersion"]
+# Properties AKS fixes at creation (review aks.md F2: the provider's forceNew list, and AKS's
+# docs for Spot priority and price, the GPU driver, the OS disk type and the zones).
+POOL_REPLACE_ON_CHANGES = [
+    "vmSize",
+    "gpuInstanceProfile",
+    "gpuProfile",
+    "osDiskSizeGB",
+    "osDiskType",
+    "scaleSetPriority",
+    "scaleSetEvictionPolicy",
+    "spotMaxPrice",
+    "availabilityZones",
+    "vnetSubnetID",
+    "maxPods",
+]
 # How long AKS waits for a GPU node's pods to leave before the node counts as undrainable.
 DRAIN_TIMEOUT_MINUTES = 60
 
@@ -127,6 +142,10 @@ class AksGpuAgentPool(pulumi.ComponentResource):
                 provider=args.provider,
                 ignore_changes=POOL_IGNORE_CHANGES,
                 depends_on=list(args.after),
+                # AKS rejects in-place changes of these: the pool is replaced instead, and
+                # since its name is the node label pods select on, the old one goes first.
+                replace_on_changes=POOL_REPLACE_ON_CHANGES,
+                delete_before_replace=True,
             ),
         )
         self.register_outputs({"name": self.agent_pool.name, "id": self.agent_pool.id})

@@ -50,6 +50,7 @@ class RecordedResource:
     ignore_changes: tuple[str, ...]
     delete_before_replace: bool
     depends_on: tuple[str, ...]
+    replace_on_changes: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -65,6 +66,7 @@ class RecordedResource:
                 "protect": self.protect,
                 "ignoreChanges": sorted(self.ignore_changes),
                 "deleteBeforeReplace": self.delete_before_replace,
+                "replaceOnChanges": sorted(self.replace_on_changes),
                 "dependsOn": sorted(self.depends_on),
             },
         }
@@ -145,6 +147,7 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
             ignore_changes=tuple(request.ignoreChanges),
             delete_before_replace=bool(request.deleteBeforeReplace),
             depends_on=tuple(d for d in dependencies if d not in property_deps),
+            replace_on_changes=tuple(request.replaceOnChanges),
         )
         with self._lock:
             self.recorded.append(record)

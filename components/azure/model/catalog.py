@@ -65,3 +65,18 @@ AKS_MIG_PROFILES: Mapping[str, str] = {
     "4g": "MIG4g",
     "7g": "MIG7g",
 }
+
+# The partition each profile builds, per GPU model: AgentBaker's mig-partition.sh creates GPU
+# instance profile 19 x7 for MIG1g, 14 x3 for MIG2g, 9 x2 for MIG3g, 5 x1 for MIG4g and 0 x1
+# for MIG7g (review aks.md P2). So on an H100 MIG1g is 1g.10gb, and 1g.20gb cannot be had.
+# (The 4g sizes are not in the GPU catalog's partition lists yet.)
+AKS_MIG_SIZES: Mapping[str, tuple[str, ...]] = {
+    "a100-40gb": ("1g.5gb", "2g.10gb", "3g.20gb", "7g.40gb"),
+    "a100-80gb": ("1g.10gb", "2g.20gb", "3g.40gb", "7g.80gb"),
+    "h100-80gb": ("1g.10gb", "2g.20gb", "3g.40gb", "7g.80gb"),
+}
+
+# Sizes whose GPUs are virtualised and need the licensed GRID driver, which AKS installs and the
+# GPU Operator's datacenter driver is not (AgentBaker's GPU SKU table: Nvidia510GridDriver;
+# review aks.md P4).
+GRID_DRIVER_SIZES: frozenset[str] = frozenset({"Standard_NV36ads_A10_v5"})

@@ -6,18 +6,29 @@ node pools, Spot node pools, multi-instance GPU, the GPU Operator on AKS).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from components.azure.model import config as azure_config
-from components.azure.model.catalog import AKS_MIG_PROFILES, CATALOG
+from components.azure.model.catalog import (
+    AKS_MIG_PROFILES,
+    AKS_MIG_SIZES,
+    CATALOG,
+    GRID_DRIVER_SIZES,
+)
 from components.azure.model.cluster_checks import check_cluster_options
 from components.model.catalog.gpus import GpuModel, MachineType
 from components.model.cloud import NameRule
 from components.model.managed_cloud import GpuNodeFacts, ManagedCloud, SharingVia
 from components.model.pool_spec import Taint
 from components.model.problems import Problem
-from components.model.schema import ClusterConfig, GpuPoolConfig, SoftwareMode, StackConfig
+from components.model.schema import (
+    ClusterConfig,
+    GpuPoolConfig,
+    GpuSoftwareConfig,
+    SoftwareMode,
+    StackConfig,
+)
 
 # AKS labels and taints Spot nodes with this key (value `spot`).
 SPOT_KEY = "kubernetes.azure.com/scalesetpriority"
@@ -94,6 +105,48 @@ class Azure(ManagedCloud):
             problems.append(
                 Problem(where, "AKS has no gpuInstanceProfile for this partition", size)
             )
+        elif size not in AKS_MIG_SIZES.get(pool.accelerator, ()):
+            built = ", ".join(AKS_MIG_SIZES.get(pool.accelerator, ())) or "none"
+            problems.append(
+                Problem(
+                    where, f"AKS builds only these {pool.accelerator} partitions: {built}", size
+                )
+            )
+        return problems
+
+    def check_software(
+        self,
+        software: GpuSoftwareConfig,
+        mode: SoftwareMode,
+        pools: Sequence[GpuPoolConfig],
+        cluster: ClusterConfig | None,
+    ) -> list[Problem]:
+        """What the operator's own driver cannot do on AKS."""
+        if not (software.operator_driver and mode == "gpu-operator"):
+            return []
+        problems = []
+        for index, pool in enumerate(pools):
+            if pool.mig_partition_size:
+                problems.append(
+                    Problem(
+                        "gpuSoftware.operatorDriver",
+                        f"AKS partitions MIG GPUs only when it installs the driver, so "
+                        f"gpuPools[{index}] ({pool.name}) would never be partitioned; keep AKS's "
+                        "driver (operatorDriver: false) with MIG pools",
+                        True,
+                    )
+                )
+            vm_size = pool.machine_type or CATALOG.defaults.get(pool.accelerator, "")
+            if vm_size in GRID_DRIVER_SIZES:
+                problems.append(
+                    Problem(
+                        "gpuSoftware.operatorDriver",
+                        f"gpuPools[{index}] ({pool.name}) runs on {vm_size}, whose virtual GPUs "
+                        "need the GRID driver AKS installs; keep AKS's driver "
+                        "(operatorDriver: false)",
+                        True,
+                    )
+                )
         return problems
 
     def accepts_operator_driver(self, mode: SoftwareMode) -> bool:
@@ -125,13 +178,18 @@ class Azure(ManagedCloud):
         # operatorDriver: the pools are created with gpuProfile.driver None and the operator
         # installs driver and toolkit; otherwise AKS's driver and runtime stay in charge.
         own = config.gpu_software.operator_driver
-        return {
+        preset: dict[str, Any] = {
             "driver": {"enabled": own},
             "toolkit": {"enabled": own},
             # AKS partitions MIG GPUs itself (gpuInstanceProfile); the MIG manager would reset
             # them to its default `all-disabled` config.
             "migManager": {"enabled": False},
         }
+        if not own:
+            # AKS's containerd defines only this runtime on GPU nodes (AgentBaker's template;
+            # NVIDIA's AKS guide sets it): the chart's default `nvidia` has no handler there.
+            preset["operator"] = {"runtimeClass": "nvidia-container-runtime"}
+        return preset
 
 
 AZURE = Azure()
