@@ -10,6 +10,7 @@ import pytest
 
 from components.model.config import ConfigError, parse_config
 from components.tooling.stacks import load_stack
+from tests.conftest import plan_of
 
 BASE = load_stack("aws-dev").gpufleet
 
@@ -123,3 +124,62 @@ def test_eks_needs_two_zones() -> None:
     assert any(
         p.startswith("cluster.zones: EKS needs subnets in at least two zones") for p in problems
     )
+
+
+def aws_pool(**fields: Any) -> dict[str, Any]:
+    return {"name": "l4", "accelerator": "l4", "maxNodes": 4, **fields}
+
+
+def test_a_cluster_name_too_long_for_derived_iam_role_names() -> None:
+    raw = load_stack("aws-dev").gpufleet
+    long_name = "a" * 38
+    raw = {**raw, "cluster": {**raw["cluster"], "name": long_name}}
+    with pytest.raises(ConfigError) as caught:
+        parse_config(raw)
+    (problem,) = [str(p) for p in caught.value.problems]
+    assert problem.startswith("cluster.name: at most 37 characters on aws")
+
+
+def test_every_derived_iam_role_name_fits_at_the_longest_cluster_name() -> None:
+    raw = load_stack("aws-training").gpufleet
+    cluster = {**raw["cluster"], "name": "c" * 37}
+    plan = plan_of("aws-training", {"gpufleet:cluster": cluster})
+    roles = [r.name for r in plan.resources if r.type == "aws:iam/role:Role"]
+    assert roles and max(len(name) for name in roles) + len("-0123abc") == 64
+
+
+def test_asg_tags_stay_within_aws_limits() -> None:
+    raw = load_stack("aws-dev").gpufleet
+    labels = {f"team{i}": "x" for i in range(36)}  # 14 of gpufleet's own + 36 = 50
+    pools = [aws_pool(labels=labels)]
+    plan = plan_of("aws-dev", {"gpufleet:gpuPools": pools})
+    groups = [r for r in plan.resources if r.type == "aws:autoscaling/group:Group"]
+    assert groups and all(len(g.inputs["tags"]) == 50 for g in groups)
+    with pytest.raises(ConfigError) as caught:
+        parse_config({**raw, "gpuPools": [aws_pool(labels={**labels, "one-more": "x"})]})
+    assert str(caught.value.problems[0]).startswith(
+        "gpuPools[0].labels: too many labels and taints for one auto scaling group: 51 tags"
+    )
+    long_key = "example.com/" + "k" * 71  # 83 characters: tag key 46 + 83 > 128
+    with pytest.raises(ConfigError) as caught:
+        parse_config({**raw, "gpuPools": [aws_pool(labels={long_key: "x"})]})
+    assert "at most 82 characters on aws self-managed pools" in str(caught.value)
+
+
+def test_managed_group_label_limits() -> None:
+    raw = load_stack("aws-dev").gpufleet
+    managed = aws_pool(aws={"nodeGroup": "managed"}, labels={"team": "", ("x" * 64): "y"})
+    with pytest.raises(ConfigError) as caught:
+        parse_config({**raw, "gpuPools": [managed]})
+    problems = [str(p) for p in caught.value.problems]
+    assert any("take no empty label value" in p for p in problems)
+    assert any("label keys of at most 63 characters" in p for p in problems)
+
+
+def test_shared_pools_tell_the_autoscaler_the_gpus_the_node_advertises() -> None:
+    shared = aws_pool(sharing={"strategy": "time-sharing", "maxSharedClientsPerGpu": 4})
+    plan = plan_of("aws-dev", {"gpufleet:gpuPools": [shared]})
+    gpu_tag = "k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu"
+    for group in (r for r in plan.resources if r.type == "aws:autoscaling/group:Group"):
+        tags = {t["key"]: t["value"] for t in group.inputs["tags"]}
+        assert tags[gpu_tag] == "4"

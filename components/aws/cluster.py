@@ -13,6 +13,7 @@ import pulumi_kubernetes as k8s
 
 from components.aws import iam
 from components.aws.launch_template import METADATA_OPTIONS, block_devices, tag_specifications
+from components.aws.model.autoscaler_tags import default_tags
 from components.aws.model.config import cluster_options
 from components.aws.network import EksNetwork, NetworkHandle, existing_network
 from components.aws.user_data import ClusterJoin
@@ -60,9 +61,7 @@ class EksCluster(pulumi.ComponentResource):
         self.aws_provider = aws.Provider(
             f"{name}-aws",
             region=region,
-            default_tags=aws.ProviderDefaultTagsArgs(
-                tags={"managed-by": "gpufleet", "gpufleet-cluster": cfg.name}
-            ),
+            default_tags=aws.ProviderDefaultTagsArgs(tags=default_tags(cfg.name)),
             opts=pulumi.ResourceOptions(parent=self),
         )
         child = pulumi.ResourceOptions(parent=self, provider=self.aws_provider)

@@ -14,8 +14,10 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from components.aws import autoscaler_tags, user_data
+from components.aws import user_data
 from components.aws.launch_template import METADATA_OPTIONS, block_devices, tag_specifications
+from components.aws.model import autoscaler_tags
+from components.aws.model.autoscaler_tags import default_tags
 from components.model.pools import PoolSpec
 
 # EKS-optimized accelerated AMIs, by Kubernetes minor (FACTS: EKS, "Accelerated AMI via SSM").
@@ -75,6 +77,8 @@ class SelfManagedGpuPool(pulumi.ComponentResource):
             lambda join: user_data.encode(user_data.render(args.ami_family, join, labels, taints))
         )
         instance_tags = {
+            # The provider's default tags reach neither groups nor the instances they launch.
+            **default_tags(args.cluster_name),
             "Name": f"{args.cluster_name}-{pool.name}",
             POOL_TAG: pool.name,
             f"kubernetes.io/cluster/{args.cluster_name}": "owned",
@@ -98,7 +102,7 @@ class SelfManagedGpuPool(pulumi.ComponentResource):
         tags = {
             **autoscaler_tags.discovery_tags(args.cluster_name),
             **autoscaler_tags.node_template_tags(
-                labels, taints, pool.gpus_per_node, pool.disk_size_gb
+                labels, taints, pool.autoscaler_resources[pool.gpu_resource], pool.disk_size_gb
             ),
         }
         mins = zone_sizes(pool.min_nodes, pool.zones)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from components.aws.autoscaler_tags import ENABLED_TAG, owner_tag
+from components.aws.model.autoscaler_tags import ENABLED_TAG, owner_tag
 
 # Managed policies by role (EKS user guide: cluster IAM role, node IAM role).
 CLUSTER_POLICIES = ("AmazonEKSClusterPolicy",)

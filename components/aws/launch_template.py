@@ -47,7 +47,9 @@ def block_devices(
     return [_volume("/dev/xvda", disk_size_gb)]
 
 
-def tag_specifications(tags: Mapping[str, str]) -> list[aws.ec2.LaunchTemplateTagSpecificationArgs]:
+def tag_specifications(
+    tags: Mapping[str, object],
+) -> list[aws.ec2.LaunchTemplateTagSpecificationArgs]:
     """Tags for what instances create (provider default tags do not reach them)."""
     return [
         aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=dict(tags))

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from components.aws import autoscaler_tags
 from components.aws.launch_template import METADATA_OPTIONS, block_devices, tag_specifications
+from components.aws.model import autoscaler_tags
+from components.aws.model.autoscaler_tags import default_tags
 from components.aws.user_data import AmiFamily
 from components.model.pools import PoolSpec
 
@@ -60,7 +61,9 @@ class ManagedGpuPool(pulumi.ComponentResource):
             description=f"gpufleet GPU pool {pool.name}",
             metadata_options=METADATA_OPTIONS,
             block_device_mappings=block_devices(args.ami_family, pool.disk_size_gb),
-            tag_specifications=tag_specifications({"Name": pool.name, "gpufleet-pool": pool.name}),
+            tag_specifications=tag_specifications(
+                {**default_tags(args.cluster_name), "Name": pool.name, "gpufleet-pool": pool.name}
+            ),
             update_default_version=True,
             opts=child,
         )
@@ -90,7 +93,10 @@ class ManagedGpuPool(pulumi.ComponentResource):
             ),
             # Resources the autoscaler cannot derive at zero (it reads node group tags).
             tags=autoscaler_tags.node_template_tags(
-                pool.declared_labels, pool.declared_taints, pool.gpus_per_node, pool.disk_size_gb
+                pool.declared_labels,
+                pool.declared_taints,
+                pool.autoscaler_resources[pool.gpu_resource],
+                pool.disk_size_gb,
             ),
             opts=pulumi.ResourceOptions.merge(
                 child,

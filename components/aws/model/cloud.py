@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
+from components.aws.model import autoscaler_tags
 from components.aws.model import config as aws_config
 from components.aws.model.catalog import CATALOG
 from components.model.catalog.gpus import GpuModel, MachineType
@@ -37,6 +38,15 @@ AUTOSCALER_EXPANDERS = (
 )
 # Lets the cluster autoscaler wait for the device plugin instead of scaling up twice.
 ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
+# IAM role names take 64 characters; Pulumi autonames a role `<logical name>-<7 characters>`,
+# and the longest role gpufleet derives is `<cluster>-self-managed-nodes` (review eks.md S1-2).
+IAM_ROLE_NAME_MAX = 64
+AUTONAME_SUFFIX = len("-0123abc")
+LONGEST_ROLE_SUFFIX = "-self-managed-nodes"
+MAX_CLUSTER_NAME = IAM_ROLE_NAME_MAX - AUTONAME_SUFFIX - len(LONGEST_ROLE_SUFFIX)
+# EKS managed node groups: label keys (prefix included) and values 1-63, taint keys and values
+# at most 63 (EKS API UpdateLabelsPayload, NodegroupTaint; review eks.md S1-3).
+MANAGED_LABEL_MAX = 63
 
 
 class Aws(ManagedCloud):
@@ -71,6 +81,16 @@ class Aws(ManagedCloud):
         """Zones, network ranges, subnets and the autoscaler expander of an EKS cluster."""
         aws = aws_config.cluster_options(cluster)
         problems = []
+        if len(cluster.name) > MAX_CLUSTER_NAME:
+            problems.append(
+                Problem(
+                    "cluster.name",
+                    f"at most {MAX_CLUSTER_NAME} characters on aws: IAM role names such as "
+                    f"<name>{LONGEST_ROLE_SUFFIX} plus Pulumi's 7-character suffix must fit "
+                    f"IAM's {IAM_ROLE_NAME_MAX}; shorten cluster.name",
+                    cluster.name,
+                )
+            )
         if not cluster.zones:
             problems.append(
                 Problem(
@@ -162,6 +182,11 @@ class Aws(ManagedCloud):
                     pool.max_nodes,
                 )
             )
+        options = aws_config.pool_options(pool)
+        if options.node_group == "managed":
+            problems += _managed_group_limits(pool, path)
+        else:
+            problems += self._asg_tag_limits(pool, path)
         # One node-template tag per taint key: the GPU taint's key and repeats cannot be expressed.
         keys = [self.gpu_taint[0], *(t.key for t in pool.taints)]
         repeated = sorted({k for k in keys if keys.count(k) > 1})
@@ -171,6 +196,48 @@ class Aws(ManagedCloud):
                     f"{path}.taints",
                     "taint keys must be unique on aws (nvidia.com/gpu is already the GPU taint)",
                     repeated,
+                )
+            )
+        return problems
+
+    def _asg_tag_limits(self, pool: GpuPoolConfig, path: str) -> list[Problem]:
+        """Every label and taint becomes an auto scaling group tag: 128-character keys, 50 tags."""
+        problems = []
+        label_prefix = f"{autoscaler_tags.TEMPLATE_PREFIX}/label/"
+        taint_prefix = f"{autoscaler_tags.TEMPLATE_PREFIX}/taint/"
+        for key in pool.labels:
+            if len(label_prefix + key) > autoscaler_tags.MAX_TAG_KEY_LENGTH:
+                problems.append(
+                    Problem(
+                        f"{path}.labels.{key}",
+                        f"at most {autoscaler_tags.MAX_TAG_KEY_LENGTH - len(label_prefix)} "
+                        "characters on aws self-managed pools (the autoscaler's tag "
+                        f"{label_prefix}<key> takes at most {autoscaler_tags.MAX_TAG_KEY_LENGTH})",
+                        key,
+                    )
+                )
+        for index, taint in enumerate(pool.taints):
+            if len(taint_prefix + taint.key) > autoscaler_tags.MAX_TAG_KEY_LENGTH:
+                problems.append(
+                    Problem(
+                        f"{path}.taints[{index}].key",
+                        f"at most {autoscaler_tags.MAX_TAG_KEY_LENGTH - len(taint_prefix)} "
+                        "characters on aws self-managed pools (autoscaler tag key limit)",
+                        taint.key,
+                    )
+                )
+        # gpufleet's own tags per group: discovery (2), instance (5), resources (2) and the
+        # labels and taints every GPU pool gets (see resolve_pool and the GPU taint).
+        configured_by_label = pool.sharing is not None or pool.mig_partition_size is not None
+        fixed = 2 + 5 + 2 + len(FIXED_GPU_LABELS) + 1 + (1 if configured_by_label else 0)
+        total = fixed + len(pool.labels) + len(pool.taints)
+        if total > autoscaler_tags.MAX_TAGS_PER_GROUP:
+            problems.append(
+                Problem(
+                    f"{path}.labels",
+                    f"too many labels and taints for one auto scaling group: {total} tags where "
+                    f"AWS takes {autoscaler_tags.MAX_TAGS_PER_GROUP} ({fixed} are gpufleet's own)",
+                    len(pool.labels) + len(pool.taints),
                 )
             )
         return problems
@@ -256,6 +323,49 @@ class Aws(ManagedCloud):
     def gpu_operator_preset(self, config: StackConfig) -> dict[str, Any]:
         # The AL2023 NVIDIA AMI ships the driver and the container toolkit.
         return {"driver": {"enabled": False}, "toolkit": {"enabled": False}}
+
+
+# Labels every GPU pool's nodes get from gpufleet on EKS (pool, accelerator, nvidia.com/gpu, and
+# the autoscaler's accelerator label).
+FIXED_GPU_LABELS = (
+    "gpufleet.io/pool",
+    "gpufleet.io/accelerator",
+    "nvidia.com/gpu",
+    ACCELERATOR_LABEL,
+)
+
+
+def _managed_group_limits(pool: GpuPoolConfig, path: str) -> list[Problem]:
+    problems = []
+    for key, value in pool.labels.items():
+        if len(key) > MANAGED_LABEL_MAX:
+            problems.append(
+                Problem(
+                    f"{path}.labels.{key}",
+                    f"EKS managed node groups take label keys of at most {MANAGED_LABEL_MAX} "
+                    "characters, prefix included",
+                    key,
+                )
+            )
+        if not value:
+            problems.append(
+                Problem(
+                    f"{path}.labels.{key}",
+                    "EKS managed node groups take no empty label value",
+                    value,
+                )
+            )
+    for index, taint in enumerate(pool.taints):
+        if len(taint.key) > MANAGED_LABEL_MAX:
+            problems.append(
+                Problem(
+                    f"{path}.taints[{index}].key",
+                    f"EKS managed node groups take taint keys of at most {MANAGED_LABEL_MAX} "
+                    "characters, prefix included",
+                    taint.key,
+                )
+            )
+    return problems
 
 
 AWS = Aws()

@@ -11,11 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from components.model.pools import GPU_RESOURCE, Taint
+from components.model.labels import GPU_RESOURCE
+from components.model.pool_spec import Taint
 
 PREFIX = "k8s.io/cluster-autoscaler"
 ENABLED_TAG = f"{PREFIX}/enabled"
 TEMPLATE_PREFIX = f"{PREFIX}/node-template"
+
+
+def default_tags(cluster_name: object) -> dict[str, object]:
+    """Tags on every resource of the stack (the AWS provider's default tags); groups and the
+    instances they launch must carry them explicitly (review eks.md S3-2)."""
+    return {"managed-by": "gpufleet", "gpufleet-cluster": cluster_name}
 
 
 def owner_tag(cluster_name: str) -> str:
@@ -29,14 +36,24 @@ def discovery_tags(cluster_name: str) -> dict[str, str]:
 def node_template_tags(
     labels: Mapping[str, str],
     taints: Sequence[Taint],
-    gpus_per_node: int,
+    gpus: int,
     ephemeral_storage_gib: int,
 ) -> dict[str, str]:
-    """`node-template` tags for every label, taint (`<value>:<Effect>`) and resource of a node."""
+    """`node-template` tags for every label, taint (`<value>:<Effect>`) and resource of a node.
+
+    `gpus` is what the node advertises (after time-slicing, MPS or MIG), not the physical count:
+    the autoscaler overwrites the template's capacity with this tag (cluster-autoscaler
+    aws_manager.go, buildNodeFromTemplate), so a physical count would make it believe a shared
+    node holds 1 where it holds 4 (review eks.md S2-1)."""
     tags = {f"{TEMPLATE_PREFIX}/label/{k}": v for k, v in sorted(labels.items())}
     for taint in taints:
         # A bare effect ("NoSchedule") is silently ignored by the autoscaler: value first.
         tags[f"{TEMPLATE_PREFIX}/taint/{taint.key}"] = f"{taint.value}:{taint.effect}"
-    tags[f"{TEMPLATE_PREFIX}/resources/{GPU_RESOURCE}"] = str(gpus_per_node)
+    tags[f"{TEMPLATE_PREFIX}/resources/{GPU_RESOURCE}"] = str(gpus)
     tags[f"{TEMPLATE_PREFIX}/resources/ephemeral-storage"] = f"{ephemeral_storage_gib}Gi"
     return tags
+
+
+# EC2 Auto Scaling tag limits (docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-tagging.html).
+MAX_TAG_KEY_LENGTH = 128
+MAX_TAGS_PER_GROUP = 50
