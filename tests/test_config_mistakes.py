@@ -280,3 +280,13 @@ def test_aks_operator_driver_is_refused_with_mig_and_grid_sizes() -> None:
     assert len(problems) == 2
     assert "gpuPools[0] (a100mig) would never be partitioned" in problems[0]
     assert "Standard_NV36ads_A10_v5, whose virtual GPUs need the GRID driver" in problems[1]
+
+
+def test_a_gke_zone_that_does_not_offer_the_accelerator() -> None:
+    raw = stack()
+    raw["gpuPools"][0]["zones"] = ["us-central1-a", "us-central1-f"]  # l4-spot
+    (problem,) = problems_of(raw)
+    assert problem.startswith(
+        "gpuPools[0].zones: nvidia-l4 is not offered in us-central1-f; in us-central1 it is in "
+        "us-central1-a, us-central1-b, us-central1-c"
+    )

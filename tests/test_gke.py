@@ -237,7 +237,7 @@ def test_reservation_only_machines_need_a_reservation_or_spot() -> None:
 
     raw = load_stack("gcp-dev").gpufleet
     raw = {**raw, "cluster": {**raw["cluster"], "kubernetesVersion": "1.34"}}
-    h200 = {"name": "h200", "accelerator": "h200-141gb", "zones": ["us-central1-a"]}
+    h200 = {"name": "h200", "accelerator": "h200-141gb", "zones": ["us-central1-b"]}
     with pytest.raises(ConfigError) as caught:
         parse_config({**raw, "gpuPools": [h200]})
     (problem,) = [str(p) for p in caught.value.problems]

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from components.gcp.model import config as gcp_config
+from components.gcp.model import gpu_zones
 from components.gcp.model.catalog import CATALOG
 from components.model.catalog.gpus import MachineType
 from components.model.cloud import NameRule
@@ -198,7 +199,7 @@ class Gcp(ManagedCloud):
         self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str
     ) -> list[Problem]:
         """Reservation-only machines need a reservation or Spot; reservations have GCE names."""
-        problems = []
+        problems = self._zone_offers(cluster, pool, path)
         reservation = gcp_config.pool_options(pool).reservation
         for machine in self.machines(pool):
             if machine.reservation_only and not pool.spot and reservation is None:
@@ -228,6 +229,30 @@ class Gcp(ManagedCloud):
                 )
             )
         return problems
+
+    def _zone_offers(self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str) -> list[Problem]:
+        """Zones where Compute Engine does not offer the pool's accelerator type (GKE refuses
+        to create nodes there); judged only where the zone table covers the region."""
+        zones = pool.zones or cluster.zones or []
+        region = cluster.region or ""
+        machines = self.machines(pool)
+        if not machines or not zones:
+            return []
+        accelerator = machines[0].gke_accelerator
+        missing = gpu_zones.zones_without(accelerator, region, zones)
+        if not missing:
+            return []
+        offered = gpu_zones.GPU_ZONES[accelerator][region]
+        where = f"{path}.zones" if pool.zones else "cluster.zones"
+        return [
+            Problem(
+                where,
+                f"{accelerator} is not offered in {', '.join(missing)}; in {region} it is in "
+                f"{', '.join(offered)} (Compute Engine's accelerator zones as of "
+                f"{gpu_zones.SOURCE_READ})",
+                list(zones),
+            )
+        ]
 
     def sharing_via(self, mode: SoftwareMode) -> SharingVia:
         return "cloud" if mode == "cloud-managed" else "nvidia"
