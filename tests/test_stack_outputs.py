@@ -17,10 +17,15 @@ WIRING = ("clusterEndpoint", "clusterCaCertificate", "oidcIssuerUrl", "nodeIdent
 def test_every_managed_cluster_exports_what_other_tools_wire_in(stack: str) -> None:
     outputs = plan_of(stack).outputs
     for key in WIRING:
-        assert isinstance(outputs.get(key), str) and outputs[key], (key, outputs.get(key))
+        assert isinstance(outputs.get(key), str), (key, outputs.get(key))
     assert outputs["clusterEndpoint"].startswith("https://")
-    assert outputs["oidcIssuerUrl"].startswith("https://")
-    assert base64.b64decode(outputs["clusterCaCertificate"]).startswith(b"-----BEGIN CERTIFICATE")
+    assert outputs["oidcIssuerUrl"].startswith("https://") and outputs["nodeIdentity"]
+    if outputs["clusterEndpoint"].endswith(".gke.goog"):
+        # GKE's DNS-based endpoint presents a publicly trusted certificate.
+        assert outputs["clusterCaCertificate"] == ""
+    else:
+        ca = base64.b64decode(outputs["clusterCaCertificate"])
+        assert ca.startswith(b"-----BEGIN CERTIFICATE")
 
 
 @pytest.mark.parametrize("stack", [s for s in MANAGED if s.startswith("aws")])
@@ -43,3 +48,28 @@ def test_gke_exports_the_workload_identity_issuer_of_its_cluster() -> None:
 def test_an_existing_cluster_exports_no_made_up_wiring() -> None:
     outputs = plan_of("existing-dev").outputs
     assert not set(WIRING) & set(outputs)
+
+
+def test_gke_reaches_its_control_plane_through_the_iam_authorised_dns_endpoint() -> None:
+    plan = plan_of("gcp-a100-mig")  # authorises only 10.0.0.0/8 on the IP endpoints
+    (cluster,) = [r for r in plan.resources if r.type == "gcp:container/cluster:Cluster"]
+    endpoints = cluster.inputs["controlPlaneEndpointsConfig"]["dnsEndpointConfig"]
+    assert endpoints["allowExternalTraffic"] is True
+    assert plan.outputs["clusterEndpoint"].endswith(".gke.goog")
+    ip = plan_of(
+        "gcp-dev",
+        {
+            "gpufleet:cluster": {
+                **_gcp_dev_cluster(),
+                "gcp": {**_gcp_dev_cluster()["gcp"], "controlPlaneAccess": "ip"},
+            }
+        },
+    )
+    assert ip.outputs["clusterEndpoint"] == "https://203.0.113.10"
+
+
+def _gcp_dev_cluster() -> dict[str, object]:
+    from components.tooling.stacks import load_stack
+
+    cluster: dict[str, object] = load_stack("gcp-dev").gpufleet["cluster"]
+    return cluster

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
@@ -127,6 +128,13 @@ class GkeCluster(pulumi.ComponentResource):
                 enable_private_endpoint=False,
                 master_ipv4_cidr_block=gcp_cfg.master_cidr,
             ),
+            # Google's recommendation: the DNS-based endpoint, IAM-authorised, reachable wherever
+            # pulumi runs; the IP endpoints admit only the listed ranges (review gke.md S1-4).
+            control_plane_endpoints_config=gcp.container.ClusterControlPlaneEndpointsConfigArgs(
+                dns_endpoint_config=gcp.container.ClusterControlPlaneEndpointsConfigDnsEndpointConfigArgs(
+                    allow_external_traffic=gcp_cfg.control_plane_access == "dns"
+                )
+            ),
             master_authorized_networks_config=gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
                 cidr_blocks=[
                     gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(
@@ -199,13 +207,18 @@ class GkeCluster(pulumi.ComponentResource):
             ),
         )
 
+        if gcp_cfg.control_plane_access == "dns":
+            # The DNS endpoint presents a publicly trusted certificate: no CA data.
+            self.server = self.cluster.control_plane_endpoints_config.apply(_dns_endpoint)
+            self.certificate_authority: pulumi.Input[str] = ""
+        else:
+            self.server = pulumi.Output.concat("https://", self.cluster.endpoint)
+            self.certificate_authority = self.cluster.master_auth.cluster_ca_certificate
         self.kubeconfig = pulumi.Output.secret(
-            pulumi.Output.all(
-                self.cluster.endpoint, self.cluster.master_auth.cluster_ca_certificate
-            ).apply(
+            pulumi.Output.all(self.server, self.certificate_authority).apply(
                 lambda parts: exec_kubeconfig(
                     cluster=cfg.name,
-                    server=f"https://{parts[0]}",
+                    server=parts[0],
                     ca_data=parts[1] or "",
                     command="gke-gcloud-auth-plugin",
                     args=[],
@@ -274,3 +287,10 @@ class GkeCluster(pulumi.ComponentResource):
             opts=child,
         )
         return network.id, subnetwork.id
+
+
+def _dns_endpoint(config: Any) -> str:
+    """`https://<the cluster's DNS endpoint>` from `control_plane_endpoints_config`."""
+    dns = getattr(config, "dns_endpoint_config", None)
+    endpoint = getattr(dns, "endpoint", None)
+    return f"https://{endpoint}" if endpoint else ""

@@ -25,8 +25,9 @@ def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterH
         cluster,
         name=gke.name,
         exports={
-            "clusterEndpoint": pulumi.Output.concat("https://", gke.endpoint),
-            "clusterCaCertificate": gke.master_auth.cluster_ca_certificate,
+            "clusterEndpoint": cluster.server,
+            # Empty with the DNS endpoint: its certificate is publicly trusted.
+            "clusterCaCertificate": cluster.certificate_authority,
             # Workload Identity's issuer: the cluster's own URL (GKE docs, Workload Identity).
             "oidcIssuerUrl": pulumi.Output.concat("https://container.googleapis.com/v1/", gke.id),
             "nodeIdentity": cluster.node_service_account,

@@ -30,7 +30,13 @@ class GcpClusterOptions(ConfigModel):
     pods_cidr: str = "10.20.0.0/14"
     services_cidr: str = "10.24.0.0/20"
     master_cidr: str = "172.16.0.0/28"
-    master_authorized_cidrs: list[str] = Field(default_factory=lambda: ["0.0.0.0/0"])
+    # Who may reach the control plane's IP endpoints (empty: nobody from outside the VPC).
+    master_authorized_cidrs: list[str] = Field(default_factory=list)
+    # dns: clients (and gpufleet's Kubernetes provider) reach the control plane through its
+    # DNS-based endpoint, authorised by IAM alone, from anywhere; the IP endpoints stay closed to
+    # all but masterAuthorizedCidrs. ip: through the public IP endpoint (masterAuthorizedCidrs
+    # must then include where pulumi runs).
+    control_plane_access: Literal["dns", "ip"] = "dns"
 
 
 def cluster_options(cluster: ClusterConfig) -> GcpClusterOptions:

@@ -22,6 +22,12 @@ def _cluster(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
         "__id": cluster_id,
         "id": cluster_id,
         "endpoint": "203.0.113.10",
+        "controlPlaneEndpointsConfig": {
+            "dnsEndpointConfig": {
+                **(inputs.get("controlPlaneEndpointsConfig") or {}).get("dnsEndpointConfig", {}),
+                "endpoint": f"gke-0123456789abcdef0123456789abcdef-{PROJECT}.x.gke.goog",
+            }
+        },
         "masterAuth": {"clusterCaCertificate": FAKE_CA},
         "selfLink": f"https://container.googleapis.com/v1/projects/mock/locations/x/clusters/{name}",
     }
