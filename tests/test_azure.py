@@ -300,7 +300,11 @@ def test_existing_network_and_protection_in_the_production_stack() -> None:
 
 def test_local_accounts_and_no_role_assignments_when_asked() -> None:
     cluster_config = dict(load_stack("azure-dev").config["gpufleet:cluster"])
-    cluster_config["azure"] = {"authentication": "local-accounts", "roleAssignments": False}
+    cluster_config["azure"] = {
+        **cluster_config["azure"],
+        "authentication": "local-accounts",
+        "roleAssignments": False,
+    }
     plan = plan_of("azure-dev", {"gpufleet:cluster": cluster_config})
     inputs = cluster_of(plan).inputs
     assert inputs["disableLocalAccounts"] is False

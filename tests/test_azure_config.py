@@ -20,7 +20,7 @@ from components.tooling.stacks import load_stack
 
 def dev_config(**cluster_azure: Any) -> dict[str, Any]:
     raw = {k: v for k, v in load_stack("azure-dev").gpufleet.items()}
-    raw["cluster"] = dict(raw["cluster"], azure=cluster_azure)
+    raw["cluster"] = dict(raw["cluster"], azure={**raw["cluster"]["azure"], **cluster_azure})
     return raw
 
 

@@ -290,3 +290,26 @@ def test_a_gke_zone_that_does_not_offer_the_accelerator() -> None:
         "gpuPools[0].zones: nvidia-l4 is not offered in us-central1-f; in us-central1 it is in "
         "us-central1-a, us-central1-b, us-central1-c"
     )
+
+
+def test_no_control_plane_is_open_to_the_internet_by_default() -> None:
+    for name, key in (
+        ("aws-dev", "publicEndpointCidrs"),
+        ("azure-dev", "apiServerAuthorizedCidrs"),
+    ):
+        raw = stack(name)
+        cloud = raw["cloud"]
+        del raw["cluster"][cloud][key]
+        (problem,) = problems_of(raw)
+        assert problem.startswith(f"cluster.{cloud}.{key}: is required on {cloud}")
+
+
+def test_an_eks_endpoint_can_be_private_only() -> None:
+    from tests.conftest import plan_of
+
+    cluster = {**STACKS["aws-dev"]["cluster"]}
+    cluster["aws"] = {**cluster["aws"], "publicEndpointCidrs": []}
+    plan = plan_of("aws-dev", {"gpufleet:cluster": cluster})
+    (eks,) = [r for r in plan.resources if r.type == "aws:eks/cluster:Cluster"]
+    assert eks.inputs["vpcConfig"]["endpointPublicAccess"] is False
+    assert eks.inputs["vpcConfig"]["endpointPrivateAccess"] is True

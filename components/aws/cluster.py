@@ -104,8 +104,9 @@ class EksCluster(pulumi.ComponentResource):
             vpc_config=aws.eks.ClusterVpcConfigArgs(
                 subnet_ids=self.network.private_subnet_ids,
                 endpoint_private_access=True,
-                endpoint_public_access=True,
-                public_access_cidrs=cluster_options(cfg).public_endpoint_cidrs,
+                # No open default: the config names who may reach it, or [] (private only).
+                endpoint_public_access=bool(cluster_options(cfg).public_endpoint_cidrs),
+                public_access_cidrs=cluster_options(cfg).public_endpoint_cidrs or None,
             ),
             access_config=aws.eks.ClusterAccessConfigArgs(
                 authentication_mode="API",

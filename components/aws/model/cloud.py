@@ -145,7 +145,20 @@ class Aws(ManagedCloud):
                     aws.public_subnet_ids,
                 )
             )
-        problems += cidr_list_problems("cluster.aws.publicEndpointCidrs", aws.public_endpoint_cidrs)
+        if aws.public_endpoint_cidrs is None:
+            problems.append(
+                Problem(
+                    "cluster.aws.publicEndpointCidrs",
+                    "is required on aws: the ranges that may reach the API server (where pulumi "
+                    "and your users run), [] for a private endpoint only, or [0.0.0.0/0] to open "
+                    "it to the internet on purpose",
+                    has_value=False,
+                )
+            )
+        else:
+            problems += cidr_list_problems(
+                "cluster.aws.publicEndpointCidrs", aws.public_endpoint_cidrs
+            )
         expanders = [e.strip() for e in aws.autoscaler_expander.split(",")]
         unknown = [e for e in expanders if e not in AUTOSCALER_EXPANDERS]
         if unknown or len(set(expanders)) != len(expanders):

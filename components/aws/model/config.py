@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
-
 from components.model.schema import ClusterConfig, ConfigModel, GpuPoolConfig, section
 
 
@@ -21,7 +19,8 @@ class AwsClusterOptions(ConfigModel):
     public_subnet_ids: list[str] | None = None
     # Cluster autoscaler expander (FACTS: priority,least-waste is the recommended pairing).
     autoscaler_expander: str = "priority,least-waste"
-    public_endpoint_cidrs: list[str] = Field(default_factory=lambda: ["0.0.0.0/0"])
+    # Who may reach the public API endpoint: required (no open default); [] keeps it private.
+    public_endpoint_cidrs: list[str] | None = None
     # Kubernetes service range; nodeadm needs it to join (fixed at cluster creation).
     service_cidr: str = "172.20.0.0/16"
     # single: one NAT gateway for all zones (cheap); per-zone: one per zone (survives a zone outage).

@@ -100,7 +100,17 @@ def check_cluster_options(azure: AzureClusterOptions) -> list[Problem]:
                     value,
                 )
             )
-    for index, cidr in enumerate(azure.api_server_authorized_cidrs):
+    if not azure.api_server_authorized_cidrs:
+        problems.append(
+            Problem(
+                f"{where}.apiServerAuthorizedCidrs",
+                "is required on azure: the ranges that may reach the API server (where pulumi "
+                "and your users run), or [0.0.0.0/0] to open it to the internet on purpose",
+                azure.api_server_authorized_cidrs,
+                has_value=azure.api_server_authorized_cidrs is not None,
+            )
+        )
+    for index, cidr in enumerate(azure.api_server_authorized_cidrs or []):
         try:
             ipaddress.ip_network(cidr)
         except ValueError:

@@ -30,8 +30,8 @@ class AzureClusterOptions(ConfigModel):
     scale_down_delay_after_add: str = "10m"
     # Free has no uptime SLA; production stacks use Standard.
     sku_tier: Literal["Free", "Standard", "Premium"] = "Free"
-    # Source ranges allowed to reach the API server; empty: any (AKS's default).
-    api_server_authorized_cidrs: list[str] = Field(default_factory=list)
+    # Source ranges allowed to reach the API server: required (AKS's default admits anyone).
+    api_server_authorized_cidrs: list[str] | None = None
     # entra-id: Entra ID sign-in, Azure RBAC, local accounts disabled (short-lived tokens via
     # kubelogin). local-accounts: AKS's static client certificate (no Entra ID needed).
     authentication: Literal["entra-id", "local-accounts"] = "entra-id"
