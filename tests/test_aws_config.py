@@ -183,3 +183,39 @@ def test_shared_pools_tell_the_autoscaler_the_gpus_the_node_advertises() -> None
     for group in (r for r in plan.resources if r.type == "aws:autoscaling/group:Group"):
         tags = {t["key"]: t["value"] for t in group.inputs["tags"]}
         assert tags[gpu_tag] == "4"
+
+
+def test_admin_principals_become_cluster_admin_access_entries() -> None:
+    cluster = {**load_stack("aws-dev").gpufleet["cluster"]}
+    ci = "arn:aws:iam::123456789012:role/github-actions-deploy"
+    cluster["aws"] = {**cluster["aws"], "adminPrincipalArns": [ci]}
+    plan = plan_of("aws-dev", {"gpufleet:cluster": cluster})
+    entries = [
+        r
+        for r in plan.resources
+        if r.type == "aws:eks/accessEntry:AccessEntry" and r.inputs["principalArn"] == ci
+    ]
+    (association,) = [
+        r
+        for r in plan.resources
+        if r.type == "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
+    ]
+    assert [e.inputs["type"] for e in entries] == ["STANDARD"]
+    assert association.inputs["policyArn"].endswith(
+        ":eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+    )
+    assert association.inputs["accessScope"] == {"type": "cluster"}
+    assert entries[0].urn in association.depends_on
+
+
+def test_admin_principals_must_be_iam_arns() -> None:
+    raw = load_stack("aws-dev").gpufleet
+    cluster = {**raw["cluster"]}
+    cluster["aws"] = {
+        **cluster["aws"],
+        "adminPrincipalArns": ["github-actions", "arn:aws:iam::123456789012:role/ci"],
+    }
+    with pytest.raises(ConfigError) as caught:
+        parse_config({**raw, "cluster": cluster})
+    (problem,) = [str(p) for p in caught.value.problems]
+    assert problem.startswith("cluster.aws.adminPrincipalArns[0]: must be an IAM role or user ARN")

@@ -346,3 +346,19 @@ def test_a_gpu_pool_aks_cannot_change_in_place_is_replaced_name_first(stack: str
             pool.replace_on_changes
         )
         assert {"spotMaxPrice", "osDiskType", "availabilityZones"} <= set(pool.replace_on_changes)
+
+
+def test_the_deployer_grant_can_be_pinned_to_the_ci_identity() -> None:
+    cluster = dict(load_stack("azure-dev").config["gpufleet:cluster"])
+    ci = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
+    cluster["azure"] = {
+        **cluster["azure"],
+        "deployerObjectId": ci,
+        "deployerPrincipalType": "ServicePrincipal",
+    }
+    plan = plan_of("azure-dev", {"gpufleet:cluster": cluster})
+    (grant,) = [
+        r for r in plan.of_type(ROLE_ASSIGNMENT) if r.name.endswith("deployer-cluster-admin")
+    ]
+    assert grant.inputs["principalId"] == ci
+    assert grant.inputs["principalType"] == "ServicePrincipal"

@@ -14,7 +14,7 @@ import pulumi_kubernetes as k8s
 from components.aws import iam
 from components.aws.launch_template import METADATA_OPTIONS, block_devices, tag_specifications
 from components.aws.model.autoscaler_tags import default_tags
-from components.aws.model.config import cluster_options
+from components.aws.model.config import cluster_options, principal_slug
 from components.aws.network import EksNetwork, NetworkHandle, existing_network
 from components.aws.user_data import ClusterJoin
 from components.kubernetes.kubeconfig import exec_kubeconfig
@@ -162,6 +162,30 @@ class EksCluster(pulumi.ComponentResource):
                 principal_arn=node_role.arn,
                 type="EC2_LINUX",
                 opts=child,
+            )
+
+        for arn in cluster_options(cfg).admin_principal_arns:
+            # CI roles and teammates administer the cluster too (API authentication mode admits
+            # only principals with an access entry; review eks.md S2).
+            slug = principal_slug(arn)
+            entry = aws.eks.AccessEntry(
+                f"{name}-admin-{slug}",
+                cluster_name=self.cluster.name,
+                principal_arn=arn,
+                type="STANDARD",
+                opts=child,
+            )
+            aws.eks.AccessPolicyAssociation(
+                f"{name}-admin-{slug}-cluster-admin",
+                cluster_name=self.cluster.name,
+                principal_arn=arn,
+                policy_arn=partition.apply(
+                    lambda p: f"arn:{p}:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
+                ),
+                access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
+                opts=pulumi.ResourceOptions.merge(
+                    child, pulumi.ResourceOptions(depends_on=[entry])
+                ),
             )
 
         self.system_node_group = self._system_node_group(name, args, child)

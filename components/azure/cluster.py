@@ -239,16 +239,16 @@ class AksCluster(pulumi.ComponentResource):
             scope=self.subnet_id,
             opts=child,
         )
-        if cluster_options(args.config).authentication != "entra-id":
+        options = cluster_options(args.config)
+        if options.authentication != "entra-id":
             return []
         return [
             authorization.RoleAssignment(
                 f"{name}-deployer-cluster-admin",
-                principal_id=client.object_id,
+                principal_id=options.deployer_object_id or client.object_id,
                 # The SDK assumes User; a CI login is a service principal (or managed identity).
-                principal_type=DEPLOYER_PRINCIPAL_TYPES[
-                    cluster_options(args.config).kubelogin_mode
-                ],
+                principal_type=options.deployer_principal_type
+                or DEPLOYER_PRINCIPAL_TYPES[options.kubelogin_mode],
                 role_definition_id=role(AKS_RBAC_CLUSTER_ADMIN),
                 scope=self.cluster.id,
                 opts=child,

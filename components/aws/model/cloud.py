@@ -36,6 +36,9 @@ AUTOSCALER_EXPANDERS = (
     "priority",
     "least-nodes",
 )
+IAM_PRINCIPAL_ARN = re.compile(
+    r"arn:aws(-cn|-us-gov)?:iam::[0-9]{12}:(role|user)/[\w+=,.@/-]{1,512}"
+)
 # Lets the cluster autoscaler wait for the device plugin instead of scaling up twice.
 ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
 # IAM role names take 64 characters; Pulumi autonames a role `<logical name>-<7 characters>`,
@@ -159,6 +162,27 @@ class Aws(ManagedCloud):
             problems += cidr_list_problems(
                 "cluster.aws.publicEndpointCidrs", aws.public_endpoint_cidrs
             )
+        slugs: dict[str, int] = {}
+        for index, arn in enumerate(aws.admin_principal_arns):
+            where = f"cluster.aws.adminPrincipalArns[{index}]"
+            if not IAM_PRINCIPAL_ARN.fullmatch(arn):
+                problems.append(
+                    Problem(
+                        where,
+                        "must be an IAM role or user ARN (arn:aws:iam::<account>:role/<name>)",
+                        arn,
+                    )
+                )
+            elif aws_config.principal_slug(arn) in slugs:
+                problems.append(
+                    Problem(
+                        where,
+                        f"names the same role or user as adminPrincipalArns"
+                        f"[{slugs[aws_config.principal_slug(arn)]}]",
+                        arn,
+                    )
+                )
+            slugs.setdefault(aws_config.principal_slug(arn), index)
         expanders = [e.strip() for e in aws.autoscaler_expander.split(",")]
         unknown = [e for e in expanders if e not in AUTOSCALER_EXPANDERS]
         if unknown or len(set(expanders)) != len(expanders):

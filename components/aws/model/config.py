@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import Field
+
 from components.model.schema import ClusterConfig, ConfigModel, GpuPoolConfig, section
 
 
@@ -23,8 +25,17 @@ class AwsClusterOptions(ConfigModel):
     public_endpoint_cidrs: list[str] | None = None
     # Kubernetes service range; nodeadm needs it to join (fixed at cluster creation).
     service_cidr: str = "172.20.0.0/16"
+    # IAM roles and users that administer the cluster besides whoever runs pulumi (a CI role,
+    # teammates): access entries with AmazonEKSClusterAdminPolicy.
+    admin_principal_arns: list[str] = Field(default_factory=list)
     # single: one NAT gateway for all zones (cheap); per-zone: one per zone (survives a zone outage).
     nat_gateways: Literal["single", "per-zone"] = "single"
+
+
+def principal_slug(arn: str) -> str:
+    """A short, stable name for an IAM principal's resources: its role or user name."""
+    name = arn.rsplit("/", 1)[-1].lower()
+    return "".join(c if c.isalnum() else "-" for c in name).strip("-")
 
 
 def cluster_options(cluster: ClusterConfig) -> AwsClusterOptions:

@@ -121,6 +121,14 @@ def check_cluster_options(azure: AzureClusterOptions) -> list[Problem]:
                     cidr,
                 )
             )
+    if azure.deployer_object_id is not None and not _GUID.fullmatch(azure.deployer_object_id):
+        problems.append(
+            Problem(
+                f"{where}.deployerObjectId",
+                "must be an Entra ID object id (a GUID)",
+                azure.deployer_object_id,
+            )
+        )
     if azure.subscription_id is not None and not _GUID.fullmatch(azure.subscription_id):
         problems.append(
             Problem(

@@ -40,6 +40,13 @@ class AzureClusterOptions(ConfigModel):
     kubelogin_mode: Literal["azurecli", "workloadidentity", "spn", "msi", "azd"] = "azurecli"
     # Entra ID groups granted cluster-admin (entra-id).
     admin_group_object_ids: list[str] = Field(default_factory=list)
+    # The principal that gets AKS RBAC Cluster Admin so gpufleet's Kubernetes provider can work
+    # (entra-id): unset, whoever runs pulumi (the grant then follows the last deployer); set it to
+    # the CI identity's object id so teammates' previews do not replace it.
+    deployer_object_id: str | None = None
+    # Its Entra ID type: ARM refuses a mismatch (UnmatchedPrincipalType). Unset: User for
+    # azurecli and azd logins, ServicePrincipal for the others.
+    deployer_principal_type: Literal["User", "ServicePrincipal", "Group"] | None = None
     # Create the role assignments AKS needs: Network Contributor on the node subnet for the
     # cluster identity and AKS RBAC Cluster Admin for the deploying principal (entra-id). Needs
     # Owner or User Access Administrator; set false when an administrator creates them.
