@@ -180,6 +180,7 @@ def test_cluster_identity_network_and_autoscaler_profile(stack: str) -> None:
     assert inputs["autoScalerProfile"] == {
         "balanceSimilarNodeGroups": "true",
         "skipNodesWithSystemPods": "false",
+        "skipNodesWithLocalStorage": "false",
         "expander": aks.autoscaler_expander,
         "scaleDownUnneededTime": aks.scale_down_unneeded_time,
         "scaleDownDelayAfterAdd": aks.scale_down_delay_after_add,

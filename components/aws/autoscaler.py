@@ -38,6 +38,10 @@ def expander_priorities(spot_group_patterns: Sequence[str]) -> dict[str, list[st
     return priorities
 
 
+SCALE_DOWN_UNNEEDED_TIME = "10m"
+SCALE_DOWN_DELAY_AFTER_ADD = "10m"
+
+
 def autoscaler_values(
     cluster_name: str,
     region: str,
@@ -63,7 +67,18 @@ def autoscaler_values(
         },
         "extraArgs": {
             "balance-similar-node-groups": True,
+            # A pool's per-zone groups are similar because they share this label; the
+            # built-in comparison stops matching once one zone's nodes carry labels the
+            # others' templates lack (review eks.md S2).
+            "balancing-label": POOL_LABEL,
             "skip-nodes-with-system-pods": False,
+            # GPU pods routinely use emptyDir (datasets, caches); left at true, a GPU node
+            # running one is never scaled down.
+            "skip-nodes-with-local-storage": False,
+            # An idle GPU node goes after 10 minutes, and not sooner than 10 minutes after a
+            # scale-up (the autoscaler's defaults, stated so they are reviewed, not assumed).
+            "scale-down-unneeded-time": SCALE_DOWN_UNNEEDED_TIME,
+            "scale-down-delay-after-add": SCALE_DOWN_DELAY_AFTER_ADD,
             "expander": expander,
         },
         # On the on-demand system pool: never on a Spot GPU node it might scale away.

@@ -129,8 +129,10 @@ class AksCluster(pulumi.ComponentResource):
             ),
             auto_scaler_profile=containerservice.ManagedClusterPropertiesAutoScalerProfileArgs(
                 balance_similar_node_groups="true",
-                # DaemonSet-only GPU nodes (device plugin, DCGM) must still scale down to zero.
+                # DaemonSet-only GPU nodes (device plugin, DCGM) must still scale down to zero,
+                # and so must GPU nodes whose pods use emptyDir (datasets, caches).
                 skip_nodes_with_system_pods="false",
+                skip_nodes_with_local_storage="false",
                 expander=aks.autoscaler_expander,
                 scale_down_unneeded_time=aks.scale_down_unneeded_time,
                 scale_down_delay_after_add=aks.scale_down_delay_after_add,
