@@ -86,7 +86,9 @@ class SelfManagedGpuPool(pulumi.ComponentResource):
         self.launch_template = aws.ec2.LaunchTemplate(
             f"{name}-template",
             description=f"gpufleet GPU pool {pool.name} of EKS {args.cluster_name}",
-            image_id=image.value,
+            # insecure_value: an AMI id is no secret, and a preview must show when it changes
+            # (`value` is always marked secret; review eks.md S3-1).
+            image_id=image.insecure_value,
             user_data=rendered,
             iam_instance_profile=aws.ec2.LaunchTemplateIamInstanceProfileArgs(
                 arn=args.instance_profile_arn
