@@ -69,7 +69,7 @@ def time_sharing_reasons(pod_spec: Mapping[str, Any], spec: PoolSpec) -> list[st
     """GKE time-sharing gives each container at most one shared GPU: the node's device plugin
     fails larger requests after scheduling (UnexpectedAdmissionError), which kube-scheduler
     does not foresee (cloud.google.com/kubernetes-engine/docs/concepts/timesharing-gpus)."""
-    if not (spec.cloud == "gcp" and spec.sharing_via == "cloud" and spec.sharing_strategy):
+    if not spec.one_shared_gpu_per_container:
         return []
     reasons: list[str] = []
     for field in ("initContainers", "containers"):
