@@ -669,3 +669,9 @@ def test_gpu_pools_output_is_the_contract_and_node_labels_are_what_nodes_carry(s
         assert set(labels) - set(registered) <= kubernetes_set
         assert entry["podScheduling"]["nodeSelector"].items() <= registered.items()
         assert entry["machineTypes"] == pool.machine_types
+
+
+@pytest.mark.parametrize("stack", AWS_STACKS)
+def test_eks_support_policy_is_explicit_so_nobody_is_billed_extended_support(stack: str) -> None:
+    (cluster,) = plan_of(stack).of_type("aws:eks/cluster:Cluster")
+    assert cluster.inputs["upgradePolicy"] == {"supportType": "STANDARD"}

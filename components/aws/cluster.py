@@ -113,6 +113,11 @@ class EksCluster(pulumi.ComponentResource):
                 # Whoever runs `pulumi up` administers the cluster (the Kubernetes provider needs it).
                 bootstrap_cluster_creator_admin_permissions=True,
             ),
+            # Explicit: unset, EKS bills extended support once the minor leaves standard support
+            # (review eks.md S2-6).
+            upgrade_policy=aws.eks.ClusterUpgradePolicyArgs(
+                support_type=cluster_options(cfg).support_type
+            ),
             kubernetes_network_config=aws.eks.ClusterKubernetesNetworkConfigArgs(
                 ip_family="ipv4", service_ipv4_cidr=cluster_options(cfg).service_cidr
             ),

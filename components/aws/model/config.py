@@ -25,6 +25,9 @@ class AwsClusterOptions(ConfigModel):
     public_endpoint_cidrs: list[str] | None = None
     # Kubernetes service range; nodeadm needs it to join (fixed at cluster creation).
     service_cidr: str = "172.20.0.0/16"
+    # STANDARD: when a minor leaves standard support EKS upgrades the cluster; EXTENDED keeps it
+    # at 6x the control-plane price. EKS defaults to EXTENDED when unset, so it is always set.
+    support_type: Literal["STANDARD", "EXTENDED"] = "STANDARD"
     # IAM roles and users that administer the cluster besides whoever runs pulumi (a CI role,
     # teammates): access entries with AmazonEKSClusterAdminPolicy.
     admin_principal_arns: list[str] = Field(default_factory=list)
