@@ -1,26 +1,54 @@
 """`python -m components consumers`: every emitted setting, converted back to the pod the tool
-would create, fits its pool and does not fit the CPU pool (checked with the `fit` simulator)."""
+would create, fits its pool and does not fit the CPU pool (checked with the `fit` simulator).
+
+The conversions are written here from the tools' own source, independently of the module:
+FiftyOne Enterprise chart 2.22.1 (templates/delegated-operator-job-configmap.yaml,
+delegated-operator-instance-deployment.yaml, values.yaml), flyteplugins v1.16.8
+(flytek8s/pod_helper.go, k8s_resource_adds.go), Zero to JupyterHub 4.4.0
+(jupyterhub/files/hub/jupyterhub_config.py) with KubeSpawner 7.1.0 (spawner.py
+`_apply_overrides`, utils.py `recursive_update`, objects.py `make_pod`).
+"""
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import types
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 import yaml
 
 from components.model.config import StackConfig, parse_config
 from components.model.pools import resolve_pools
 from components.tooling.cli import main
-from components.tooling.consumers import FlyteAccelerator, fiftyone_key, flyte_settings
+from components.tooling.consumers.fiftyone import fiftyone_key, fiftyone_share
+from components.tooling.consumers.flyte import FlyteAccelerator, flyte_settings
+from components.tooling.consumers.sizing import (
+    GIB,
+    MIB,
+    cpu_reserve_millis,
+    memory_reserve_bytes,
+    pod_share,
+)
 from components.tooling.fit import fit_check
 from components.tooling.pool_views import PoolCheck, needs_plan, pool_checks
 from components.tooling.stacks import load_stack, shipped_stacks
 from tests.conftest import plan_of
 
 FIXTURES = Path(__file__).parent / "fixtures" / "fit"
-TOOLS = ("pod", "fiftyone", "flyte", "jupyterhub")
+OWN_FIXTURES = Path(__file__).parent / "fixtures" / "consumers"
+# Each tool with the options it is tested with.
+TOOLS = {
+    "pod": (),
+    "fiftyone": (),
+    "fiftyone --always-on": ("--always-on",),
+    "flyte": (),
+    "jupyterhub": (),
+    "jupyterhub --format python": ("--format", "python"),
+}
 
 
 def emitted(capsys: pytest.CaptureFixture[str], stack: str, tool: str, *extra: str) -> str:
@@ -30,8 +58,12 @@ def emitted(capsys: pytest.CaptureFixture[str], stack: str, tool: str, *extra: s
     return out
 
 
-def container(resources: dict[str, Any]) -> dict[str, Any]:
-    return {"name": "main", "image": "example.com/app:1", "resources": resources}
+def container(resources: dict[str, Any], name: str = "main") -> dict[str, Any]:
+    return {"name": name, "image": "example.com/app:1", "resources": resources}
+
+
+def config_of(stack: str) -> StackConfig:
+    return parse_config(load_stack(stack).gpufleet)
 
 
 # --------------------------------------------------------------------------- back to pods
@@ -43,37 +75,63 @@ def pods_from_pod(text: str, pools: list[str]) -> dict[str, dict[str, Any]]:
     return dict(zip(pools, documents, strict=True))
 
 
+# FiftyOne chart 2.22.1 values.yaml: telemetry.enabled true, telemetry.sidecar.resources.
+TELEMETRY_SIDECAR = {
+    "requests": {"cpu": "200m", "memory": "512Mi"},
+    "limits": {"cpu": "200m", "memory": "512Mi"},
+}
+
+
+def fiftyone_pod(entry: dict[str, Any], section: str) -> dict[str, Any]:
+    """The executor pod the chart renders from one entry: a Job template's telemetry sidecar is
+    a native sidecar (init container, restartPolicy Always), a Deployment's a second container."""
+    pod: dict[str, Any] = {
+        "nodeSelector": entry["nodeSelector"],
+        "tolerations": entry["tolerations"],
+        "containers": [container(entry["resources"], "executor")],
+    }
+    sidecar = container(TELEMETRY_SIDECAR, "telemetry-sidecar")
+    if section == "jobs":
+        pod["initContainers"] = [{**sidecar, "restartPolicy": "Always"}]
+    else:
+        pod["containers"].append(sidecar)
+    return pod
+
+
 def pods_from_fiftyone(text: str, config: StackConfig) -> dict[str, dict[str, Any]]:
     values = yaml.safe_load(text)
+    sections = {
+        "delegatedOperatorJobTemplates": "jobs",
+        "delegatedOperatorDeployments": "deployments",
+    }
     pods = {}
     for spec in resolve_pools(config):
-        key = fiftyone_key(spec)
-        for section, entries in (
-            ("deployments", "delegatedOperatorDeployments"),
-            ("jobs", "delegatedOperatorJobTemplates"),
-        ):
-            entry = values[entries][section][key]
-            pods[f"{spec.name}/{section}"] = {
-                "nodeSelector": entry["nodeSelector"],
-                "tolerations": entry["tolerations"],
-                "containers": [container(entry["resources"])],
-            }
+        for values_key, section in sections.items():
+            if values_key in values:
+                entry = values[values_key][section][fiftyone_key(spec)]
+                pods[f"{spec.name}/{section}"] = fiftyone_pod(entry, section)
     return pods
 
 
 def flyte_pod(config: dict[str, Any], accelerator: FlyteAccelerator) -> dict[str, Any]:
-    """The pod flytepropeller builds for `@task(limits=Resources(gpu="1"), accelerator=...)`
-    (flyteplugins ApplyGPUNodeSelectors: resource tolerations, device and partition affinity
-    and tolerations)."""
+    """The pod flytepropeller builds for `@task(limits=Resources(gpu="1"), accelerator=...,
+    interruptible=...)`: GetPodTolerations (resource tolerations, then interruptible ones),
+    ApplyInterruptibleNodeAffinity (the (non-)interruptible requirement) and
+    ApplyGPUNodeSelectors (device and partition affinity and tolerations)."""
     resource = config["gpu-resource-name"]
     tolerations: list[dict[str, str]] = []
     for item in config["resource-tolerations"]:  # the docs' list-of-maps form
         tolerations += item.get(resource, [])
+    if accelerator.interruptible:
+        tolerations += config.get("interruptible-tolerations", [])
     device_label = config["gpu-device-node-label"]
     partition_label = config.get(
         "gpu-partition-size-node-label", "k8s.amazonaws.com/gpu-partition-size"
     )
     expressions = [{"key": device_label, "operator": "In", "values": [accelerator.device]}]
+    key = ("" if accelerator.interruptible else "non-") + "interruptible-node-selector-requirement"
+    if key in config:
+        expressions.append(config[key])
     tolerations.append(
         {
             "key": device_label,
@@ -110,35 +168,117 @@ def flyte_pod(config: dict[str, Any], accelerator: FlyteAccelerator) -> dict[str
 
 
 def pods_from_flyte(text: str, config: StackConfig) -> dict[str, dict[str, Any]]:
-    settings = flyte_settings(resolve_pools(config))
+    settings = flyte_settings(config, resolve_pools(config))
     plugin = yaml.safe_load(text)["plugins"]["k8s"]
     assert plugin == settings.config
     for accelerator in settings.accelerators:
-        assert f"#   {accelerator.pool}: @task(" in text and accelerator.python() in text
+        assert f"#   {accelerator.pool}: {accelerator.task()}" in text
+        assert ("interruptible=True" in accelerator.task()) == accelerator.interruptible
     return {a.pool: flyte_pod(plugin, a) for a in settings.accelerators}
 
 
+# KubeSpawner 7.1.0 traits a profile may override here (spawner.py), and their kinds.
+KUBESPAWNER_TRAITS = {
+    "extra_resource_limits": dict,
+    "node_selector": dict,
+    "tolerations": list,
+    "environment": dict,
+    "node_affinity_required": list,
+    "extra_pod_config": dict,
+}
+NODE_PURPOSE_TERM = {
+    "matchExpressions": [
+        {"key": "hub.jupyter.org/node-purpose", "operator": "In", "values": ["user"]}
+    ]
+}
+
+
+def recursive_update(target: dict[str, Any], new: dict[str, Any]) -> None:
+    """kubespawner.utils.recursive_update: dicts merged key by key, None deletes a key."""
+    for key, value in new.items():
+        if isinstance(value, dict):
+            recursive_update(target.setdefault(key, {}), value)
+        elif value is None:
+            target.pop(key, None)
+        else:
+            target[key] = value
+
+
+def kubespawner_pod(
+    profile: dict[str, Any],
+    *,
+    match_node_purpose: str = "prefer",
+    node_selector: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """The notebook pod for a profile under Zero to JupyterHub 4.4.0 with these chart settings
+    (scheduling.userPods.nodeAffinity.matchNodePurpose, singleuser.nodeSelector; other values
+    at the chart's defaults)."""
+    # jupyterhub_config.py: singleuser.* -> c.KubeSpawner.*, the node-purpose term, the
+    # userPods tolerations; values.yaml: singleuser.memory.guarantee 1G.
+    traits: dict[str, Any] = {
+        "node_selector": dict(node_selector or {}),
+        "node_affinity_required": [],
+        "node_affinity_preferred": [],
+        "tolerations": [
+            {"key": "hub.jupyter.org/dedicated", "operator": "Equal", "value": "user"}
+            | {"effect": "NoSchedule"}
+        ],
+        "extra_resource_limits": {},
+        "environment": {},
+        "extra_pod_config": {},
+    }
+    if match_node_purpose == "require":
+        traits["node_affinity_required"].append(copy.deepcopy(NODE_PURPOSE_TERM))
+    elif match_node_purpose == "prefer":
+        traits["node_affinity_preferred"].append({"weight": 100, "preference": NODE_PURPOSE_TERM})
+    # KubeSpawner._apply_overrides: a dict merges into a dict setting, anything else replaces.
+    for key, value in profile.get("kubespawner_override", {}).items():
+        assert isinstance(value, KUBESPAWNER_TRAITS[key]), (key, value)
+        if isinstance(value, dict) and isinstance(traits[key], dict):
+            recursive_update(traits[key], copy.deepcopy(value))
+        else:
+            traits[key] = copy.deepcopy(value)
+    # make_pod: selector, affinity, tolerations, the notebook container; extra_pod_config last,
+    # each field it names replacing the pod's.
+    resources = {"limits": traits["extra_resource_limits"], "requests": {"memory": "1G"}}
+    pod: dict[str, Any] = {
+        "nodeSelector": traits["node_selector"],
+        "tolerations": traits["tolerations"],
+        "containers": [container(resources, "notebook")],
+    }
+    node_affinity: dict[str, Any] = {}
+    if traits["node_affinity_required"]:
+        node_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {
+            "nodeSelectorTerms": traits["node_affinity_required"]
+        }
+    if traits["node_affinity_preferred"]:
+        node_affinity["preferredDuringSchedulingIgnoredDuringExecution"] = traits[
+            "node_affinity_preferred"
+        ]
+    if node_affinity:
+        pod["affinity"] = {"nodeAffinity": node_affinity}
+    pod.update(traits["extra_pod_config"])
+    return pod
+
+
+# The two Zero to JupyterHub settings that keep GPU profiles off GPU nodes unless handled.
+HOSTILE_Z2JH = {"match_node_purpose": "require", "node_selector": {"node-role": "notebooks"}}
+
+
+def jupyterhub_profiles(text: str) -> list[dict[str, Any]]:
+    if text.lstrip().startswith("#") and "c.KubeSpawner.profile_list" in text:
+        c = types.SimpleNamespace(KubeSpawner=types.SimpleNamespace())
+        exec(compile(text, "jupyterhub_config.py", "exec"), {"c": c})  # our own output
+        profiles: list[dict[str, Any]] = c.KubeSpawner.profile_list
+        return profiles
+    return list(yaml.safe_load(text)["singleuser"]["profileList"])
+
+
 def pods_from_jupyterhub(text: str) -> dict[str, dict[str, Any]]:
-    c = types.SimpleNamespace(KubeSpawner=types.SimpleNamespace())
-    exec(compile(text, "jupyterhub_config.py", "exec"), {"c": c})  # our own output
-    pods = {}
-    for profile in c.KubeSpawner.profile_list:
-        override = profile["kubespawner_override"]
-        assert set(override) <= {
-            "extra_resource_limits",
-            "node_selector",
-            "tolerations",
-            "environment",
-        }
-        assert all(isinstance(v, str) for v in override["extra_resource_limits"].values())
-        # KubeSpawner: node_selector -> spec.nodeSelector, tolerations -> spec.tolerations,
-        # extra_resource_limits -> the notebook container's resources.limits.
-        pods[profile["slug"].removeprefix("gpu-")] = {
-            "nodeSelector": override["node_selector"],
-            "tolerations": override["tolerations"],
-            "containers": [container({"limits": override["extra_resource_limits"]})],
-        }
-    return pods
+    return {
+        p["slug"].removeprefix("gpu-"): kubespawner_pod(p, **HOSTILE_Z2JH)
+        for p in jupyterhub_profiles(text)
+    }
 
 
 # --------------------------------------------------------------------------- every shipped stack
@@ -148,7 +288,7 @@ def pods_from_jupyterhub(text: str) -> dict[str, dict[str, Any]]:
 def stacks() -> dict[str, tuple[StackConfig, dict[str, PoolCheck]]]:
     found = {}
     for stack in shipped_stacks():
-        config = parse_config(load_stack(stack).gpufleet)
+        config = config_of(stack)
         resources = plan_of(stack).resources if needs_plan(config) else None
         found[stack] = (config, {c.name: c for c in pool_checks(config, resources)})
     return found
@@ -163,14 +303,14 @@ def test_every_emitted_setting_fits_its_pool_and_not_the_cpu_pool(
     tool: str,
 ) -> None:
     config, checks = stacks[stack]
-    text = emitted(capsys, stack, tool)
+    text = emitted(capsys, stack, tool.split()[0], *TOOLS[tool])
     pools = [spec.name for spec in resolve_pools(config)]
     pods = {
         "pod": lambda: pods_from_pod(text, pools),
         "fiftyone": lambda: pods_from_fiftyone(text, config),
         "flyte": lambda: pods_from_flyte(text, config),
         "jupyterhub": lambda: pods_from_jupyterhub(text),
-    }[tool]()
+    }[tool.split()[0]]()
     assert {name.split("/")[0] for name in pods} == set(pools)
     for name, pod in pods.items():
         pool = name.split("/")[0]
@@ -178,6 +318,12 @@ def test_every_emitted_setting_fits_its_pool_and_not_the_cpu_pool(
         assert verdict.fits, (tool, name, verdict.reasons, pod)
         if "system" in checks:
             assert not fit_check(pod, checks["system"]).fits, (tool, name)
+        if tool == "flyte":
+            # A task that can land on another pool is named in a note with it.
+            for other in pools:
+                if other != pool and fit_check(pod, checks[other]).fits:
+                    notes = [line for line in text.splitlines() if line.startswith("# Note:")]
+                    assert any(pool in n and other in n for n in notes), (name, other, text)
 
 
 def test_pod_fragments_pass_the_fit_command_end_to_end(
@@ -192,7 +338,7 @@ def test_pod_fragments_pass_the_fit_command_end_to_end(
     assert fitting == [["l4-shared"], ["t4"], ["a100-mig"], ["h100"]]
 
 
-# --------------------------------------------------------------------------- formats
+# --------------------------------------------------------------------------- pod
 
 
 def test_pod_fragment_names_the_pool_and_the_kubernetes_doc(
@@ -209,23 +355,178 @@ def test_pod_fragment_names_the_pool_and_the_kubernetes_doc(
     }
 
 
-def test_fiftyone_values_follow_the_chart_gpu_guide(capsys: pytest.CaptureFixture[str]) -> None:
-    text = emitted(capsys, str(FIXTURES / "stacks" / "gke.yaml"), "fiftyone")
-    assert "configuring-gpu-workloads.md" in text and "configuring-delegated-operators.md" in text
+# --------------------------------------------------------------------------- FiftyOne
+
+# Keys of a delegated-operator entry this output uses, as the chart 2.22.1 values.yaml has them
+# under delegatedOperatorJobTemplates.template / delegatedOperatorDeployments.template.
+FIFTYONE_ENTRY_KEYS = {"nodeSelector", "tolerations", "resources", "env"}
+
+
+def test_fiftyone_defaults_to_on_demand_job_templates_only(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    main(["consumers", "azure-a100-mig", "--for", "fiftyone"])
+    text, err = capsys.readouterr()
     values = yaml.safe_load(text)
-    assert set(values) == {"delegatedOperatorDeployments", "delegatedOperatorJobTemplates"}
+    assert set(values) == {"delegatedOperatorJobTemplates"}
+    jobs = values["delegatedOperatorJobTemplates"]["jobs"]
+    assert list(jobs) == ["gpuA100mig", "gpuA100spot", "gpuH100"]
+    assert all(set(entry) <= FIFTYONE_ENTRY_KEYS for entry in jobs.values())
+    assert "replicaCount" not in text and "--always-on adds them" in text
+    assert err == ""  # no cost warning without --always-on
+
+
+def test_fiftyone_always_on_is_explicit_and_names_what_keeps_running(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = main(["consumers", "azure-a100-mig", "--for", "fiftyone", "--always-on"])
+    text, err = capsys.readouterr()
+    assert code == 0
+    values = yaml.safe_load(text)
+    deployments = values["delegatedOperatorDeployments"]["deployments"]
+    jobs = values["delegatedOperatorJobTemplates"]["jobs"]
+    assert list(deployments) == list(jobs)
+    # replicaCount is explicit: the chart's deployment template defaults it to 3.
+    assert {d["replicaCount"] for d in deployments.values()} == {1}
+    assert all(set(d) <= {"replicaCount", *FIFTYONE_ENTRY_KEYS} for d in deployments.values())
+    expected = (
+        "gpuH100: one Standard_ND96isr_H100_v5 node of pool h100 (8 x NVIDIA H100 80 GB) "
+        "running around the clock"
+    )
+    assert f"#   {expected}" in text  # in the values file's header
+    assert f"warning:   {expected}" in err  # and on stderr, where it is seen
+    assert "ALWAYS ON" in text
+
+
+def test_fiftyone_values_follow_the_chart_gpu_guide(capsys: pytest.CaptureFixture[str]) -> None:
+    text = emitted(capsys, str(FIXTURES / "stacks" / "gke.yaml"), "fiftyone", "--always-on")
+    assert "configuring-gpu-workloads.md" in text and "configuring-delegated-operators.md" in text
+    assert "fiftyone-teams-app-2.22.1" in text  # the docs of the chart version checked
+    values = yaml.safe_load(text)
     deployments = values["delegatedOperatorDeployments"]["deployments"]
     jobs = values["delegatedOperatorJobTemplates"]["jobs"]
     assert list(deployments) == list(jobs) == ["gpuL4Shared", "gpuT4", "gpuA100Mig", "gpuH100"]
     for entry in (*deployments.values(), *jobs.values()):
-        # Extended resources: requests must equal limits (Kubernetes rejects requests alone).
-        assert (
-            entry["resources"]["requests"] == entry["resources"]["limits"] == {"nvidia.com/gpu": 1}
-        )
+        resources = entry["resources"]
+        # Extended resources: requests must equal limits; the guide's examples set cpu and
+        # memory limits equal to the requests too.
+        assert resources["requests"] == resources["limits"]
+        assert set(resources["requests"]) == {"cpu", "memory", "nvidia.com/gpu"}
+        assert resources["requests"]["nvidia.com/gpu"] == 1
         assert entry["env"] == {"LD_LIBRARY_PATH": "/usr/local/nvidia/lib64"}  # GKE's driver path
-    assert {d["replicaCount"] for d in deployments.values()} == {1}
     aks = yaml.safe_load(emitted(capsys, str(FIXTURES / "stacks" / "aks.yaml"), "fiftyone"))
     assert "env" not in aks["delegatedOperatorJobTemplates"]["jobs"]["gpuT4spot"]
+
+
+def test_fiftyone_requests_are_a_gpu_share_of_the_node(capsys: pytest.CaptureFixture[str]) -> None:
+    jobs = yaml.safe_load(emitted(capsys, "gcp-dev", "fiftyone"))["delegatedOperatorJobTemplates"]
+    # g2-standard-8 (8 vCPU, 32 GiB) shared 4 ways: (8000m - 180m reserve - 500m DaemonSets) / 4
+    # - 200m sidecar = 1630m -> 1600m; (32 GiB - 3.56 GiB - 750 MiB - 1 GiB) / 4 - 512 MiB
+    # = 6.18 GiB -> 6Gi. n1-standard-8 (8 vCPU, 30 GiB), one GPU: 7120m -> 7; 24.3 GiB -> 24Gi.
+    assert jobs["jobs"]["gpuL4Spot"]["resources"]["requests"]["cpu"] == "1600m"
+    assert jobs["jobs"]["gpuL4Spot"]["resources"]["requests"]["memory"] == "6Gi"
+    assert jobs["jobs"]["gpuT4"]["resources"]["requests"]["cpu"] == 7
+    assert jobs["jobs"]["gpuT4"]["resources"]["requests"]["memory"] == "24Gi"
+
+
+def test_the_reserve_is_the_largest_the_clouds_document() -> None:
+    # AKS's kube-reserved CPU table (1, 2, 4, 8, 16, 32, 64 cores).
+    assert [cpu_reserve_millis(c) for c in (1, 2, 4, 8, 16, 32, 64)] == [
+        60,
+        100,
+        140,
+        180,
+        260,
+        420,
+        740,
+    ]
+    # GKE's memory tiers for 32 GiB (1 + 0.8 + 0.8 + 0.96 GiB) plus a 750 MiB eviction threshold.
+    assert memory_reserve_bytes(32 * GIB) == int(3.56 * GIB) + 750 * MIB
+
+
+@pytest.mark.parametrize("stack", shipped_stacks())
+def test_a_node_takes_one_fiftyone_pod_per_gpu_share(
+    stacks: dict[str, tuple[StackConfig, dict[str, PoolCheck]]], stack: str
+) -> None:
+    """N executors (with their sidecars) of a pool whose nodes have N GPU shares fit on one
+    node, also with the DaemonSet allowance running there (checked with `fit`)."""
+    config, checks = stacks[stack]
+    for spec in resolve_pools(config):
+        share = fiftyone_share(spec)
+        if share is None:
+            assert spec.vcpus == 0 and not spec.machine_types, spec.name  # unknown shape only
+            continue
+        amounts = {"cpu": f"{share.cpu_millis}m", "memory": str(share.memory_bytes)}
+        executor = {"limits": {**amounts, "nvidia.com/gpu": 1}, "requests": amounts}
+        pods = [container(executor, f"executor-{i}") for i in range(share.shares)] + [
+            container(TELEMETRY_SIDECAR, f"sidecar-{i}") for i in range(share.shares)
+        ]
+        daemonsets = container({"requests": {"cpu": "500m", "memory": "1Gi"}}, "daemonsets")
+        node = {
+            "nodeSelector": spec.pod_scheduling["nodeSelector"],
+            "tolerations": spec.pod_scheduling["tolerations"],
+            "containers": [*pods, daemonsets],
+        }
+        verdict = fit_check(node, checks[spec.name])
+        assert verdict.fits, (spec.name, verdict.reasons)
+
+
+def test_fiftyone_sizes_from_allocatable_cpu_and_memory_when_known() -> None:
+    (spec, *_) = resolve_pools(config_of("gcp-dev"))  # l4-spot: 4 shares per node
+    from_machine = fiftyone_share(spec)
+    assert from_machine and (from_machine.cpu, from_machine.memory) == ("1600m", "6Gi")
+    known = dataclasses.replace(
+        spec, allocatable_per_node={**spec.allocatable_per_node, "cpu": "7910m", "memory": "26.5Gi"}
+    )
+    share = fiftyone_share(known)
+    # (7910m - 500m) / 4 - 200m = 1652m -> 1600m; (26.5 - 1) GiB / 4 - 512 MiB = 5.875 GiB,
+    # under 8 GiB so in 256 MiB steps: 5888Mi.
+    assert share and (share.cpu, share.memory) == ("1600m", "5888Mi")
+    assert share.room.source == "allocatable cpu and memory"
+    only_cpu = dataclasses.replace(
+        spec, allocatable_per_node={**spec.allocatable_per_node, "cpu": "3"}
+    )
+    share = fiftyone_share(only_cpu)
+    assert share and (share.cpu, share.memory) == ("400m", "6Gi")  # (3000 - 500) / 4 - 200
+    tiny = dataclasses.replace(spec, allocatable_per_node={**spec.allocatable_per_node, "cpu": "1"})
+    assert fiftyone_share(tiny) is None  # (1000 - 500) / 4 - 200 < 100m: not worth setting
+    assert pod_share(tiny) is not None  # without the sidecar it is
+
+
+def test_fiftyone_without_a_machine_shape_asks_only_for_the_gpu(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    text = emitted(capsys, "existing-dev", "fiftyone")
+    jobs = yaml.safe_load(text)["delegatedOperatorJobTemplates"]["jobs"]
+    assert jobs["gpuA10"]["resources"]["requests"] == {"nvidia.com/gpu": 1}
+    assert "no cpu/memory set: this pool's machine shape is unknown" in text
+
+
+# --------------------------------------------------------------------------- Flyte
+
+# The `plugins.k8s` keys this output may set: json tags of K8sPluginConfig in flyteplugins
+# v1.16.8 go/tasks/pluginmachinery/flytek8s/config/config.go.
+FLYTE_K8S_KEYS = {
+    "gpu-resource-name",
+    "gpu-device-node-label",
+    "gpu-partition-size-node-label",
+    "resource-tolerations",
+    "interruptible-tolerations",
+    "interruptible-node-selector-requirement",
+    "non-interruptible-node-selector-requirement",
+}
+
+
+def flyte_pods_and_checks(
+    capsys: pytest.CaptureFixture[str], stack: str
+) -> tuple[str, dict[str, dict[str, Any]], dict[str, PoolCheck]]:
+    text = emitted(capsys, stack, "flyte")
+    config = config_of(stack)
+    return text, pods_from_flyte(text, config), {c.name: c for c in pool_checks(config)}
+
+
+def reached(pod: dict[str, Any], checks: dict[str, PoolCheck]) -> list[str]:
+    return [name for name, check in checks.items() if fit_check(pod, check).fits]
 
 
 @pytest.mark.parametrize(
@@ -242,6 +543,7 @@ def test_flyte_device_and_partition_labels_per_cloud(
 ) -> None:
     text = emitted(capsys, str(FIXTURES / "stacks" / f"{stack}.yaml"), "flyte")
     plugin = yaml.safe_load(text)["plugins"]["k8s"]
+    assert set(plugin) <= FLYTE_K8S_KEYS
     assert plugin["gpu-resource-name"] == "nvidia.com/gpu"
     assert plugin["gpu-device-node-label"] == device_label
     assert plugin.get("gpu-partition-size-node-label") == partition_label
@@ -252,16 +554,11 @@ def test_flyte_mig_and_whole_gpu_pools_of_one_model_stay_apart(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     stack = str(FIXTURES / "stacks" / "gke-a100-mixed.yaml")
-    text = emitted(capsys, stack, "flyte")
+    text, pods, checks = flyte_pods_and_checks(capsys, stack)
     assert "accelerator=A100.partition_2g_10gb" in text
     assert "accelerator=A100.unpartitioned" in text
-    config = parse_config(load_stack(stack).gpufleet)
-    checks = {c.name: c for c in pool_checks(config)}
-    pods = pods_from_flyte(text, config)
-    assert fit_check(pods["a100-mig"], checks["a100-mig"]).fits
-    assert not fit_check(pods["a100-mig"], checks["a100"]).fits
-    assert fit_check(pods["a100"], checks["a100"]).fits
-    assert not fit_check(pods["a100"], checks["a100-mig"]).fits
+    assert reached(pods["a100-mig"], checks) == ["a100-mig"]
+    assert reached(pods["a100"], checks) == ["a100"]
 
 
 def test_flyte_notes_mig_pools_it_can_only_reach_by_device(
@@ -269,13 +566,199 @@ def test_flyte_notes_mig_pools_it_can_only_reach_by_device(
 ) -> None:
     text = emitted(capsys, str(FIXTURES / "stacks" / "aks.yaml"), "flyte")
     assert "# Note: pool a100mig is MIG-partitioned (1g.10gb)" in text
+    assert "`labels: {gpu-partition-size: 1g.10gb}` on pool a100mig" in text
     assert "gpu-partition-size-node-label stays at Flyte's default" in text
 
 
-def test_jupyterhub_profiles_are_kubespawner_profile_list_python(
+def test_flyte_tells_spot_and_on_demand_pools_of_one_model_apart(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    text, pods, checks = flyte_pods_and_checks(capsys, "azure-dev")  # t4 and t4spot
+    plugin = yaml.safe_load(text)["plugins"]["k8s"]
+    spot = {
+        "key": "kubernetes.azure.com/scalesetpriority",
+        "operator": "Equal",
+        "value": "spot",
+        "effect": "NoSchedule",
+    }
+    # Only interruptible tasks tolerate Spot nodes, and only they may (must) go there.
+    assert spot not in plugin["resource-tolerations"][0]["nvidia.com/gpu"]
+    assert plugin["interruptible-tolerations"] == [spot]
+    assert plugin["interruptible-node-selector-requirement"] == {
+        "key": "kubernetes.azure.com/scalesetpriority",
+        "operator": "In",
+        "values": ["spot"],
+    }
+    assert plugin["non-interruptible-node-selector-requirement"]["operator"] == "NotIn"
+    assert (
+        '#   t4spot: @task(limits=Resources(gpu="1"), accelerator=GPUAccelerator("t4"), interruptible=True)'
+        in text
+    )
+    assert '#   t4: @task(limits=Resources(gpu="1"), accelerator=GPUAccelerator("t4"))\n' in text
+    assert reached(pods["t4"], checks) == ["t4"]
+    assert reached(pods["t4spot"], checks) == ["t4spot"]
+    assert "indistinguishable" not in text
+    assert "an interruptible CPU task then" in text  # the cluster-wide side effect is stated
+
+
+def test_flyte_reaches_aks_mig_pools_by_a_partition_label(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    stack = str(OWN_FIXTURES / "aks-same-models.yaml")
+    text, pods, checks = flyte_pods_and_checks(capsys, stack)
+    plugin = yaml.safe_load(text)["plugins"]["k8s"]
+    assert plugin["gpu-partition-size-node-label"] == "gpu-partition-size"  # the pool's label
+    definition = 'class A100_80GB_DEVICE(MultiInstanceGPUAccelerator): device = "a100-80gb"'
+    assert f"#   {definition}\n" in text
+    compile(definition, "task.py", "exec")
+    assert 'accelerator=A100_80GB_DEVICE.partitioned("1g.10gb"))' in text
+    assert "accelerator=A100_80GB_DEVICE().unpartitioned)" in text
+    for pool, pod in pods.items():
+        assert reached(pod, checks) == [pool], pool
+    assert "Note:" not in text
+
+
+def test_flyte_uses_a_partition_label_the_cloud_puts_on_mig_nodes() -> None:
+    """What AKS MIG pools would need from gpufleet: a label holding the bare partition size
+    (here `gpufleet.io/gpu-partition-size`, the cloud's partition_label)."""
+    from components.tooling.pool_views import node_template
+    from components.tooling.scheduling import evaluate
+
+    config = config_of(str(OWN_FIXTURES / "aks-mig-unlabelled.yaml"))
+    label = "gpufleet.io/gpu-partition-size"
+    pools = [
+        dataclasses.replace(
+            spec,
+            partition_label=label,
+            node_labels={**spec.node_labels, label: spec.mig_partition_size}
+            if spec.mig_partition_size
+            else spec.node_labels,
+        )
+        for spec in resolve_pools(config)
+    ]
+    settings = flyte_settings(config, pools)
+    assert settings.config["gpu-partition-size-node-label"] == label
+    assert settings.notes == ()
+    for accelerator in settings.accelerators:
+        pod = flyte_pod(settings.config, accelerator)
+        fitting = [
+            s.name
+            for s in pools
+            if not evaluate(pod, node_template(s), extended_resource_toleration=False)
+        ]
+        assert fitting == [accelerator.pool]
+
+
+@pytest.mark.parametrize(
+    ("fixture", "pools", "spot_note"),
+    [
+        ("aks-mig-unlabelled.yaml", ["a100mig", "a100"], False),
+        ("eks-spot-unmarked.yaml", ["t4", "t4-spot"], True),
+    ],
+)
+def test_flyte_says_which_pools_stay_indistinguishable(
+    capsys: pytest.CaptureFixture[str], fixture: str, pools: list[str], spot_note: bool
+) -> None:
+    config = config_of(str(OWN_FIXTURES / fixture))
+    text = emitted(capsys, str(OWN_FIXTURES / fixture), "flyte")
+    plugin = yaml.safe_load(text)["plugins"]["k8s"]
+    checks = {c.name: c for c in pool_checks(config, plan_of_fixture(config, fixture))}
+    for accelerator in flyte_settings(config, resolve_pools(config)).accelerators:
+        assert sorted(reached(flyte_pod(plugin, accelerator), checks)) == sorted(pools)
+    first, second = pools
+    assert f"# Note: pools {first} and {second} stay indistinguishable to Flyte" in text
+    assert text.count("indistinguishable") == 1  # one note for the pair
+    assert ("carry no label or taint that marks them Spot" in text) == spot_note
+
+
+def plan_of_fixture(config: StackConfig, fixture: str) -> Any:
+    if not needs_plan(config):
+        return None
+    from components.tooling.engine import plan_stack
+
+    return plan_stack(load_stack(str(OWN_FIXTURES / fixture))).resources
+
+
+# --------------------------------------------------------------------------- JupyterHub
+
+# Written from jupyterhub/zero-to-jupyterhub-k8s, jupyterhub/values.schema.yaml at tag 4.4.0
+# (not copied): the root and `singleuser` allow only their listed properties
+# (additionalProperties: false); singleuser.profileList is `type: array` with no schema for
+# its items, which go to KubeSpawner.profile_list unchanged. The chart's own values.yaml fills
+# the root's required keys, so a values file holding only this fragment is complete.
+Z2JH_FRAGMENT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "singleuser": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"profileList": {"type": "array"}},
+        }
+    },
+}
+# KubeSpawner 7.1.0's profile_list help: the keys of a profile, and kubespawner_override's
+# values as the traits overridden here take them.
+KUBESPAWNER_PROFILE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["display_name", "kubespawner_override"],
+    "properties": {
+        "display_name": {"type": "string"},
+        "slug": {"type": "string", "pattern": "^[a-z0-9-]+$"},
+        "description": {"type": "string"},
+        "default": {"type": "boolean"},
+        "profile_options": {"type": "object"},
+        "kubespawner_override": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "extra_resource_limits": {
+                    "type": "object",
+                    "additionalProperties": {"type": "string"},
+                },
+                "node_selector": {"type": "object", "additionalProperties": {"type": "string"}},
+                "tolerations": {"type": "array", "items": {"type": "object"}},
+                "environment": {"type": "object", "additionalProperties": {"type": "string"}},
+                "node_affinity_required": {"type": "array", "maxItems": 0},
+                "extra_pod_config": {
+                    "type": "object",
+                    "required": ["nodeSelector"],
+                    "properties": {"nodeSelector": {"type": "object"}},
+                },
+            },
+        },
+    },
+}
+
+
+def test_jupyterhub_default_is_z2jh_values_valid_for_the_chart_schema(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     text = emitted(capsys, str(FIXTURES / "stacks" / "gke.yaml"), "jupyterhub")
+    assert "jupyterhub chart 4.4.0" in text and "--format python" in text
+    values = yaml.safe_load(text)
+    jsonschema.validate(values, Z2JH_FRAGMENT_SCHEMA)
+    profiles = values["singleuser"]["profileList"]
+    for profile in profiles:
+        jsonschema.validate(profile, KUBESPAWNER_PROFILE_SCHEMA)
+        override = profile["kubespawner_override"]
+        assert override["extra_pod_config"]["nodeSelector"] == override["node_selector"]
+    assert [p["slug"] for p in profiles] == ["gpu-l4-shared", "gpu-t4", "gpu-a100-mig", "gpu-h100"]
+    python = emitted(
+        capsys, str(FIXTURES / "stacks" / "gke.yaml"), "jupyterhub", "--format", "python"
+    )
+    assert jupyterhub_profiles(python) == profiles  # the same profiles in either format
+    # The schema check can fail: a key the chart does not know is refused.
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"singleuser": {"profile_list": profiles}}, Z2JH_FRAGMENT_SCHEMA)
+
+
+def test_jupyterhub_python_format_is_kubespawner_profile_list(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    stack = str(FIXTURES / "stacks" / "gke.yaml")
+    text = emitted(capsys, stack, "jupyterhub", "--format", "python")
     assert "jupyterhub-kubespawner.readthedocs.io" in text
     c = types.SimpleNamespace(KubeSpawner=types.SimpleNamespace())
     exec(compile(text, "jupyterhub_config.py", "exec"), {"c": c})  # our own output
@@ -286,6 +769,35 @@ def test_jupyterhub_profiles_are_kubespawner_profile_list_python(
     )
     assert profiles[0]["display_name"] == "GPU: NVIDIA L4 24 GB (l4-shared)"
     assert "(time-sharing)" in profiles[0]["description"] and "Spot" in profiles[0]["description"]
+
+
+@pytest.mark.parametrize(
+    ("setting", "neutraliser", "reason"),
+    [
+        ({"match_node_purpose": "require"}, "node_affinity_required", "node-purpose"),
+        ({"node_selector": {"node-role": "notebooks"}}, "extra_pod_config", "node-role"),
+    ],
+    ids=["matchNodePurpose-require", "singleuser-nodeSelector"],
+)
+def test_jupyterhub_profiles_survive_z2jh_settings_that_hide_gpu_nodes(
+    capsys: pytest.CaptureFixture[str],
+    setting: dict[str, Any],
+    neutraliser: str,
+    reason: str,
+) -> None:
+    stack = str(FIXTURES / "stacks" / "aks.yaml")
+    text = emitted(capsys, stack, "jupyterhub")
+    assert "matchNodePurpose: require" in text and "singleuser.nodeSelector" in text
+    checks = {c.name: c for c in pool_checks(config_of(stack))}
+    for profile in jupyterhub_profiles(text):
+        pool = profile["slug"].removeprefix("gpu-")
+        verdict = fit_check(kubespawner_pod(profile, **setting), checks[pool])
+        assert verdict.fits, (pool, verdict.reasons)
+        # Without the setting that neutralises it, the chart setting keeps the pod off its pool.
+        bare = copy.deepcopy(profile)
+        del bare["kubespawner_override"][neutraliser]
+        verdict = fit_check(kubespawner_pod(bare, **setting), checks[pool])
+        assert not verdict.fits and any(reason in r for r in verdict.reasons), verdict.reasons
 
 
 # --------------------------------------------------------------------------- command line
@@ -322,8 +834,19 @@ def test_bad_input_exits_2_with_a_message(
     assert message in err
 
 
-def test_unknown_tool_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--for", "kubeflow"), "invalid choice: 'kubeflow'"),
+        (("--for", "pod", "--format", "python"), "--format applies to --for jupyterhub only"),
+        (("--for", "flyte", "--always-on"), "--always-on applies to --for fiftyone only"),
+        (("--for", "jupyterhub", "--format", "yaml"), "invalid choice: 'yaml'"),
+    ],
+)
+def test_usage_errors_exit_2(
+    capsys: pytest.CaptureFixture[str], args: tuple[str, ...], message: str
+) -> None:
     with pytest.raises(SystemExit) as exit_info:
-        main(["consumers", "gcp-dev", "--for", "kubeflow"])
+        main(["consumers", "gcp-dev", *args])
     assert exit_info.value.code == 2
-    assert "invalid choice: 'kubeflow'" in capsys.readouterr().err
+    assert message in capsys.readouterr().err

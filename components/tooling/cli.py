@@ -36,7 +36,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "tell whether the pods in MANIFEST will schedule on STACK's pools",
     ),
     "consumers": (
-        "components.tooling.consumers",
+        "components.tooling.consumers.command",
         "print ready-to-paste GPU pool settings for a tool",
     ),
     "diff": (

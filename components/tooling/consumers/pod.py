@@ -1,0 +1,36 @@
+"""`--for pod`: a pod spec fragment per pool, in the form of Kubernetes' GPU scheduling page."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from components.model.pools import PoolSpec
+from components.tooling.consumers.shared import Request, comment, describe, to_yaml
+
+K8S_GPU_DOC = "https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/"
+
+
+def pod_fragment(spec: PoolSpec) -> dict[str, Any]:
+    """A pod spec fragment placing one container on the pool (with the pod-level fields the
+    pool needs, e.g. `hostIPC` on GKE MPS pools)."""
+    scheduling = spec.pod_scheduling
+    return {
+        "nodeSelector": dict(scheduling["nodeSelector"]),
+        "tolerations": list(scheduling["tolerations"]),
+        **dict(spec.pod_settings),
+        "containers": [{"name": "main", "resources": scheduling["resources"]}],
+    }
+
+
+def render_pod(request: Request) -> str:
+    documents = []
+    for spec in request.pools:
+        header = comment(
+            f"gpufleet stack {request.stack} ({request.cloud}), GPU pool {spec.name}: "
+            f"{describe(spec)}",
+            "Merge into a pod spec (`spec:` of a Pod, `spec.template.spec:` of a Deployment "
+            "or Job);",
+            "`resources` belongs to the container that uses the GPU. Format: " + K8S_GPU_DOC,
+        )
+        documents.append(f"{header}\n{to_yaml(pod_fragment(spec))}")
+    return "\n---\n".join(documents)

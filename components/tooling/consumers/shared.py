@@ -1,0 +1,106 @@
+"""What every tool's settings share: the request, the GPU a pod asks for, YAML and comments."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from components.model.catalog import gpus
+from components.model.pools import PoolSpec
+from components.model.schema import StackConfig
+
+
+class ConsumerError(ValueError):
+    """The pools cannot be expressed in the tool's settings; the message says why."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the command hands a tool's renderer: the stack, its chosen GPU pools, the options."""
+
+    stack: str
+    config: StackConfig
+    pools: tuple[PoolSpec, ...]
+    always_on: bool = False  # fiftyone: also always-on delegated operator deployments
+    format: str = "helm"  # jupyterhub: "helm" (Zero to JupyterHub values) or "python"
+
+    @property
+    def cloud(self) -> str:
+        return self.config.cloud
+
+
+def gpu_request(spec: PoolSpec) -> dict[str, int]:
+    """The GPU resource a workload on this pool asks for (what `podScheduling` puts in limits)."""
+    limits: dict[str, int] = spec.pod_scheduling["resources"].get("limits", {})
+    return dict(limits)
+
+
+def gpu_name(spec: PoolSpec) -> str:
+    model = gpus.GPU_MODELS.get(spec.accelerator)
+    return model.description if model else spec.accelerator
+
+
+def describe(spec: PoolSpec) -> str:
+    """One line for humans: GPU model, share per pod, machine, Spot, scale-to-zero."""
+    per_node = spec.allocatable_per_node.get(spec.gpu_resource, 0)
+    if spec.sharing_strategy:
+        share = f"1 of {per_node} {spec.gpu_resource} per node ({spec.sharing_strategy})"
+    elif spec.mig_partition_size:
+        share = f"1 of {per_node} MIG {spec.mig_partition_size} slices per node"
+    else:
+        share = f"1 of {per_node} {spec.gpu_resource} per node"
+    parts = [gpu_name(spec), share]
+    if spec.machine_types:
+        parts.append("/".join(spec.machine_types))
+    if spec.spot:
+        parts.append("Spot")
+    if spec.min_nodes == 0:
+        parts.append("scales from zero (the first pod waits for a node)")
+    return ", ".join(parts)
+
+
+def camel(*words: str) -> str:
+    parts = [p for word in words for p in word.replace("_", "-").split("-") if p]
+    return parts[0].lower() + "".join(p[:1].upper() + p[1:] for p in parts[1:])
+
+
+def to_yaml(document: Any) -> str:
+    return yaml.safe_dump(document, sort_keys=False, default_flow_style=False).rstrip("\n")
+
+
+def comment(*lines: str) -> str:
+    return "\n".join(f"# {line}" if line else "#" for line in lines)
+
+
+def and_list(items: Sequence[str]) -> str:
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def python_literal(value: Any, indent: int = 0) -> str:
+    """Indented Python source for plain data (str, int, bool, None, list, dict), laid out like
+    JSON with 4-space indents; the round trip through `ast.literal_eval` is checked by tests."""
+    pad, inner = " " * indent, " " * (indent + 4)
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        items = [
+            f"{inner}{json.dumps(str(key), ensure_ascii=False)}: {python_literal(item, indent + 4)}"
+            for key, item in value.items()
+        ]
+        return "{\n" + ",\n".join(items) + f"\n{pad}}}"
+    if isinstance(value, list | tuple):
+        if not value:
+            return "[]"
+        items = [f"{inner}{python_literal(item, indent + 4)}" for item in value]
+        return "[\n" + ",\n".join(items) + f"\n{pad}]"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if value is None or isinstance(value, bool | int | float):
+        return repr(value)
+    raise ConsumerError(f"cannot write {value!r} as a Python literal")
