@@ -534,7 +534,7 @@ def reached(pod: dict[str, Any], checks: dict[str, PoolCheck]) -> list[str]:
     [
         ("gke", "cloud.google.com/gke-accelerator", "cloud.google.com/gke-gpu-partition-size"),
         ("eks", "k8s.amazonaws.com/accelerator", None),
-        ("aks", "gpufleet.io/accelerator", None),
+        ("aks", "gpufleet.io/accelerator", "gpufleet.io/gpu-partition-size"),
         ("existing", "gpu-type", None),
     ],
 )
@@ -561,13 +561,16 @@ def test_flyte_mig_and_whole_gpu_pools_of_one_model_stay_apart(
     assert reached(pods["a100"], checks) == ["a100"]
 
 
-def test_flyte_notes_mig_pools_it_can_only_reach_by_device(
+def test_flyte_reaches_aks_mig_pools_by_gpufleets_partition_label(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    # AKS sets no partition label; gpufleet declares gpufleet.io/gpu-partition-size on MIG pools.
     text = emitted(capsys, str(FIXTURES / "stacks" / "aks.yaml"), "flyte")
-    assert "# Note: pool a100mig is MIG-partitioned (1g.10gb)" in text
-    assert "`labels: {gpu-partition-size: 1g.10gb}` on pool a100mig" in text
-    assert "gpu-partition-size-node-label stays at Flyte's default" in text
+    plugin = yaml.safe_load(text)["plugins"]["k8s"]
+    assert plugin["gpu-partition-size-node-label"] == "gpufleet.io/gpu-partition-size"
+    assert 'a100mig: @task(limits=Resources(gpu="1"), accelerator=' in text
+    assert '.partitioned("1g.10gb")' in text
+    assert "# Note: pool a100mig is MIG-partitioned" not in text
 
 
 def test_flyte_tells_spot_and_on_demand_pools_of_one_model_apart(
@@ -607,7 +610,8 @@ def test_flyte_reaches_aks_mig_pools_by_a_partition_label(
     stack = str(OWN_FIXTURES / "aks-same-models.yaml")
     text, pods, checks = flyte_pods_and_checks(capsys, stack)
     plugin = yaml.safe_load(text)["plugins"]["k8s"]
-    assert plugin["gpu-partition-size-node-label"] == "gpu-partition-size"  # the pool's label
+    # gpufleet labels AKS MIG pools with their partition size (preferred over a user label).
+    assert plugin["gpu-partition-size-node-label"] == "gpufleet.io/gpu-partition-size"
     definition = 'class A100_80GB_DEVICE(MultiInstanceGPUAccelerator): device = "a100-80gb"'
     assert f"#   {definition}\n" in text
     compile(definition, "task.py", "exec")
@@ -618,43 +622,9 @@ def test_flyte_reaches_aks_mig_pools_by_a_partition_label(
     assert "Note:" not in text
 
 
-def test_flyte_uses_a_partition_label_the_cloud_puts_on_mig_nodes() -> None:
-    """What AKS MIG pools would need from gpufleet: a label holding the bare partition size
-    (here `gpufleet.io/gpu-partition-size`, the cloud's partition_label)."""
-    from components.tooling.pool_views import node_template
-    from components.tooling.scheduling import evaluate
-
-    config = config_of(str(OWN_FIXTURES / "aks-mig-unlabelled.yaml"))
-    label = "gpufleet.io/gpu-partition-size"
-    pools = [
-        dataclasses.replace(
-            spec,
-            partition_label=label,
-            node_labels={**spec.node_labels, label: spec.mig_partition_size}
-            if spec.mig_partition_size
-            else spec.node_labels,
-        )
-        for spec in resolve_pools(config)
-    ]
-    settings = flyte_settings(config, pools)
-    assert settings.config["gpu-partition-size-node-label"] == label
-    assert settings.notes == ()
-    for accelerator in settings.accelerators:
-        pod = flyte_pod(settings.config, accelerator)
-        fitting = [
-            s.name
-            for s in pools
-            if not evaluate(pod, node_template(s), extended_resource_toleration=False)
-        ]
-        assert fitting == [accelerator.pool]
-
-
 @pytest.mark.parametrize(
     ("fixture", "pools", "spot_note"),
-    [
-        ("aks-mig-unlabelled.yaml", ["a100mig", "a100"], False),
-        ("eks-spot-unmarked.yaml", ["t4", "t4-spot"], True),
-    ],
+    [("eks-spot-unmarked.yaml", ["t4", "t4-spot"], True)],
 )
 def test_flyte_says_which_pools_stay_indistinguishable(
     capsys: pytest.CaptureFixture[str], fixture: str, pools: list[str], spot_note: bool
@@ -850,3 +820,16 @@ def test_usage_errors_exit_2(
         main(["consumers", "gcp-dev", *args])
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_flyte_tells_an_aks_mig_pool_from_a_whole_gpu_pool_of_one_model(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    fixture = "aks-mig-and-whole.yaml"
+    config = config_of(str(OWN_FIXTURES / fixture))
+    text = emitted(capsys, str(OWN_FIXTURES / fixture), "flyte")
+    plugin = yaml.safe_load(text)["plugins"]["k8s"]
+    checks = {c.name: c for c in pool_checks(config, plan_of_fixture(config, fixture))}
+    for accelerator in flyte_settings(config, resolve_pools(config)).accelerators:
+        assert reached(flyte_pod(plugin, accelerator), checks) == [accelerator.pool]
+    assert "indistinguishable" not in text

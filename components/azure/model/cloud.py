@@ -30,6 +30,9 @@ from components.model.schema import (
     StackConfig,
 )
 
+# AKS labels MIG nodes with no partition size: gpufleet does, so tools that select a partition
+# (Flyte's partition selector) can tell a MIG pool from a whole-GPU pool of the same model.
+PARTITION_SIZE_LABEL = "gpufleet.io/gpu-partition-size"
 # AKS labels and taints Spot nodes with this key (value `spot`).
 SPOT_KEY = "kubernetes.azure.com/scalesetpriority"
 AGENT_POOL_LABEL = "kubernetes.azure.com/agentpool"
@@ -70,6 +73,7 @@ class Azure(ManagedCloud):
     mig_in_device_plugin_config = True
     operator_partitions_mig = False
     pool_label_key = AGENT_POOL_LABEL
+    partition_label = PARTITION_SIZE_LABEL
 
     def zone_rule(self, region: str) -> NameRule:
         return NameRule(r"[123]", '"1", "2" or "3"')
@@ -166,6 +170,8 @@ class Azure(ManagedCloud):
                 "kubernetes.azure.com/mode": "user",
             }
         )
+        if pool.mig_partition_size:
+            facts.declared[PARTITION_SIZE_LABEL] = pool.mig_partition_size
         if pool.spot:
             facts.labels[SPOT_KEY] = "spot"
             facts.taints.append(Taint(SPOT_KEY, "spot", "NoSchedule"))
