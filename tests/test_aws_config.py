@@ -219,3 +219,12 @@ def test_admin_principals_must_be_iam_arns() -> None:
         parse_config({**raw, "cluster": cluster})
     (problem,) = [str(p) for p in caught.value.problems]
     assert problem.startswith("cluster.aws.adminPrincipalArns[0]: must be an IAM role or user ARN")
+
+
+def test_managed_group_taints_need_a_value_for_the_autoscaler_at_zero() -> None:
+    raw = load_stack("aws-dev").gpufleet
+    managed = aws_pool(aws={"nodeGroup": "managed"}, taints=[{"key": "dedicated"}])
+    with pytest.raises(ConfigError) as caught:
+        parse_config({**raw, "gpuPools": [managed]})
+    (problem,) = [str(p) for p in caught.value.problems]
+    assert problem.startswith("gpuPools[0].taints[0].value: EKS managed node groups need a taint")

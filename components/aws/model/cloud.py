@@ -393,6 +393,18 @@ def _managed_group_limits(pool: GpuPoolConfig, path: str) -> list[Problem]:
                 )
             )
     for index, taint in enumerate(pool.taints):
+        if not taint.value:
+            # The autoscaler reads a managed group's taints at zero as `<value>:<Effect>` tags
+            # (getManagedNodegroupTaints); an empty value drops the taint from its template, so
+            # it would scale up for pods the node then refuses (review eks.md S2).
+            problems.append(
+                Problem(
+                    f"{path}.taints[{index}].value",
+                    "EKS managed node groups need a taint value for the autoscaler to see the "
+                    "taint at zero nodes",
+                    taint.value,
+                )
+            )
         if len(taint.key) > MANAGED_LABEL_MAX:
             problems.append(
                 Problem(
