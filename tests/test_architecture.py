@@ -1,0 +1,188 @@
+"""The layout is the architecture: layers import one way, no cycles, no cloud names in shared code.
+
+Read from the source (ast), so an import hidden in a function or a TYPE_CHECKING block counts too.
+Layers: the stack model (`components/model/`, and each cloud's `model/` folder: pure data and
+rules) <- the Pulumi components (cloud folders, `kubernetes/`, `program.py`) <- the offline
+tooling (`components/tooling/`, `components/__main__.py`).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from components.model.registry import CLOUDS
+
+PACKAGE = Path(__file__).resolve().parents[1] / "components"
+LAYERS = {"model": 0, "components": 1, "tooling": 2}
+# Third-party packages the model may not use: it is pure data and rules, no Pulumi.
+NOT_IN_MODEL = ("pulumi", "pulumi_aws", "pulumi_gcp", "pulumi_azure_native", "pulumi_kubernetes")
+MAX_MODULE_LINES = 500
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def layer(module: str) -> str:
+    parts = [*module.split("."), "", ""]
+    if module == "components.__main__" or parts[1] == "tooling":
+        return "tooling"
+    if parts[1] == "model" or (parts[1] in CLOUDS and parts[2] == "model"):
+        return "model"
+    return "components"
+
+
+def imports_of(path: Path, known: set[str]) -> set[str]:
+    """Every module imported anywhere in the file, absolute names (components.* resolved to the
+    module, `from package import module` included)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            # `from package import module` depends on the module; any other name, on the
+            # package (or module) that defines it.
+            for alias in node.names:
+                candidate = f"{node.module}.{alias.name}"
+                found.add(candidate if candidate in known else node.module)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    known = modules()
+    names = set(known)
+    return {
+        # A package's __init__ importing its own submodules is not an edge to itself.
+        name: {imported for imported in imports_of(path, names) if imported in names} - {name}
+        for name, path in known.items()
+    }
+
+
+def test_the_classifier_knows_each_layer() -> None:
+    assert layer("components.model.pools") == "model"
+    assert layer("components.gcp.model.cloud") == "model"
+    assert layer("components.gcp.gpu_pool") == "components"
+    assert layer("components.kubernetes.software") == "components"
+    assert layer("components.tooling.fit") == "tooling"
+
+
+def test_imports_only_go_from_tooling_to_components_to_model() -> None:
+    wrong = [
+        f"{module} ({layer(module)}) imports {imported} ({layer(imported)})"
+        for module, imported_modules in import_graph().items()
+        for imported in sorted(imported_modules)
+        if LAYERS[layer(imported)] > LAYERS[layer(module)]
+    ]
+    assert wrong == []
+
+
+def test_the_model_never_imports_pulumi() -> None:
+    known = set(modules())
+    wrong = [
+        f"{name} imports {imported}"
+        for name, path in modules().items()
+        if layer(name) == "model"
+        for imported in sorted(imports_of(path, known))
+        if imported.split(".")[0] in NOT_IN_MODEL
+    ]
+    assert wrong == []
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of `graph`, as the modules along it, or None."""
+    state: dict[str, str] = {}
+    stack: list[str] = []
+
+    def visit(module: str) -> list[str] | None:
+        state[module] = "open"
+        stack.append(module)
+        for imported in sorted(graph.get(module, ())):
+            if state.get(imported) == "open":
+                return [*stack[stack.index(imported) :], imported]
+            if imported not in state:
+                cycle = visit(imported)
+                if cycle:
+                    return cycle
+        stack.pop()
+        state[module] = "done"
+        return None
+
+    for module in sorted(graph):
+        if module not in state:
+            cycle = visit(module)
+            if cycle:
+                return cycle
+    return None
+
+
+def test_cycle_finder_finds_a_cycle() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_no_import_cycles() -> None:
+    # Importing a package's submodule runs the package's __init__ first; those stay empty of
+    # imports, so module-to-module edges are the whole story.
+    assert find_cycle(import_graph()) is None
+
+
+def cloud_name_branches(source: str) -> list[int]:
+    """Lines comparing with a cloud's name (`cloud == "gcp"`, `x in ("aws", "azure")`)."""
+    names = set(CLOUDS)
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Compare):
+            continue
+        for operand in (node.left, *node.comparators):
+            values = (
+                operand.elts if isinstance(operand, ast.Tuple | ast.List | ast.Set) else [operand]
+            )
+            if any(isinstance(v, ast.Constant) and v.value in names for v in values):
+                found.append(node.lineno)
+                break
+    return found
+
+
+def test_branch_finder_finds_a_cloud_branch() -> None:
+    source = (
+        'if cloud == "gcp":\n    pass\nok = mode == "auto"\nif name in ("aws", "x"):\n    pass\n'
+    )
+    assert cloud_name_branches(source) == [1, 4]
+
+
+@pytest.mark.parametrize(
+    "folder", ["model", "kubernetes", "tooling"], ids=lambda folder: f"components/{folder}"
+)
+def test_shared_code_never_branches_on_a_cloud_name(folder: str) -> None:
+    shared = sorted((PACKAGE / folder).rglob("*.py"))
+    shared += [PACKAGE / "program.py", PACKAGE / "__init__.py", PACKAGE / "__main__.py"]
+    found = [
+        f"{path.relative_to(PACKAGE.parent)}:{line}"
+        for path in shared
+        for line in cloud_name_branches(path.read_text())
+    ]
+    assert found == []
+
+
+def test_every_cloud_lives_in_its_own_folder() -> None:
+    for name, cloud in CLOUDS.items():
+        assert type(cloud).__module__ == f"components.{name}.model.cloud"
+        assert cloud.stack_module == f"components.{name}.stack"
+        assert (PACKAGE / name / "stack.py").is_file()
+
+
+def test_modules_stay_small() -> None:
+    too_long = {
+        name: lines
+        for name, path in modules().items()
+        if (lines := len(path.read_text().splitlines())) > MAX_MODULE_LINES
+    }
+    assert too_long == {}
