@@ -94,7 +94,9 @@ class ClusterConfig(ConfigModel):
     """The cluster's keys common to every cloud (each cloud adds its own section)."""
 
     name: str
-    kubernetes_version: str = "1.33"
+    # In standard support on GKE, EKS and AKS on 2026-11-22 (1.33 is past AKS end of life and
+    # EKS standard support; 1.34 leaves AKS on 2026-11-30; reviews aks.md F1, eks.md S2-6).
+    kubernetes_version: str = "1.35"
     region: str | None = None
     zones: list[str] | None = None
     system_pool: SystemPoolConfig = Field(default_factory=SystemPoolConfig)
