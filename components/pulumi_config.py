@@ -9,6 +9,7 @@ import pulumi
 from pulumi.runtime.config import CONFIG, get_config_env
 
 from components.model.config import parse_config
+from components.model.config_namespace import namespace_problems
 from components.model.problems import ConfigError
 from components.model.schema import StackConfig
 
@@ -28,10 +29,13 @@ def load_from_pulumi() -> StackConfig:
             raw[key] = json.loads(value) if isinstance(value, str) else value
         except json.JSONDecodeError:
             raw[key] = value
+    typos = namespace_problems(all_config)
     try:
         config = parse_config(raw)
     except ConfigError as error:
-        raise pulumi.RunError(error.render()) from None
+        raise pulumi.RunError(ConfigError([*typos, *error.problems]).render()) from None
+    if typos:
+        raise pulumi.RunError(ConfigError(typos).render())
     for warning in config.warnings:
         pulumi.log.warn(warning)
     return config
