@@ -313,3 +313,34 @@ def test_an_eks_endpoint_can_be_private_only() -> None:
     (eks,) = [r for r in plan.resources if r.type == "aws:eks/cluster:Cluster"]
     assert eks.inputs["vpcConfig"]["endpointPublicAccess"] is False
     assert eks.inputs["vpcConfig"]["endpointPrivateAccess"] is True
+
+
+CLOUDS_TODAY = datetime.date(2026, 11, 22)
+
+
+def test_a_minor_the_cloud_no_longer_creates_is_refused_with_its_dates() -> None:
+    raw = stack("aws-dev")
+    raw["cluster"]["kubernetesVersion"] = "1.32"  # EKS extended support to 2027-03-22
+    with pytest.raises(ConfigError) as caught:
+        parse_config(raw, today=datetime.date(2027, 4, 1))
+    (problem,) = [str(p) for p in caught.value.problems]
+    assert problem.startswith("cluster.kubernetesVersion: EKS no longer creates Kubernetes 1.32")
+    assert "2027-03-22" in problem
+
+
+def test_a_minor_near_or_past_the_end_of_standard_support_is_a_warning() -> None:
+    raw = stack("aws-dev")
+    raw["cluster"]["kubernetesVersion"] = "1.34"  # EKS standard support to 2026-12-01
+    (warning,) = version_warnings(parse_config(raw, today=CLOUDS_TODAY).warnings)
+    assert warning.startswith("cluster.kubernetesVersion: EKS standard support for Kubernetes 1.34")
+    raw["cluster"]["kubernetesVersion"] = "1.35"
+    assert version_warnings(parse_config(raw, today=CLOUDS_TODAY).warnings) == []
+
+
+@pytest.mark.parametrize("name", sorted(STACKS))
+def test_the_shipped_minors_are_in_standard_support_on_the_clouds_calendar(name: str) -> None:
+    assert version_warnings(parse_config(stack(name), today=CLOUDS_TODAY).warnings) == []
+
+
+def version_warnings(warnings: tuple[str, ...]) -> list[str]:
+    return [w for w in warnings if w.startswith("cluster.kubernetesVersion")]

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from components.model.catalog.gpus import GpuModel, MachineCatalog
+from components.model.lifecycle import VersionLifecycle
 from components.model.pool_spec import PoolSpec
 from components.model.problems import Problem
 from components.model.schema import (
@@ -54,6 +55,8 @@ class Cloud(ABC):
     cluster_name_rule: ClassVar[NameRule]
     # None: the cloud has no region (gpufleet does not create the cluster).
     region_rule: ClassVar[NameRule | None] = None
+    # The minors this cloud creates, with their support dates (None: not gpufleet's to check).
+    version_lifecycle: ClassVar[VersionLifecycle | None] = None
     # Which Kubernetes distribution the GPU software is configured for ("generic": none).
     distribution: ClassVar[str] = "generic"
     # What `gpuSoftware.mode: auto` means here.

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from datetime import date
 from typing import Any
 
 from pydantic import BaseModel, Field, create_model
@@ -58,7 +59,7 @@ _SECTIONS: Mapping[str, Any] = {
 KNOWN_KEYS = ("cloud", "cluster", "gpuPools", "gpuSoftware", "samples", "kubeconfig")
 
 
-def parse_config(raw: Mapping[str, Any]) -> StackConfig:
+def parse_config(raw: Mapping[str, Any], today: date | None = None) -> StackConfig:
     """Validate the `gpufleet:` keys (prefix stripped); raise ConfigError with every problem.
 
     Every section is validated on its own, and the cross-field checks run on whatever each
@@ -115,7 +116,7 @@ def parse_config(raw: Mapping[str, Any]) -> StackConfig:
     warnings: list[str] = []
     checked: list[Problem] = []
     if cloud is not None and cluster is not None:
-        checked += check_cluster(cloud, cluster)
+        checked += check_cluster(cloud, cluster, warnings, today or date.today())
     names: dict[str, int] = {}
     for index, pool in indexed_pools:
         path = f"gpuPools[{index}]"

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from datetime import date
 
 from components.model.catalog import charts, gpus
 from components.model.cloud import Cloud
 from components.model.labels import RESERVED_LABEL_PREFIXES, label_key_problem, label_value_problem
+from components.model.lifecycle import assess
 from components.model.problems import Problem
 from components.model.schema import (
     SYSTEM_POOL_NAME,
@@ -18,7 +20,9 @@ from components.model.schema import (
 )
 
 
-def check_cluster(cloud: Cloud, cluster: ClusterConfig) -> list[Problem]:
+def check_cluster(
+    cloud: Cloud, cluster: ClusterConfig, warnings: list[str], today: date
+) -> list[Problem]:
     problems = []
     if not cloud.cluster_name_rule.accepts(cluster.name):
         problems.append(
@@ -36,6 +40,16 @@ def check_cluster(cloud: Cloud, cluster: ClusterConfig) -> list[Problem]:
                 cluster.kubernetes_version,
             )
         )
+    elif cloud.version_lifecycle is not None:
+        # The cloud's calendar: a minor it no longer creates is an error; extended support or
+        # the last 60 days of standard support, a warning.
+        verdict = assess(cloud.version_lifecycle, cluster.kubernetes_version, today)
+        if verdict.is_error:
+            problems.append(
+                Problem("cluster.kubernetesVersion", verdict.message, cluster.kubernetes_version)
+            )
+        elif verdict.is_warning:
+            warnings.append(f"cluster.kubernetesVersion: {verdict.message}")
     if cloud.region_rule is not None:
         if cluster.region is None:
             problems.append(Problem("cluster.region", "is required", has_value=False))

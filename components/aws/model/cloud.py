@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
-from components.aws.model import autoscaler_tags
+from components.aws.model import autoscaler_tags, versions
 from components.aws.model import config as aws_config
 from components.aws.model.catalog import CATALOG
 from components.model.catalog.gpus import GpuModel, MachineType
@@ -54,6 +54,7 @@ MANAGED_LABEL_MAX = 63
 
 class Aws(ManagedCloud):
     name = "aws"
+    version_lifecycle = versions.LIFECYCLE
     cluster_options = aws_config.AwsClusterOptions
     pool_options = aws_config.AwsPoolOptions
     stack_module = "components.aws.stack"

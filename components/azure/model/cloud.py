@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from components.azure.model import config as azure_config
+from components.azure.model import versions
 from components.azure.model.catalog import (
     AKS_MIG_PROFILES,
     AKS_MIG_SIZES,
@@ -47,6 +48,7 @@ def gpu_instance_profile(mig_partition_size: str | None) -> str | None:
 
 class Azure(ManagedCloud):
     name = "azure"
+    version_lifecycle = versions.LIFECYCLE
     cluster_options = azure_config.AzureClusterOptions
     pool_options = azure_config.AzurePoolOptions
     stack_module = "components.azure.stack"

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from components.gcp.model import config as gcp_config
-from components.gcp.model import gpu_zones
+from components.gcp.model import gpu_zones, versions
 from components.gcp.model.catalog import CATALOG
 from components.model.catalog.gpus import MachineType
 from components.model.cloud import NameRule
@@ -75,6 +75,7 @@ def gke_accelerator(spec_accelerator: str, machine_type: str) -> str:
 
 class Gcp(ManagedCloud):
     name = "gcp"
+    version_lifecycle = versions.LIFECYCLE
     cluster_options = gcp_config.GcpClusterOptions
     pool_options = gcp_config.GcpPoolOptions
     stack_module = "components.gcp.stack"
