@@ -31,6 +31,7 @@ from components.tooling.diff import (
     main,
     render_markdown,
     render_text,
+    stacks_note,
 )
 
 STACK = "gcp-dev"
@@ -798,6 +799,121 @@ def test_load_plan_reads_stdin(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------------------------
+# Plans of two stacks: matched by logical identity
+# --------------------------------------------------------------------------------------------
+
+COMPONENT = "gpufleet:gcp:GpuNodePool"
+
+
+def component_plan(*pools: tuple[str, dict[str, Any]]) -> dict[str, Any]:
+    """A plan shaped like the real one: pools under a component under the root stack, with an
+    explicit provider, URNs carrying the stack in every reference."""
+    root = f"urn:pulumi:{STACK}::{PROJECT}::pulumi:pulumi:Stack::{PROJECT}-{STACK}"
+    resources = []
+    for name, inputs in pools:
+        parent = f"urn:pulumi:{STACK}::{PROJECT}::pulumi:pulumi:Stack${COMPONENT}::{name}"
+        component = res(COMPONENT, name, provider=None, parent=root)
+        component.update(urn=parent, custom=False)
+        pool = res(GKE_POOL, f"{name}-pool", inputs, parent=parent, dependsOn=[PROVIDER])
+        pool["urn"] = f"urn:pulumi:{STACK}::{PROJECT}::{COMPONENT}${GKE_POOL}::{name}-pool"
+        pool["dependencies"] = [parent]
+        resources += [component, pool]
+    return make_plan(*resources)
+
+
+def as_stack(document: dict[str, Any], stack: str) -> dict[str, Any]:
+    """The same plan as another stack of the program would print it."""
+    text = json.dumps(document)
+    text = text.replace(f"urn:pulumi:{STACK}::", f"urn:pulumi:{stack}::")
+    text = text.replace(
+        f"pulumi:pulumi:Stack::{PROJECT}-{STACK}", f"pulumi:pulumi:Stack::{PROJECT}-{stack}"
+    )
+    return {**json.loads(text), "stack": stack}
+
+
+def test_plans_of_two_stacks_are_matched_by_logical_identity() -> None:
+    old = component_plan(("l4", l4_pool()), ("t4", l4_pool(machineType="n1-standard-8")))
+    same = as_stack(old, "gcp-staging")
+    assert "gcp-dev" not in json.dumps(same["resources"])
+    diff = diff_plans(old, same)
+    assert diff.is_empty, render_text(diff)
+    assert diff.stack == "gcp-staging"
+    assert stacks_note(old, same) == (
+        "Stacks differ (old: gcp-dev, new: gcp-staging, project gpufleet): resources are "
+        "matched by logical identity (type, parent chain and name: the URN without its stack)."
+    )
+    assert stacks_note(old, old) is None
+
+
+def test_replacement_across_stacks_is_found_and_fails_the_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old = component_plan(("l4", l4_pool()), ("gone", l4_pool()))
+    new = as_stack(
+        component_plan(
+            ("l4", l4_pool(guestAccelerators=[{"count": 2, "type": "nvidia-l4"}])),
+            ("added", l4_pool()),
+        ),
+        "gcp-staging",
+    )
+    diff = diff_plans(old, new)
+    assert [change.name for change in diff.replaced] == ["l4-pool"]
+    (change,) = diff.changed
+    assert paths(change) == ["nodeConfig.guestAccelerators"]  # parent, provider: unchanged
+    assert change.urn.startswith("urn:pulumi:gcp-staging::")
+    assert sorted(ref.name for ref in diff.added) == ["added", "added-pool"]
+    assert sorted(ref.name for ref in diff.removed) == ["gone", "gone-pool"]
+    # A removed resource keeps the URN it has in its own stack.
+    assert all(ref.urn.startswith("urn:pulumi:gcp-dev::") for ref in diff.removed)
+
+    old_path, new_path = write(tmp_path, "old.json", old), write(tmp_path, "new.json", new)
+    assert main([old_path, new_path, "--fail-on-replace"]) == 1
+    text = capsys.readouterr().out
+    assert text.splitlines()[0] == stacks_note(old, new)
+    assert text.endswith(render_text(diff))
+    assert "!! REPLACES gcp:container/nodePool:NodePool l4-pool" in text
+    assert main([old_path, new_path]) == 0
+    capsys.readouterr()
+
+    assert main([old_path, new_path, "--format", "markdown"]) == 0
+    markdown = capsys.readouterr().out
+    assert markdown.startswith(
+        f"### Plan diff: {PROJECT} / gcp-staging\n\n> [!NOTE]\n> {stacks_note(old, new)}\n\n"
+        "**2 to add, 1 to change (1 replaced), 2 to delete**\n"
+    )
+
+
+def test_same_stack_output_has_no_note(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    old, new = replaced_plan_pair()
+    main([write(tmp_path, "o.json", old), write(tmp_path, "n.json", new), "--format", "markdown"])
+    assert "[!NOTE]" not in capsys.readouterr().out
+
+
+def test_plans_of_different_projects_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old = component_plan(("l4", l4_pool()))
+    other = json.loads(json.dumps(old).replace(f"::{PROJECT}::", "::other::"))
+    other["project"] = "other"
+    with pytest.raises(PlanError, match="different Pulumi projects"):
+        diff_plans(old, other)
+    assert main([write(tmp_path, "o.json", old), write(tmp_path, "n.json", other)]) == 2
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert out.err == (
+        "error: the plans are of different Pulumi projects (old: gpufleet, new: other); a "
+        "resource's identity includes its project, so they share none\n"
+    )
+
+
+def test_a_plan_naming_several_stacks_is_not_a_plan() -> None:
+    mixed = component_plan(("l4", l4_pool()))
+    mixed["resources"][0]["urn"] = mixed["resources"][0]["urn"].replace(STACK, "elsewhere", 1)
+    with pytest.raises(PlanError, match=r"old plan is not a plan: its URNs name several stacks"):
+        diff_plans(mixed, mixed)
+
+
+# --------------------------------------------------------------------------------------------
 # Against a real plan of a shipped stack (the contract with ``python -m components plan``)
 # --------------------------------------------------------------------------------------------
 
@@ -826,3 +942,49 @@ def _stack_pools() -> list[dict[str, Any]]:
     from components.tooling.stacks import load_stack
 
     return list(load_stack(STACK).config["gpufleet:gpuPools"])
+
+
+def test_real_plans_of_another_stack_name_compare_by_logical_identity(
+    plan: Callable[..., Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`plan gcp-dev` against the same program planned as stack gcp-staging, before and after
+    an edit that recreates the T4 pool: no spurious deletes, and --fail-on-replace fails."""
+    import yaml
+
+    from components.tooling.engine import plan_stack
+    from components.tooling.stacks import STACKS_DIR, load_stack
+
+    document = yaml.safe_load((STACKS_DIR / f"Pulumi.{STACK}.yaml").read_text())
+    copy_path = tmp_path / "Pulumi.gcp-staging.yaml"
+    copy_path.write_text(yaml.safe_dump(document))
+    for pool in document["config"]["gpufleet:gpuPools"]:
+        if pool["name"] == "t4":
+            pool["gpusPerNode"] = 2
+    edited_dir = tmp_path / "edited"
+    edited_dir.mkdir()
+    edited_path = edited_dir / "Pulumi.gcp-staging.yaml"
+    edited_path.write_text(yaml.safe_dump(document))
+
+    base = plan(STACK).to_json()
+    copy = plan_stack(load_stack(str(copy_path))).to_json()
+    edited = plan_stack(load_stack(str(edited_path))).to_json()
+    assert (copy["stack"], edited["stack"]) == ("gcp-staging", "gcp-staging")
+    assert diff_plans(base, copy).is_empty
+
+    diff = diff_plans(base, edited)
+    assert not diff.added and not diff.removed
+    assert {c.name: c.replace_paths for c in diff.replaced} == {
+        "gpufleet-dev-t4-pool": ("nodeConfig.guestAccelerators",)
+    }
+
+    base_path = write(tmp_path, "base.json", base)
+    assert main([base_path, write(tmp_path, "copy.json", copy), "--fail-on-replace"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "Stacks differ (old: gcp-dev, new: gcp-staging, project gpufleet): resources are matched "
+        "by logical identity (type, parent chain and name: the URN without its stack).",
+        "No changes.",
+        "0 to add, 0 to change (0 replaced), 0 to delete",
+    ]
+    assert main([base_path, write(tmp_path, "edited.json", edited), "--fail-on-replace"]) == 1
+    out = capsys.readouterr().out
+    assert out.rstrip().splitlines()[-1] == "0 to add, 1 to change (1 replaced), 0 to delete"

@@ -7,8 +7,11 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
+from components.tooling import fit, samples_command
 from components.tooling.cli import main
+from components.tooling.stacks import shipped_stacks
 
 FIXTURES = Path(__file__).parent / "fixtures" / "fit"
 GKE = str(FIXTURES / "stacks" / "gke.yaml")
@@ -72,6 +75,133 @@ def test_several_documents_and_kinds_in_one_manifest(capsys: pytest.CaptureFixtu
     assert "Deployment/inference" in out and "Service" not in out
 
 
+@pytest.mark.parametrize("options", [(), ("--json",)], ids=["text", "json"])
+def test_kinds_without_pods_are_skipped_and_named_on_stderr(
+    capsys: pytest.CaptureFixture[str], options: tuple[str, ...]
+) -> None:
+    code, out, err = run(capsys, GKE, str(FIXTURES / "app-with-service.yaml"), *options)
+    assert code == 0, err
+    assert err == (
+        "note: skipped 2 objects that run no pods: Service/inference (document 1), "
+        "ConfigMap/inference-config (document 2)\n"
+    )
+    if options:
+        document = json.loads(out)  # the report on stdout stays one valid JSON document
+        assert [t["source"] for t in document["templates"]] == ["Deployment/inference"]
+        assert document["ok"] is True
+    else:
+        assert out.startswith("Deployment/inference\n") and "Service" not in out
+
+
+def test_unknown_kind_is_bad_input_unless_skipped(capsys: pytest.CaptureFixture[str]) -> None:
+    manifest = str(FIXTURES / "unknown-kind.yaml")
+    code, out, err = run(capsys, GKE, manifest)
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        f"error: {manifest}: document 1 (RayCluster/ray): fit does not know kind RayCluster "
+        "(apiVersion ray.io/v1), so it cannot check the pods it may run; it reads CronJob, "
+        "DaemonSet, Deployment, Job, Pod, PodTemplate, ReplicaSet, ReplicationController, "
+        "StatefulSet, List or a bare pod spec, and skips kinds that run no pods (Namespace, "
+        "Service, ConfigMap, ...)",
+        "hint: --skip-other-kinds skips objects of kinds fit does not know (RayCluster); their "
+        "pods are then not checked",
+    ]
+
+    code, out, err = run(capsys, GKE, manifest, "--skip-other-kinds", "--json")
+    assert code == 0, err
+    assert [t["source"] for t in json.loads(out)["templates"]] == ["Pod/cuda-smoke"]
+    assert err == (
+        "note: skipped 1 object of a kind fit does not know (--skip-other-kinds); its pods, "
+        "if any, were not checked: RayCluster/ray (document 1)\n"
+    )
+
+
+@pytest.mark.parametrize("options", [(), ("--json",)], ids=["text", "json"])
+def test_resources_the_api_server_rejects_are_bad_input_all_at_once(
+    capsys: pytest.CaptureFixture[str], options: tuple[str, ...]
+) -> None:
+    manifest = str(FIXTURES / "invalid-resources.yaml")
+    code, out, err = run(capsys, GKE, manifest, *options)
+    assert code == 2
+    assert out == ""  # no pool was checked, and nothing half-written for --json readers
+    assert "Traceback" not in err
+    assert err.splitlines() == [
+        f"error: {manifest}: 6 problems; no pod template was checked:",
+        "  - document 2 (Pod/not-a-number), container cuda: "
+        'resources.limits[nvidia.com/gpu]: "abc" is not a Kubernetes quantity; nvidia.com/gpu '
+        "is an extended resource, which takes a whole number such as 1 or 2",
+        "  - document 3 (Job/half-a-gpu), container trainer: "
+        "resources.limits[nvidia.com/gpu]: 0.5 is not a whole number; nvidia.com/gpu is an "
+        "extended resource, which takes a whole number such as 1 or 2 (Kubernetes hands out "
+        "extended resources whole; to share a GPU, use a pool with GPU sharing)",
+        "  - document 4 (Deployment/request-only), container server: "
+        "resources.requests[nvidia.com/gpu]: 1 has no resources.limits[nvidia.com/gpu]; "
+        "nvidia.com/gpu cannot be overcommitted, so Kubernetes requires a limit for it (set "
+        "limits only: the request defaults to the limit)",
+        "  - document 5 (StatefulSet/unequal), init container warmup: "
+        "resources.requests[nvidia.com/gpu]: 1 differs from resources.limits[nvidia.com/gpu]: 2; "
+        "nvidia.com/gpu cannot be overcommitted, so requests must equal limits (or set limits "
+        "only)",
+        "  - document 5 (StatefulSet/unequal), container worker: resources.requests[cpu]: "
+        '"two" is not a Kubernetes quantity; cpu takes cores, e.g. 2, 1.5 or 500m',
+        "  - document 5 (StatefulSet/unequal), container worker: resources.requests[memory]: "
+        '"1 Gi" is not a Kubernetes quantity; memory takes bytes: a number with an optional '
+        "suffix and no space, e.g. 512Mi, 1Gi, 1G or 1e9",
+    ]
+
+
+def test_one_rejected_value_is_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text(
+        (FIXTURES / "gke-gpu-pod.yaml")
+        .read_text()
+        .replace("nvidia.com/gpu: 1", "nvidia.com/gpu: 0.5")
+    )
+    code, out, err = run(capsys, GKE, str(manifest))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: {manifest}: document 1 (Pod/cuda-smoke), container cuda: "
+        "resources.limits[nvidia.com/gpu]: 0.5 is not a whole number; nvidia.com/gpu is an "
+        "extended resource, which takes a whole number such as 1 or 2 (Kubernetes hands out "
+        "extended resources whole; to share a GPU, use a pool with GPU sharing)\n"
+    )
+
+
+@pytest.mark.parametrize("stack", shipped_stacks())
+def test_samples_piped_into_fit_schedule_on_their_own_pools(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, stack: str
+) -> None:
+    """`python -m components samples STACK | python -m components fit STACK -`, in process."""
+    assert samples_command.main([stack]) == 0
+    printed = capsys.readouterr().out
+    pools = {
+        f"{d['kind']}/{d['metadata']['name']}": d["metadata"]["labels"]["gpufleet.io/pool"]
+        for d in yaml.safe_load_all(printed)
+        if d and d["kind"] != "Namespace"
+    }
+    assert pools, "the stack prints no sample workloads"
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(printed))
+    code = fit.main([stack, "-", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    document = json.loads(out)
+    assert document["ok"] is True
+    by_source = {t["source"]: t for t in document["templates"]}
+    assert set(by_source) == set(pools)
+    for source, pool in pools.items():
+        verdict = next(p for p in by_source[source]["pools"] if p["pool"] == pool)
+        assert verdict["fits"], (source, verdict["reasons"])
+    assert (
+        "note: skipped 1 object that runs no pods: Namespace/gpufleet-samples (document 1)" in err
+    )
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(printed))
+    assert fit.main([stack, "-"]) == 0
+    text = capsys.readouterr().out
+    assert text.rstrip().splitlines()[-1].startswith(f"✓ every pod template ({len(pools)}) fits")
+
+
 def test_manifest_from_standard_input(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -87,8 +217,8 @@ def test_manifest_from_standard_input(
     [
         ((GKE, str(FIXTURES / "broken.yaml")), "broken.yaml: cannot read YAML at line 9, column 1"),
         (
-            (GKE, str(FIXTURES / "app-with-service.yaml")),
-            "(Service/inference) holds no pod template",
+            (GKE, str(FIXTURES / "unknown-kind.yaml")),
+            "document 1 (RayCluster/ray): fit does not know kind RayCluster",
         ),
         ((GKE, str(FIXTURES / "no-such-file.yaml")), "cannot read manifest"),
         (("no-such-stack", str(FIXTURES / "gke-gpu-pod.yaml")), "no stack config at"),
@@ -97,7 +227,7 @@ def test_manifest_from_standard_input(
             "invalid gpufleet config",
         ),
     ],
-    ids=["unreadable-yaml", "not-a-workload", "missing-file", "unknown-stack", "bad-config"],
+    ids=["unreadable-yaml", "unknown-kind", "missing-file", "unknown-stack", "bad-config"],
 )
 def test_exit_2_on_bad_input_with_a_clear_message(
     capsys: pytest.CaptureFixture[str], args: tuple[str, str], message: str
@@ -115,3 +245,17 @@ def test_empty_manifest_is_bad_input(capsys: pytest.CaptureFixture[str], tmp_pat
     code, _, err = run(capsys, GKE, str(empty))
     assert code == 2
     assert "no workloads found" in err
+
+
+def test_manifest_of_only_skipped_kinds_is_bad_input(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO("kind: Namespace\nmetadata: {name: ns}\n"))
+    code, out, err = run(capsys, GKE, "-")
+    assert (code, out) == (2, "")
+    assert err.endswith(
+        "no workloads found: expected a pod spec or one of CronJob, DaemonSet, "
+        "Deployment, Job, Pod, PodTemplate, ReplicaSet, ReplicationController, StatefulSet, "
+        "List; skipped Namespace/ns (document 1)\n"
+    )
+    assert err.startswith("error: standard input: ")

@@ -10,13 +10,19 @@ Command line (wired into ``python -m components`` elsewhere)::
     python -m components diff OLD.json NEW.json [--format text|markdown] [--fail-on-replace]
 
 Exit status: 0, or 1 with ``--fail-on-replace`` when something is replaced, or 2 (one line on
-stderr) when a file cannot be read or is not a plan.
+stderr) when a file cannot be read, is not a plan, or the plans are of different projects.
 
 What the diff models, and what it does not:
 
 * Resources are matched by URN; a renamed resource is a delete plus an add. The pieces live in
   `diff_model` (what a diff is), `diff_paths` (property paths, ignore and replace rules) and
   `diff_render` (text and Markdown).
+* Plans of two stacks of one project (``gcp-dev`` and a copy under another stack name) are
+  matched by logical identity: the URN without its stack part (project, type with its parent
+  chain, name). The old plan's URNs, and every URN it refers to (``parent``, ``provider``,
+  ``dependsOn``), are rewritten into the new stack first, so a resource only differs where the
+  program declares it differently; the output says so on its first line. Plans of different
+  projects share no resource and are refused.
 * ``inputs`` are compared deeply: dicts recursed, lists compared whole at their path (the plan
   does not say whether a list is ordered or a set, so element-level diffs could mislead).
 * A secret masked as ``"[secret]"`` on both sides counts as unchanged: the plan cannot show it.
@@ -74,6 +80,7 @@ __all__ = [
     "main",
     "render_markdown",
     "render_text",
+    "stacks_note",
 ]
 
 
@@ -122,6 +129,79 @@ def _check_plan(document: Any, label: str) -> None:
             # Pulumi itself refuses duplicate URNs; matching by URN would silently pick one.
             raise PlanError(f"{label} is not a plan: duplicate urn {urn}")
         seen.add(urn)
+
+
+_URN_PREFIX = "urn:pulumi:"
+
+
+def _urn_parts(urn: str) -> tuple[str, str, str] | None:
+    """``(stack, project, rest)`` of ``urn:pulumi:STACK::PROJECT::[parent$]type::name``.
+
+    Stack and project names cannot contain ``::``; the rest (type chain and name) may."""
+    if not urn.startswith(_URN_PREFIX):
+        return None
+    parts = urn[len(_URN_PREFIX) :].split("::", 2)
+    if len(parts) != 3 or not all(parts):
+        return None
+    return parts[0], parts[1], parts[2]
+
+
+def _identity(document: Mapping[str, Any], label: str) -> tuple[str | None, str | None]:
+    """The stack and project a plan's URNs name, else its ``stack``/``project`` fields."""
+    parsed = [_urn_parts(str(resource["urn"])) for resource in document["resources"]]
+    found: list[str | None] = []
+    for position, field in ((0, "stack"), (1, "project")):
+        names = sorted({parts[position] for parts in parsed if parts})
+        if len(names) > 1:
+            raise PlanError(f"{label} is not a plan: its URNs name several {field}s: {names}")
+        value = names[0] if names else document.get(field)
+        found.append(value if isinstance(value, str) and value else None)
+    return found[0], found[1]
+
+
+def _identities(
+    old: Mapping[str, Any], new: Mapping[str, Any]
+) -> tuple[str | None, str | None, str | None]:
+    """``(old stack, new stack, project)``; PlanError when the projects differ."""
+    old_stack, old_project = _identity(old, "old plan")
+    new_stack, new_project = _identity(new, "new plan")
+    if old_project and new_project and old_project != new_project:
+        raise PlanError(
+            f"the plans are of different Pulumi projects (old: {old_project}, new: "
+            f"{new_project}); a resource's identity includes its project, so they share none"
+        )
+    return old_stack, new_stack, new_project or old_project
+
+
+def stacks_note(old: Mapping[str, Any], new: Mapping[str, Any]) -> str | None:
+    """The sentence that heads the output when the plans are of different stacks, else None."""
+    old_stack, new_stack, project = _identities(old, new)
+    if not (old_stack and new_stack and project and old_stack != new_stack):
+        return None
+    return (
+        f"Stacks differ (old: {old_stack}, new: {new_stack}, project {project}): resources are "
+        "matched by logical identity (type, parent chain and name: the URN without its stack)."
+    )
+
+
+def _restack(value: Any, project: str, old_stack: str, new_stack: str) -> Any:
+    """``value`` with every URN of ``old_stack`` rewritten into ``new_stack``, including the
+    root stack resource's name (``PROJECT-STACK``, Pulumi's convention)."""
+    old_prefix = f"{_URN_PREFIX}{old_stack}::{project}::"
+    old_root = f"pulumi:pulumi:Stack::{project}-{old_stack}"
+    new_root = f"pulumi:pulumi:Stack::{project}-{new_stack}"
+    if isinstance(value, str):
+        if not value.startswith(old_prefix):
+            return value
+        rest = value[len(old_prefix) :]
+        if rest == old_root or rest.startswith(f"{old_root}::"):
+            rest = new_root + rest[len(old_root) :]
+        return f"{_URN_PREFIX}{new_stack}::{project}::{rest}"
+    if isinstance(value, Mapping):
+        return {key: _restack(item, project, old_stack, new_stack) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_restack(item, project, old_stack, new_stack) for item in value]
+    return value
 
 
 def _index(document: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
@@ -210,13 +290,24 @@ def diff_plans(old: Mapping[str, Any], new: Mapping[str, Any]) -> PlanDiff:
     """
     _check_plan(old, "old plan")
     _check_plan(new, "new plan")
+    old_stack, new_stack, project = _identities(old, new)
+    original = {urn: urn for urn in _index(old)}
+    if old_stack and new_stack and project and old_stack != new_stack:
+        # Match by logical identity: the old plan as if it were the new stack's.
+        restacked = _restack(dict(old), project, old_stack, new_stack)
+        original = {_restack(urn, project, old_stack, new_stack): urn for urn in original}
+        old = restacked
     old_index, new_index = _index(old), _index(new)
 
     added = sorted(
         (_ref(new_index[urn]) for urn in new_index.keys() - old_index.keys()), key=_sort_key
     )
     removed = sorted(
-        (_ref(old_index[urn]) for urn in old_index.keys() - new_index.keys()), key=_sort_key
+        (
+            _ref({**old_index[urn], "urn": original[urn]})
+            for urn in old_index.keys() - new_index.keys()
+        ),
+        key=_sort_key,
     )
     changed = sorted(
         (
@@ -263,7 +354,10 @@ def _parser() -> argparse.ArgumentParser:
         ),
         epilog=(
             "Exit status: 0 on success; 1 with --fail-on-replace when a resource is replaced; "
-            "2 when a file cannot be read or is not a plan. Use '-' to read a plan from stdin."
+            "2 when a file cannot be read or is not a plan, or the plans are of different "
+            "projects. Plans of two stacks of one project are compared by logical identity "
+            "(the URN without its stack), which the first line of the output says. Use '-' "
+            "to read a plan from stdin."
         ),
     )
     parser.add_argument("old", metavar="OLD.json", help="the plan before the change (e.g. main)")
@@ -289,10 +383,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         old = load_plan(args.old)
         new = load_plan(args.new)
         diff = diff_plans(old, new)
+        note = stacks_note(old, new)
     except PlanError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    rendered = render_markdown(diff) if args.format == "markdown" else render_text(diff)
+    if args.format == "markdown":
+        rendered = render_markdown(diff)
+        if note:
+            heading, rest = rendered.split("\n", 1)
+            rendered = f"{heading}\n\n> [!NOTE]\n> {note}\n{rest}"
+    else:
+        rendered = render_text(diff)
+        if note:
+            rendered = f"{note}\n{rendered}"
     sys.stdout.write(rendered)
     return 1 if args.fail_on_replace and diff.replaced else 0
 

@@ -3,7 +3,14 @@
 For every pod template in MANIFEST and every pool (GPU pools, then the CPU system pool) it says
 fits / does not fit and every reason, as kube-scheduler and, for pools at zero nodes, the
 cluster autoscaler would decide. Exit status: 0 every template fits some pool, 1 one does not,
-2 bad input.
+2 bad input: unreadable YAML, an object without a usable pod spec, a kind fit does not know
+(unless `--skip-other-kinds`), or resources the API server would reject (a GPU count that is not
+a whole number, a GPU request without an equal limit, an unparsable cpu or memory quantity...),
+every problem listed at once on stderr.
+
+Objects of kinds that run no pods (Namespace, Service, ConfigMap, RBAC, PriorityClass, ...) are
+skipped, so `python -m components samples STACK | python -m components fit STACK -` works; the
+skipped objects are named on stderr, which keeps the report (and `--json`) unchanged.
 """
 
 from __future__ import annotations
@@ -22,10 +29,10 @@ from components.tooling.pool_views import PoolCheck, stack_pool_checks
 from components.tooling.scheduling import (
     PodTemplate,
     WorkloadError,
-    extract_pod_templates,
     fit_pool,
     quantity,
 )
+from components.tooling.scheduling.workloads import Manifest, read_workloads
 
 
 @dataclass(frozen=True)
@@ -176,8 +183,11 @@ def _parser() -> argparse.ArgumentParser:
         "would schedule on STACK's GPU pools and CPU system pool, and every reason it would not "
         "(node selector, required node affinity, taints, GPU/CPU/memory requests, and the "
         "cluster autoscaler's view of pools at zero nodes).",
-        epilog="Exit status: 0 every pod template fits at least one pool, 1 one does not, "
-        "2 bad input.",
+        epilog="Objects of kinds that run no pods (Namespace, Service, ConfigMap, Secret, RBAC, "
+        "PriorityClass, ...) are skipped and named on stderr. Exit status: 0 every pod template "
+        "fits at least one pool, 1 one does not, 2 bad input (unreadable YAML, a kind fit does not "
+        "know, or resources the API server would reject, such as nvidia.com/gpu: 0.5 or a GPU "
+        "request without an equal limit; every problem is listed).",
     )
     parser.add_argument(
         "stack", metavar="STACK", help="stack name in stacks/ or path to a stack YAML"
@@ -192,8 +202,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--skip-other-kinds",
         action="store_true",
-        help="skip objects that hold no pod template (Services, ConfigMaps, ...) instead of "
-        "rejecting the manifest",
+        help="also skip objects of kinds fit does not know (custom resources such as "
+        "RayCluster or PyTorchJob), which are otherwise bad input; their pods are not checked",
     )
     return parser
 
@@ -207,17 +217,58 @@ def _read_manifest(ref: str) -> str:
         raise WorkloadError(f"cannot read manifest {ref}: {error}") from None
 
 
+def _report_problems(where: str, manifest: Manifest) -> None:
+    """Every problem of the manifest on stderr: one line for one, a list for several."""
+    problems = manifest.problems
+    if len(problems) == 1:
+        print(f"error: {where}: {problems[0]}", file=sys.stderr)
+    else:
+        print(
+            f"error: {where}: {len(problems)} problems; no pod template was checked:",
+            file=sys.stderr,
+        )
+        for problem in problems:
+            print(f"  - {problem}", file=sys.stderr)
+    if manifest.unknown_kinds:
+        print(
+            f"hint: --skip-other-kinds skips objects of kinds fit does not know "
+            f"({', '.join(manifest.unknown_kinds)}); their pods are then not checked",
+            file=sys.stderr,
+        )
+
+
+def _report_skipped(manifest: Manifest) -> None:
+    """Name the objects that hold no pod template fit checks (stderr keeps `--json` valid)."""
+    no_pods = [str(item) for item in manifest.skipped if item.known]
+    unknown = [str(item) for item in manifest.skipped if not item.known]
+    if no_pods:
+        noun = "object that runs" if len(no_pods) == 1 else "objects that run"
+        print(f"note: skipped {len(no_pods)} {noun} no pods: {', '.join(no_pods)}", file=sys.stderr)
+    if unknown:
+        noun, its = ("object", "its") if len(unknown) == 1 else ("objects", "their")
+        print(
+            f"note: skipped {len(unknown)} {noun} of a kind fit does not know "
+            f"(--skip-other-kinds); {its} pods, if any, were not checked: {', '.join(unknown)}",
+            file=sys.stderr,
+        )
+
+
 def main(argv: Sequence[str]) -> int:
     options = _parser().parse_args(list(argv))
     stack, config = load_validated(options.stack)
+    where = "standard input" if options.manifest == "-" else options.manifest
     try:
-        templates = extract_pod_templates(
-            _read_manifest(options.manifest), ignore_other_kinds=options.skip_other_kinds
+        manifest = read_workloads(
+            _read_manifest(options.manifest), skip_unknown_kinds=options.skip_other_kinds
         )
     except WorkloadError as error:
-        where = "standard input" if options.manifest == "-" else options.manifest
         print(f"error: {where}: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if manifest.problems:
+        _report_problems(where, manifest)
+        return EXIT_BAD_INPUT
+    _report_skipped(manifest)
+    templates = list(manifest.templates)
 
     try:
         checks = stack_pool_checks(stack, config)
