@@ -8,8 +8,8 @@ from typing import Any
 import pulumi
 from pulumi.runtime.config import CONFIG, get_config_env
 
-from components.model.config import parse_config
-from components.model.config_namespace import namespace_problems
+from components.model.config import KNOWN_KEYS, parse_config
+from components.model.config_namespace import stack_key_problems
 from components.model.problems import ConfigError
 from components.model.schema import StackConfig
 
@@ -29,7 +29,7 @@ def load_from_pulumi() -> StackConfig:
             raw[key] = json.loads(value) if isinstance(value, str) else value
         except json.JSONDecodeError:
             raw[key] = value
-    typos = namespace_problems(all_config)
+    typos = stack_key_problems(all_config, KNOWN_KEYS)
     try:
         config = parse_config(raw)
     except ConfigError as error:

@@ -55,3 +55,27 @@ def namespace_problems(keys: Iterable[object]) -> list[Problem]:
                 )
             )
     return problems
+
+
+def unnamespaced_problems(keys: Iterable[object], our_keys: Iterable[str]) -> list[Problem]:
+    """A problem for every stack file key without a `namespace:` (Pulumi refuses those)."""
+    ours = set(our_keys)
+    problems = []
+    for key in keys:
+        if not isinstance(key, str) or ":" in key:
+            continue
+        hint = f"did you mean {NAMESPACE}:{key}?" if key in ours else "e.g. gcp:project"
+        problems.append(
+            Problem(
+                key,
+                f"a stack file's config keys are `namespace:key`; {hint}",
+                has_value=False,
+            )
+        )
+    return problems
+
+
+def stack_key_problems(keys: Iterable[object], our_keys: Iterable[str]) -> list[Problem]:
+    """Every key of a stack file that is meant for gpufleet but would not reach it."""
+    keys = list(keys)
+    return [*namespace_problems(keys), *unnamespaced_problems(keys, our_keys)]

@@ -73,6 +73,18 @@ def _problem(model: Any, path: str, detail: Any) -> Problem:
     if detail["type"] == "missing":
         return Problem(loc, "is required", has_value=False)
     value = detail.get("input")
+    key_type_error = detail["type"] == "invalid_key" or (
+        detail["type"] == "string_type" and detail["loc"] and detail["loc"][-1] == "[key]"
+    )
+    if key_type_error:
+        # A mapping key YAML read as a number, date or boolean.
+        trim = 1 if detail["type"] == "invalid_key" else 2
+        key_path = render_loc(path, detail["loc"][:-trim])
+        return Problem(
+            key_path,
+            f"keys must be strings: quote {value!r} if it is meant as text",
+            has_value=False,
+        )
     if (
         detail["type"] == "string_type"
         and isinstance(value, int | float)

@@ -9,9 +9,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from components.model.config import ConfigError, StackConfig, parse_config
+from components.model.config import KNOWN_KEYS, ConfigError, StackConfig, parse_config
+from components.model.config_namespace import stack_key_problems
 from components.model.pools import PoolSpec
-from components.tooling.stacks import StackFile, StackNotFound, load_stack
+from components.model.problems import Problem
+from components.tooling.stack_yaml import StackFileError
+from components.tooling.stacks import StackFile, load_stack
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -24,12 +27,23 @@ def load_validated(ref: str) -> tuple[StackFile, StackConfig]:
     """The stack file and its validated config; config warnings go to stderr."""
     try:
         stack = load_stack(ref)
-    except StackNotFound as error:
+    except StackFileError as error:
         raise BadInput(f"error: {error}") from None
+    typos = stack_key_problems(stack.config, KNOWN_KEYS)
+    if not stack.gpufleet:
+        missing = Problem(
+            "gpufleet:cloud",
+            "the file sets no gpufleet:* key; under `config:` write gpufleet:cloud, "
+            "gpufleet:cluster and gpufleet:gpuPools",
+            has_value=False,
+        )
+        raise BadInput(f"{stack.path}: {ConfigError([*typos, missing]).render()}")
     try:
         config = parse_config(stack.gpufleet)
     except ConfigError as error:
-        raise BadInput(f"{stack.path}: {error.render()}") from None
+        raise BadInput(f"{stack.path}: {ConfigError([*typos, *error.problems]).render()}") from None
+    if typos:
+        raise BadInput(f"{stack.path}: {ConfigError(typos).render()}")
     for warning in config.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     return stack, config

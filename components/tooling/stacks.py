@@ -1,4 +1,4 @@
-"""Finding and reading stack config files (`stacks/Pulumi.<stack>.yaml`)."""
+"""Finding stack config files (`stacks/Pulumi.<stack>.yaml`); `stack_yaml` reads them."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
+from components.tooling.stack_yaml import StackFileError, read_stack_yaml
 
 PROJECT = "gpufleet"
 PROJECT_DIR = Path(__file__).resolve().parents[2]
@@ -14,8 +14,8 @@ STACKS_DIR = PROJECT_DIR / "stacks"
 PROGRAM = PROJECT_DIR / "__main__.py"
 
 
-class StackNotFound(Exception):
-    """A stack name or path that names no readable stack config."""
+class StackNotFound(StackFileError):
+    """A stack name or path that names no stack config file."""
 
 
 @dataclass(frozen=True)
@@ -59,13 +59,7 @@ def load_stack(ref: str) -> StackFile:
     if not path.is_file():
         known = ", ".join(shipped_stacks()) or "none"
         raise StackNotFound(f"no stack config at {path} (shipped stacks: {known})")
-    try:
-        document = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as error:
-        raise StackNotFound(f"{path} is not valid YAML: {error}") from None
-    if not isinstance(document, dict) or not isinstance(document.get("config", {}), dict):
-        raise StackNotFound(f"{path}: expected a mapping with a `config:` mapping")
-    config = document.get("config") or {}
+    config = read_stack_yaml(path)
     secret_keys = frozenset(
         key for key, value in config.items() if isinstance(value, dict) and "secure" in value
     )
