@@ -4,6 +4,7 @@ resource exists, with the key path, the bad value and what is allowed."""
 from __future__ import annotations
 
 import copy
+from datetime import date
 from typing import Any
 
 import pytest
@@ -25,6 +26,9 @@ def config_with(pools: list[dict[str, Any]] | None = None, **cluster: Any) -> di
 
 def pool(**fields: Any) -> dict[str, Any]:
     return {"name": "gpu", "accelerator": "t4", "zones": ["us-east-1a"], "maxNodes": 2, **fields}
+
+
+TODAY = date(2026, 11, 22)
 
 
 def problems_of(raw: dict[str, Any]) -> list[str]:
@@ -65,11 +69,27 @@ def test_instance_type_of_another_gpu_is_rejected() -> None:
     ), problems
 
 
-def test_unknown_kubernetes_minor_is_rejected_because_no_autoscaler_matches_it() -> None:
-    problems = problems_of(config_with(kubernetesVersion="1.31"))
-    assert any(
-        p.startswith("cluster.kubernetesVersion: unsupported Kubernetes minor") for p in problems
+def test_a_minor_without_a_pinned_autoscaler_is_rejected() -> None:
+    # EKS 1.37 is GA (2026-10-01) but no cluster-autoscaler 1.37 release is pinned.
+    with pytest.raises(ConfigError) as caught:
+        parse_config(config_with(kubernetesVersion="1.37"), today=TODAY)
+    (problem,) = [str(p) for p in caught.value.problems]
+    assert problem.startswith(
+        "cluster.kubernetesVersion: gpufleet pins no cluster-autoscaler release for this minor"
     )
+    assert "minors with a pinned autoscaler: 1.32, 1.33, 1.34, 1.35, 1.36" in problem
+
+
+def test_extended_support_needs_support_type_extended() -> None:
+    # 1.33 left EKS standard support on 2026-07-28 (its last day); STANDARD would auto-upgrade.
+    with pytest.raises(ConfigError) as caught:
+        parse_config(config_with(kubernetesVersion="1.33"), today=TODAY)
+    (problem,) = [str(p) for p in caught.value.problems]
+    assert "cluster.aws.supportType: EXTENDED to pay for extended support" in problem
+    extended = config_with(kubernetesVersion="1.33")
+    extended["cluster"]["aws"]["supportType"] = "EXTENDED"
+    config = parse_config(extended, today=TODAY)
+    assert any("past EKS standard support" in warning for warning in config.warnings)
 
 
 def test_every_zone_group_gets_at_least_one_node_of_max() -> None:

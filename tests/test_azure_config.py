@@ -149,3 +149,29 @@ def test_a_kubeconfig_without_kubelogin_is_refused() -> None:
 def test_user_credentials_are_decoded_from_base64() -> None:
     document = "apiVersion: v1\nkind: Config\n"
     assert credentials.decode(base64.b64encode(document.encode()).decode()) == document
+
+
+def test_a_minor_past_aks_end_of_life_is_refused_not_warned() -> None:
+    from datetime import date
+
+    raw = copy_of_azure_dev()
+    raw["cluster"]["kubernetesVersion"] = "1.33"  # AKS end of life July 2026; LTS only since
+    with pytest.raises(ConfigError) as caught:
+        parse_config(raw, today=date(2026, 11, 22))
+    (problem,) = [str(p) for p in caught.value.problems]
+    assert problem.startswith("cluster.kubernetesVersion: is past AKS end of life")
+    assert "AKSLongTermSupport" in problem and "(got '1.33')" in problem
+
+
+def test_aks_1_37_can_be_chosen() -> None:
+    from datetime import date
+
+    raw = copy_of_azure_dev()
+    raw["cluster"]["kubernetesVersion"] = "1.37"
+    assert parse_config(raw, today=date(2026, 11, 22)).cluster.kubernetes_version == "1.37"
+
+
+def copy_of_azure_dev() -> dict[str, Any]:
+    import copy
+
+    return copy.deepcopy(dict(load_stack("azure-dev").gpufleet))

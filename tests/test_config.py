@@ -193,7 +193,7 @@ def test_cluster_problems() -> None:
     cluster["gcp"].pop("project")
     problems = problems_of(config_with(cluster=cluster))
     assert any(
-        p.startswith("cluster.kubernetesVersion: unsupported Kubernetes minor; allowed: 1.32")
+        p.startswith("cluster.kubernetesVersion: Kubernetes 1.20 is not in gpufleet's GKE table")
         for p in problems
     )
     assert any(p.startswith("cluster.zones[0]: zone outside region us-central1") for p in problems)

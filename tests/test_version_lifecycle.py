@@ -287,3 +287,10 @@ def test_a_minor_outside_the_table_is_unknown() -> None:
         result = assess(EKS, minor, TODAY)
         assert (result.status, result.row) == ("unknown", None)
         assert "(1.30 to 1.37)" in result.message
+
+
+def test_the_default_minor_is_the_common_default_on_the_pinned_day() -> None:
+    from components.model.schema import ClusterConfig
+
+    default = ClusterConfig.model_fields["kubernetes_version"].default
+    assert default == common_default(TABLES, TODAY) == "1.36"

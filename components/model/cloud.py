@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from components.model.catalog.gpus import GpuModel, MachineCatalog
-from components.model.lifecycle import VersionLifecycle
+from components.model.lifecycle import Assessment, VersionLifecycle
 from components.model.pool_spec import PoolSpec
 from components.model.problems import Problem
 from components.model.schema import (
@@ -91,6 +91,11 @@ class Cloud(ABC):
 
     def check_cluster(self, cluster: ClusterConfig) -> list[Problem]:
         """This cloud's cluster rules, after the shared name, version, region and zone checks."""
+        return []
+
+    def version_problems(self, cluster: ClusterConfig, verdict: Assessment) -> list[Problem]:
+        """What this cloud refuses about a minor its calendar still creates: a paid phase the
+        stack does not buy, or a part gpufleet pins per minor that has no release for it."""
         return []
 
     def check_pool_keys(self, pool: GpuPoolConfig, path: str) -> list[Problem]:

@@ -32,7 +32,21 @@ def check_cluster(
                 cluster.name,
             )
         )
-    if cluster.kubernetes_version not in charts.KUBERNETES_MINORS:
+    if cloud.version_lifecycle is not None:
+        # The cloud's calendar: a minor it no longer creates is an error; extended support or
+        # the last 60 days of standard support, a warning; then what the cloud refuses of a
+        # minor its calendar allows, for this stack's settings.
+        verdict = assess(cloud.version_lifecycle, cluster.kubernetes_version, today)
+        if verdict.is_error:
+            problems.append(
+                Problem("cluster.kubernetesVersion", verdict.message, cluster.kubernetes_version)
+            )
+        else:
+            refused = cloud.version_problems(cluster, verdict)
+            problems += refused
+            if verdict.is_warning and not refused:
+                warnings.append(f"cluster.kubernetesVersion: {verdict.message}")
+    elif cluster.kubernetes_version not in charts.KUBERNETES_MINORS:
         problems.append(
             Problem(
                 "cluster.kubernetesVersion",
@@ -40,16 +54,6 @@ def check_cluster(
                 cluster.kubernetes_version,
             )
         )
-    elif cloud.version_lifecycle is not None:
-        # The cloud's calendar: a minor it no longer creates is an error; extended support or
-        # the last 60 days of standard support, a warning.
-        verdict = assess(cloud.version_lifecycle, cluster.kubernetes_version, today)
-        if verdict.is_error:
-            problems.append(
-                Problem("cluster.kubernetesVersion", verdict.message, cluster.kubernetes_version)
-            )
-        elif verdict.is_warning:
-            warnings.append(f"cluster.kubernetesVersion: {verdict.message}")
     if cloud.region_rule is not None:
         if cluster.region is None:
             problems.append(Problem("cluster.region", "is required", has_value=False))

@@ -94,9 +94,10 @@ class ClusterConfig(ConfigModel):
     """The cluster's keys common to every cloud (each cloud adds its own section)."""
 
     name: str
-    # In standard support on GKE, EKS and AKS on 2026-11-22 (1.33 is past AKS end of life and
-    # EKS standard support; 1.34 leaves AKS on 2026-11-30; reviews aks.md F1, eks.md S2-6).
-    kubernetes_version: str = "1.35"
+    # The newest minor GKE, EKS and AKS all have in standard support on 2026-11-22 (GKE Regular
+    # offers 1.35-1.36; EKS and AKS 1.34-1.37): lifecycle.common_default of the three tables,
+    # pinned here so a stack relying on it never moves minor without a commit (tested).
+    kubernetes_version: str = "1.36"
     region: str | None = None
     zones: list[str] | None = None
     system_pool: SystemPoolConfig = Field(default_factory=SystemPoolConfig)

@@ -11,11 +11,12 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
-from components.aws.model import autoscaler_tags, versions
+from components.aws.model import autoscaler_tags, version_rules, versions
 from components.aws.model import config as aws_config
 from components.aws.model.catalog import CATALOG
 from components.model.catalog.gpus import GpuModel, MachineType
 from components.model.cloud import NameRule
+from components.model.lifecycle import Assessment
 from components.model.managed_cloud import GpuNodeFacts, ManagedCloud, SharingVia
 from components.model.networks import cidr_list_problems
 from components.model.problems import Problem
@@ -80,6 +81,9 @@ class Aws(ManagedCloud):
 
     def zone_rule(self, region: str) -> NameRule:
         return NameRule(rf"{re.escape(region)}[a-z]", f"{region}<letter>")
+
+    def version_problems(self, cluster: ClusterConfig, verdict: Assessment) -> list[Problem]:
+        return version_rules.version_problems(cluster, verdict)
 
     def check_cluster(self, cluster: ClusterConfig) -> list[Problem]:
         """Zones, network ranges, subnets and the autoscaler expander of an EKS cluster."""

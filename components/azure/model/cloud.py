@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from components.azure.model import config as azure_config
-from components.azure.model import versions
+from components.azure.model import version_rules, versions
 from components.azure.model.catalog import (
     AKS_MIG_PROFILES,
     AKS_MIG_SIZES,
@@ -20,6 +20,7 @@ from components.azure.model.catalog import (
 from components.azure.model.cluster_checks import check_cluster_options
 from components.model.catalog.gpus import GpuModel, MachineType
 from components.model.cloud import NameRule
+from components.model.lifecycle import Assessment
 from components.model.managed_cloud import GpuNodeFacts, ManagedCloud, SharingVia
 from components.model.pool_spec import Taint
 from components.model.problems import Problem
@@ -86,6 +87,9 @@ class Azure(ManagedCloud):
 
     def check_cluster(self, cluster: ClusterConfig) -> list[Problem]:
         return check_cluster_options(azure_config.cluster_options(cluster))
+
+    def version_problems(self, cluster: ClusterConfig, verdict: Assessment) -> list[Problem]:
+        return version_rules.version_problems(cluster, verdict)
 
     def check_pool_keys(self, pool: GpuPoolConfig, path: str) -> list[Problem]:
         # AKS takes taints as key=value:Effect and rejects an empty value.

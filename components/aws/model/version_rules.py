@@ -1,0 +1,47 @@
+"""What EKS refuses about a minor its calendar still creates, for this stack's settings.
+
+- Extended support is bought per cluster with `upgradePolicy.supportType` (gpufleet's
+  `cluster.aws.supportType`, default STANDARD). AWS: "If your upgrade policy is STANDARD, it will
+  be automatically upgraded" at the end of standard support
+  (https://docs.aws.amazon.com/eks/latest/userguide/view-upgrade-policy.html), so a minor past
+  standard support with STANDARD is a cluster EKS upgrades under the GPU pools at once.
+- gpufleet runs the cluster autoscaler itself on EKS, and "CA minor version must match the
+  Kubernetes minor" (FACTS.md, CA flags; cluster-autoscaler README, "Releases"): a minor with no
+  pinned cluster-autoscaler release cannot be planned.
+"""
+
+from __future__ import annotations
+
+from components.aws.model import config as aws_config
+from components.model.catalog import charts
+from components.model.lifecycle import Assessment
+from components.model.problems import Problem
+from components.model.schema import ClusterConfig
+
+
+def version_problems(cluster: ClusterConfig, verdict: Assessment) -> list[Problem]:
+    problems = []
+    minor = cluster.kubernetes_version
+    support_type = aws_config.cluster_options(cluster).support_type
+    if verdict.status == "extended" and support_type == "STANDARD":
+        problems.append(
+            Problem(
+                "cluster.kubernetesVersion",
+                f"is past EKS standard support, and with cluster.aws.supportType STANDARD EKS "
+                f"upgrades such a cluster automatically; choose a minor in standard support, or "
+                f"set cluster.aws.supportType: EXTENDED to pay for extended support. "
+                f"{verdict.message}",
+                minor,
+            )
+        )
+    if minor not in charts.CLUSTER_AUTOSCALER_IMAGE_TAGS:
+        pinned = ", ".join(charts.CLUSTER_AUTOSCALER_IMAGE_TAGS)
+        problems.append(
+            Problem(
+                "cluster.kubernetesVersion",
+                "gpufleet pins no cluster-autoscaler release for this minor (the autoscaler's "
+                f"minor must match the cluster's); minors with a pinned autoscaler: {pinned}",
+                minor,
+            )
+        )
+    return problems
