@@ -67,7 +67,8 @@ def res(
         "options": {
             "protect": False,
             "ignoreChanges": [],
-            "deleteBeforeReplace": False,
+            # As gpufleet's pools have it (a same-name replacement is otherwise refused).
+            "deleteBeforeReplace": True,
             "dependsOn": [],
             **options,
         },
@@ -182,7 +183,7 @@ def test_added_removed_and_changed_are_matched_by_urn() -> None:
     text = render_text(diff)
     assert f"+ {HELM_RELEASE} gpu-operator\n" in text
     assert f"- {GKE_POOL} gone\n" in text
-    assert f"~ {GKE_POOL} kept\n" in text
+    assert f"~ {GKE_POOL} kept (update in place)\n" in text
     assert text.endswith("1 to add, 1 to change (0 replaced), 1 to delete\n")
 
 
@@ -619,9 +620,10 @@ def test_text_rendering_warns_and_summarises() -> None:
     assert lines[-1] == "0 to add, 2 to change (1 replaced), 0 to delete"
     assert lines[-2] == (
         f"!! REPLACES {GKE_POOL} l4-spot: nodeConfig.guestAccelerators "
-        "(the provider recreates this resource)"
+        "(the provider recreates this resource; down while it is recreated: every node of "
+        "this pool and the pods on it)"
     )
-    assert f"~ {GKE_POOL} l4-spot" in lines
+    assert f"~ {GKE_POOL} l4-spot (replace)" in lines
     assert '    nodeConfig.machineType: "g2-standard-8" -> "n1-standard-16"' in lines
     assert '    nodeConfig.guestAccelerators: [{"count":1,"gpuDriverInstallationConfig":' in text
 

@@ -33,7 +33,12 @@ DEPLOYER_PRINCIPAL_TYPES = {
 }
 SYSTEM_OS_DISK_GB = 128
 # The autoscaler changes pool sizes; `pulumi up` must keep them as AKS reports them.
-CLUSTER_IGNORE_CHANGES = ["agentPoolProfiles[*].count"]
+# AKS returns every agent pool in agentPoolProfiles, so after a refresh the GPU pools (managed
+# as AgentPool resources) would enter the cluster's inputs and the next `up` would send a
+# whole-cluster PUT that sets every pool Scaling (review aks.md D1; Azure API: agentPoolProfiles
+# cannot be updated through the cluster). The inline system pool is therefore create-only;
+# `diff` reports an edit of it as refused.
+CLUSTER_IGNORE_CHANGES = ["agentPoolProfiles"]
 
 
 # AKS's two planned-maintenance configurations (their names are fixed by AKS).

@@ -9,8 +9,14 @@ Command line (wired into ``python -m components`` elsewhere)::
 
     python -m components diff OLD.json NEW.json [--format text|markdown] [--fail-on-replace]
 
-Exit status: 0, or 1 with ``--fail-on-replace`` when something is replaced, or 2 (one line on
-stderr) when a file cannot be read, is not a plan, or the plans are of different projects.
+Exit status: 0; 1 when the cloud would refuse a change (``pulumi up`` would fail), or with
+``--fail-on-replace`` when something is replaced; 2 (one line on stderr) when a file cannot be
+read, is not a plan, or the plans are of different projects.
+
+Every changed resource gets a verdict: **update** in place, **replace** (with what that takes
+down: every node of a pool, or the whole cluster), or **reject**: the cloud refuses the change,
+either a property it fixes at creation or a replacement created under the name the old resource
+still holds (`diff_verdicts`, data in :mod:`components.model.catalog.rejections`).
 
 What the diff models, and what it does not:
 
@@ -66,6 +72,7 @@ from components.tooling.diff_paths import (
     walk,
 )
 from components.tooling.diff_render import render_markdown, render_text
+from components.tooling.diff_verdicts import in_place_refusals, same_name_refusal, verdict_note
 
 __all__ = [
     "ABSENT",
@@ -241,8 +248,9 @@ def _diff_resource(old: Mapping[str, Any], new: Mapping[str, Any]) -> ResourceCh
     new_options = options_of(new)
     old_options = options_of(old)
     old_inputs = old.get("inputs", {})
+    program_inputs = new.get("inputs", {})
     # Pulumi applies the *new* program's ignoreChanges: the old value stands for those paths.
-    new_inputs = apply_ignores(old_inputs, new.get("inputs", {}), ignore_prefixes(new_options))
+    new_inputs = apply_ignores(old_inputs, program_inputs, ignore_prefixes(new_options))
 
     raw: list[tuple[Path, Any, Any]] = []
     walk(old_inputs, new_inputs, (), raw)
@@ -272,6 +280,15 @@ def _diff_resource(old: Mapping[str, Any], new: Mapping[str, Any]) -> ResourceCh
         ):
             triggers.append("provider")
 
+    refusals = in_place_refusals(type_token, old_inputs, program_inputs, triggers)
+    if triggers:
+        same_name = same_name_refusal(type_token, old_inputs, new_inputs, new_options)
+        refusals += [same_name] if same_name else []
+    if not changes and refusals:
+        # Only ignored properties changed: show them, since they will not be applied.
+        ignored: list[tuple[Path, Any, Any]] = []
+        walk(old_inputs, program_inputs, (), ignored)
+        changes = [PropertyChange(format_path(p) or "inputs", a, b) for p, a, b in ignored]
     if not changes:
         return None
     return ResourceChange(
@@ -280,6 +297,8 @@ def _diff_resource(old: Mapping[str, Any], new: Mapping[str, Any]) -> ResourceCh
         name=_name_of(new),
         changes=tuple(changes),
         replace_paths=tuple(triggers),
+        refusals=tuple(refusals),
+        downtime=verdict_note(type_token) if triggers else "",
     )
 
 
@@ -350,10 +369,13 @@ def _parser() -> argparse.ArgumentParser:
             "Compare two plan documents written by 'python -m components plan STACK --json' "
             "and show what 'pulumi up' would add, change and delete. Changes that make the "
             "provider delete and recreate a resource (a GPU pool's accelerator or VM size, "
-            "an EKS node group's instance types, ...) are flagged with '!! REPLACES'."
+            "an EKS node group's instance types, ...) are flagged with '!! REPLACES', and "
+            "changes the cloud refuses (an AKS pool's Spot priority, a same-name replacement, "
+            "an EKS managed group's minimum above its desired size) with '!! REJECTED'."
         ),
         epilog=(
-            "Exit status: 0 on success; 1 with --fail-on-replace when a resource is replaced; "
+            "Exit status: 0 on success; 1 when the cloud would refuse a change, or with "
+            "--fail-on-replace when a resource is replaced; "
             "2 when a file cannot be read or is not a plan, or the plans are of different "
             "projects. Plans of two stacks of one project are compared by logical identity "
             "(the URN without its stack), which the first line of the output says. Use '-' "
@@ -397,6 +419,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if note:
             rendered = f"{note}\n{rendered}"
     sys.stdout.write(rendered)
+    if diff.rejected:
+        return 1
     return 1 if args.fail_on_replace and diff.replaced else 0
 
 

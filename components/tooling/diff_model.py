@@ -63,7 +63,8 @@ class ResourceChange:
     """A resource present in both plans whose inputs, options or provider differ.
 
     ``replace_paths`` are the paths that make Pulumi delete and recreate it (empty for an
-    in-place update).
+    in-place update); ``refusals`` say why the cloud would refuse the change (empty when it
+    accepts it); ``downtime`` is what a replacement takes down.
     """
 
     urn: str
@@ -71,11 +72,20 @@ class ResourceChange:
     name: str
     changes: tuple[PropertyChange, ...]
     replace_paths: tuple[str, ...] = ()
+    refusals: tuple[str, ...] = ()
+    downtime: str = ""
 
     @property
     def replaces(self) -> bool:
         """True when the provider recreates the resource instead of updating it."""
         return bool(self.replace_paths)
+
+    @property
+    def verdict(self) -> str:
+        """What the cloud does: ``reject``, ``replace`` or ``update``."""
+        if self.refusals:
+            return "reject"
+        return "replace" if self.replaces else "update"
 
 
 @dataclass(frozen=True)
@@ -95,6 +105,11 @@ class PlanDiff:
         return tuple(change for change in self.changed if change.replaces)
 
     @property
+    def rejected(self) -> tuple[ResourceChange, ...]:
+        """The changed resources whose change the cloud refuses."""
+        return tuple(change for change in self.changed if change.refusals)
+
+    @property
     def is_empty(self) -> bool:
         """True when ``pulumi up`` would do nothing (stack outputs aside)."""
         return not (self.added or self.removed or self.changed)
@@ -104,4 +119,5 @@ class PlanDiff:
         return (
             f"{len(self.added)} to add, {len(self.changed)} to change "
             f"({len(self.replaced)} replaced), {len(self.removed)} to delete"
+            + (f"; {len(self.rejected)} refused by the cloud" if self.rejected else "")
         )

@@ -84,10 +84,18 @@ def _labels(items: Iterable[ResourceRef | ResourceChange]) -> dict[str, str]:
 
 
 def _replace_line(change: ResourceChange, label: str) -> str:
+    takes_down = f"; down while it is recreated: {change.downtime}" if change.downtime else ""
     return (
         f"!! REPLACES {label}: {', '.join(change.replace_paths)} "
-        "(the provider recreates this resource)"
+        f"(the provider recreates this resource{takes_down})"
     )
+
+
+def _reject_lines(change: ResourceChange, label: str) -> list[str]:
+    return [f"!! REJECTED {label}: {reason}" for reason in change.refusals]
+
+
+_VERDICT_WORDS = {"update": "update in place", "replace": "replace", "reject": "REJECTED"}
 
 
 def _body_lines(diff: PlanDiff) -> list[str]:
@@ -96,9 +104,11 @@ def _body_lines(diff: PlanDiff) -> list[str]:
     lines = [f"+ {labels[ref.urn]}" for ref in diff.added]
     lines += [f"- {labels[ref.urn]}" for ref in diff.removed]
     for change in diff.changed:
-        lines.append(f"~ {labels[change.urn]}")
+        lines.append(f"~ {labels[change.urn]} ({_VERDICT_WORDS[change.verdict]})")
         lines += [_change_line(item) for item in change.changes]
     lines += [_replace_line(change, labels[change.urn]) for change in diff.replaced]
+    for change in diff.rejected:
+        lines += _reject_lines(change, labels[change.urn])
     return lines
 
 
@@ -133,9 +143,19 @@ def render_markdown(diff: PlanDiff) -> str:
     heading = f"### Plan diff: {target}" if target else "### Plan diff"
     parts = [heading, "", f"**{diff.summary()}**"]
 
+    labels = _labels([*diff.added, *diff.removed, *diff.changed])
+    if diff.rejected:
+        count = len(diff.rejected)
+        parts += [
+            "",
+            "> [!CAUTION]",
+            f"> {count} change{'s' if count > 1 else ''} would be **refused by the cloud**: "
+            "`pulumi up` fails there. Change the config back or do this instead:",
+        ]
+        for change in diff.rejected:
+            parts += [f"> - {_md_code(labels[change.urn])}: {reason}" for reason in change.refusals]
     replaced = diff.replaced
     if replaced:
-        labels = _labels([*diff.added, *diff.removed, *diff.changed])
         noun, pronoun = ("resource is", "it") if len(replaced) == 1 else ("resources are", "them")
         parts += [
             "",
@@ -145,7 +165,8 @@ def render_markdown(diff: PlanDiff) -> str:
         ]
         for change in replaced:
             paths = ", ".join(_md_code(path) for path in change.replace_paths)
-            parts.append(f"> - {_md_code(labels[change.urn])} because of {paths}")
+            down = f" (down: {change.downtime})" if change.downtime else ""
+            parts.append(f"> - {_md_code(labels[change.urn])} because of {paths}{down}")
 
     body = _body_lines(diff)
     if diff.outputs:

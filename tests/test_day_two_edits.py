@@ -1,0 +1,225 @@
+"""Every shipped stack walked through the edits users make on day two, and the verdict of each.
+
+For each stack and each kind of edit, the stack is planned before and after under mocks and the
+two plans are compared by `diff`, which says per changed resource whether the cloud updates it in
+place, replaces it (with downtime for that pool) or refuses the change. The test pins what the
+clouds do (from `components.model.catalog.replacements` and `rejections`, whose sources are the
+reviews), and the promises gpufleet makes on top:
+
+* no edit of a pool ever replaces (or even changes) the cluster;
+* every replacement gpufleet causes can be carried out: none is refused for taking the name of
+  the resource it replaces (GKE's 409, azure-native's "already existing");
+* the refusals that remain are the documented ones, each saying what to do instead.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from components.model.registry import CLOUDS
+from components.tooling.diff import diff_plans
+from components.tooling.diff_model import PlanDiff
+from components.tooling.stacks import load_stack, shipped_stacks
+from tests.conftest import plan_of
+
+Raw = dict[str, Any]
+
+
+def _first_pool(change: Callable[[Raw], None]) -> Callable[[Raw], bool]:
+    def edit(raw: Raw) -> bool:
+        if not raw.get("gpuPools"):
+            return False
+        change(raw["gpuPools"][0])
+        return True
+
+    return edit
+
+
+def _toggle_spot(pool: Raw) -> None:
+    pool["spot"] = not pool.get("spot", False)
+
+
+def _other_machine(raw: Raw) -> bool:
+    """The first pool on another machine type that carries as many of the same GPU."""
+    if not raw.get("gpuPools"):
+        return False
+    cloud = CLOUDS[raw["cloud"]]
+    pool = raw["gpuPools"][0]
+    names = pool.get("machineTypes") or [pool.get("machineType")]
+    current = cloud.catalog.machine(pool["accelerator"], names[0])
+    if current is None:
+        return False
+    others = [
+        machine.name
+        for machine in cloud.catalog.machines_for(pool["accelerator"])
+        if machine.name not in names
+        and machine.gpus == current.gpus
+        and not (machine.spot_only or machine.reservation_only)
+        and (machine.mig_capable or "migPartitionSize" not in pool)
+    ]
+    if not others:
+        return False
+    if "machineTypes" in pool:
+        pool["machineTypes"] = [others[0]]
+    else:
+        pool["machineType"] = others[0]
+    return True
+
+
+def _change_zones(raw: Raw) -> bool:
+    """Add a cluster zone the first pool lacks, or else drop the pool's last zone."""
+    pools = raw.get("gpuPools") or []
+    if not pools or not pools[0].get("zones"):
+        return False
+    zones = pools[0]["zones"]
+    missing = [zone for zone in raw["cluster"].get("zones") or [] if zone not in zones]
+    pools[0]["zones"] = [*zones, missing[0]] if missing else zones[:-1]
+    return True
+
+
+def _grow_system_pool(raw: Raw) -> bool:
+    system = raw["cluster"].setdefault("systemPool", {})
+    system["maxNodes"] = system.get("maxNodes", 3) + 2
+    return True
+
+
+def _next_minor(raw: Raw) -> bool:
+    if raw["cluster"].get("kubernetesVersion") != "1.35":
+        return False
+    raw["cluster"]["kubernetesVersion"] = "1.36"
+    return True
+
+
+EDITS: dict[str, Callable[[Raw], bool]] = {
+    "kubernetes-minor": _next_minor,
+    "spot": _first_pool(_toggle_spot),
+    "machine-type": _other_machine,
+    "zones": _change_zones,
+    "disk-size": _first_pool(lambda pool: pool.__setitem__("diskSizeGb", 333)),
+    "min-nodes": _first_pool(lambda pool: pool.__setitem__("minNodes", 1)),
+    "system-pool-size": _grow_system_pool,
+}
+
+CLUSTERS = {
+    "gcp:container/cluster:Cluster",
+    "aws:eks/cluster:Cluster",
+    "azure-native:containerservice:ManagedCluster",
+}
+
+# What each cloud does with each edit, per resource type that carries GPU or system nodes.
+EXPECTED: dict[str, dict[str, str]] = {
+    "gcp:container/nodePool:NodePool": {
+        # nodeConfig.spot is ForceNew; machine type (same GPUs), zones, disk and sizes update
+        # in place (GKE rolls the nodes).
+        "spot": "replace",
+        "machine-type": "update",
+        "zones": "update",
+        "disk-size": "update",
+        "min-nodes": "update",
+        "system-pool-size": "update",
+    },
+    "azure-native:containerservice:AgentPool": {
+        # AKS fixes Spot priority, VM size, zones and the OS disk at creation: gpufleet
+        # replaces the pool, deleting first.
+        "spot": "replace",
+        "machine-type": "replace",
+        "zones": "replace",
+        "disk-size": "replace",
+        "min-nodes": "update",
+    },
+    "azure-native:containerservice:ManagedCluster": {
+        "kubernetes-minor": "update",
+        # The inline system pool is create-only (review aks.md F2, D1).
+        "system-pool-size": "reject",
+    },
+    "aws:autoscaling/group:Group": {
+        # Self-managed groups (one per zone): Spot, machine type and disk are a new mixed
+        # instances policy or launch template version, applied in place; a zone is a group
+        # added or removed; AWS raises desired to a new minimum itself.
+        "spot": "update",
+        "machine-type": "update",
+        "disk-size": "update",
+        "min-nodes": "update",
+    },
+    "aws:eks/nodeGroup:NodeGroup": {
+        "kubernetes-minor": "update",
+        # capacityType and instanceTypes are ForceNew: gpufleet replaces, deleting first.
+        "spot": "replace",
+        "machine-type": "replace",
+        "disk-size": "update",
+        # EKS refuses a minimum above the current desired size (review eks.md S1-1).
+        "min-nodes": "reject",
+        "system-pool-size": "update",
+    },
+}
+
+
+def _gpufleet_overrides(raw: Raw) -> dict[str, Any]:
+    return {f"gpufleet:{key}": value for key, value in raw.items()}
+
+
+def _diff_after(stack: str, edit: str) -> PlanDiff | None:
+    raw = copy.deepcopy(dict(load_stack(stack).gpufleet))
+    if not EDITS[edit](raw):
+        return None
+    before = plan_of(stack).to_json()
+    after = plan_of(stack, _gpufleet_overrides(raw)).to_json()
+    return diff_plans(before, after)
+
+
+@pytest.mark.parametrize("edit", list(EDITS))
+@pytest.mark.parametrize("stack", shipped_stacks())
+def test_every_edit_has_the_clouds_verdict(stack: str, edit: str) -> None:
+    diff = _diff_after(stack, edit)
+    if diff is None:
+        pytest.skip(f"{stack} has nothing to {edit}")
+    assert not diff.is_empty or load_stack(stack).gpufleet["cloud"] == "existing", diff.summary()
+    for change in diff.changed:
+        # Every replacement can be carried out: no refusal for a name still in use.
+        assert not any(
+            "same" in reason and "deleteBeforeReplace" in reason for reason in (change.refusals)
+        ), (change.name, change.refusals)
+        if change.type in CLUSTERS and edit != "kubernetes-minor":
+            assert change.verdict != "replace", (change.name, change.replace_paths)
+            if edit != "system-pool-size":
+                pytest.fail(f"a pool edit ({edit}) changes the cluster {change.name}")
+        expected = EXPECTED.get(change.type, {}).get(edit)
+        if expected is not None:
+            assert change.verdict == expected, (change.type, change.name, change.replace_paths)
+        if change.verdict == "reject":
+            assert all("instead:" in reason for reason in change.refusals)
+    assert not [ref for ref in diff.removed if ref.type in CLUSTERS]
+
+
+def test_the_walk_covers_every_verdict_on_every_cloud() -> None:
+    """The walk is only worth something if each verdict really occurs somewhere."""
+    seen: dict[str, set[str]] = {}
+    for stack in shipped_stacks():
+        for edit in EDITS:
+            diff = _diff_after(stack, edit)
+            for change in diff.changed if diff else ():
+                seen.setdefault(change.type, set()).add(change.verdict)
+    assert seen["gcp:container/nodePool:NodePool"] >= {"update", "replace"}
+    assert seen["azure-native:containerservice:AgentPool"] >= {"update", "replace"}
+    assert seen["azure-native:containerservice:ManagedCluster"] >= {"update", "reject"}
+    assert seen["aws:eks/nodeGroup:NodeGroup"] >= {"update", "replace", "reject"}
+    assert seen["aws:autoscaling/group:Group"] >= {"update"}
+
+
+def test_a_pool_replaced_without_delete_first_is_refused() -> None:
+    """Without deleteBeforeReplace, GKE would answer 409 to the pool's replacement."""
+    stack = "gcp-dev"
+    raw = copy.deepcopy(dict(load_stack(stack).gpufleet))
+    _toggle_spot(raw["gpuPools"][0])
+    before = plan_of(stack).to_json()
+    after = plan_of(stack, _gpufleet_overrides(raw)).to_json()
+    for document in (before, after):
+        for resource in document["resources"]:
+            resource["options"]["deleteBeforeReplace"] = False
+    (pool,) = [c for c in diff_plans(before, after).changed if c.verdict != "update"]
+    assert pool.verdict == "reject"
+    assert "replacement under the same name 'l4-spot'" in pool.refusals[0]
