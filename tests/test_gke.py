@@ -54,6 +54,8 @@ def test_gpu_pools_scale_to_zero_and_pulumi_never_resets_the_autoscaler(stack: s
         assert "minNodeCount" not in autoscaling  # total_* and per-zone limits never mix
         assert node_pool.inputs["initialNodeCount"] == 0
         assert {"initialNodeCount", "nodeCount"} <= set(node_pool.ignore_changes)
+        # ...and a refresh does not read every instance group for a count it ignores.
+        assert node_pool.inputs["ignoreNodeCountChanges"] is True
         spot = node_pool.inputs["nodeConfig"]["spot"]
         machine_type = node_pool.inputs["nodeConfig"]["machineType"]
         scarce = any(m.scarce for m in gpus.MACHINE_TYPES.values() if m.name == machine_type)

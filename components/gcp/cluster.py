@@ -176,6 +176,7 @@ class GkeCluster(pulumi.ComponentResource):
             location=region,
             node_locations=cfg.zones or None,
             initial_node_count=1,
+            ignore_node_count_changes=True,  # the autoscaler's (review gke.md S3-2)
             autoscaling=gcp.container.NodePoolAutoscalingArgs(
                 total_min_node_count=system.min_nodes,
                 total_max_node_count=system.max_nodes,

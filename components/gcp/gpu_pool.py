@@ -49,6 +49,9 @@ class GkeGpuNodePool(pulumi.ComponentResource):
             location=args.region,
             node_locations=list(pool.zones),
             initial_node_count=0,
+            # The autoscaler owns the count: a refresh need not read every instance group for
+            # it (review gke.md S3-2; saves API quota, faster previews).
+            ignore_node_count_changes=True,
             autoscaling=gcp.container.NodePoolAutoscalingArgs(
                 total_min_node_count=pool.min_nodes,
                 total_max_node_count=pool.max_nodes,
