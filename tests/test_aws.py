@@ -19,7 +19,7 @@ import yaml
 from components.aws import iam
 from components.aws.autoscaler import autoscaler_values
 from components.aws.cluster import eks_kubeconfig
-from components.aws.gpu_pool import ami_parameter
+from components.aws.model.amis import RELEASES, ami_parameter
 from components.aws.user_data import parse_registration
 from components.model.catalog import charts
 from components.model.catalog import index as gpus
@@ -30,7 +30,7 @@ from components.tooling.mockcloud.aws import (
     ACCOUNT,
     AUTONAME_SUFFIX,
     CLUSTER_SECURITY_GROUP,
-    FAKE_AMI,
+    fake_ami,
 )
 from components.tooling.stacks import load_stack
 from tests.conftest import helm_values_file, plan_of
@@ -432,21 +432,39 @@ def test_self_managed_nodes_join_through_an_ec2_linux_access_entry(stack: str) -
         template = template_of(plan, group)
         profile = profiles[template.inputs["iamInstanceProfile"]["arn"]]
         assert entry.inputs["principalArn"].endswith(f":role/{profile.inputs['role']}")
-        assert template.inputs["imageId"] == FAKE_AMI  # from the SSM parameter look-up
+        # From the pinned release's SSM parameter (read as a plain value, so diffs show it).
+        version = config_of(stack).cluster.kubernetes_version
+        assert template.inputs["imageId"] in {
+            fake_ami(ami_parameter(family, version)) for family in ("al2023", "bottlerocket")
+        }
         # The cluster security group, so nodes and control plane can talk.
         assert template.inputs["vpcSecurityGroupIds"] == [CLUSTER_SECURITY_GROUP]
         assert entry.urn in plan.by_urn()[group.parent].depends_on
 
 
-def test_ami_comes_from_the_eks_optimized_nvidia_parameter_for_the_cluster_version() -> None:
-    assert (
-        ami_parameter("al2023", "1.33")
-        == "/aws/service/eks/optimized-ami/1.33/amazon-linux-2023/x86_64/nvidia/recommended/image_id"
+def test_ami_is_a_pinned_release_of_the_eks_optimized_nvidia_image() -> None:
+    assert RELEASES == {"al2023": "v20261023", "bottlerocket": "1.66.0"}
+    assert ami_parameter("al2023", "1.35") == (
+        "/aws/service/eks/optimized-ami/1.35/amazon-linux-2023/x86_64/nvidia/"
+        "amazon-eks-node-al2023-x86_64-nvidia-1.35-v20261023/image_id"
     )
     assert (
         ami_parameter("bottlerocket", "1.34")
-        == "/aws/service/bottlerocket/aws-k8s-1.34-nvidia/x86_64/latest/image_id"
+        == "/aws/service/bottlerocket/aws-k8s-1.34-nvidia/x86_64/1.66.0/image_id"
     )
+
+
+def test_a_release_bump_shows_in_the_diff_as_a_new_image(monkeypatch: pytest.MonkeyPatch) -> None:
+    from components.aws.model import amis
+    from components.tooling.diff import diff_plans
+    from components.tooling.engine import plan_stack
+
+    before = plan_stack(load_stack("aws-dev")).to_json()
+    monkeypatch.setitem(amis.RELEASES, "al2023", "v20261120")  # type: ignore[index]
+    after = plan_stack(load_stack("aws-dev")).to_json()
+    templates = [c for c in diff_plans(before, after).changed if c.type == LAUNCH_TEMPLATE]
+    assert templates and all(c.verdict == "update" for c in templates)
+    assert all(any(p.path == "imageId" for p in c.changes) for c in templates)
 
 
 @pytest.mark.parametrize("stack", AWS_STACKS)

@@ -17,19 +17,11 @@ import pulumi_aws as aws
 from components.aws import user_data
 from components.aws.launch_template import METADATA_OPTIONS, block_devices, tag_specifications
 from components.aws.model import autoscaler_tags
+from components.aws.model.amis import ami_parameter
 from components.aws.model.autoscaler_tags import default_tags
 from components.model.pools import PoolSpec
 
-# EKS-optimized accelerated AMIs, by Kubernetes minor (FACTS: EKS, "Accelerated AMI via SSM").
-AMI_PARAMETERS: Mapping[user_data.AmiFamily, str] = {
-    "al2023": "/aws/service/eks/optimized-ami/{k8s}/amazon-linux-2023/x86_64/nvidia/recommended/image_id",
-    "bottlerocket": "/aws/service/bottlerocket/aws-k8s-{k8s}-nvidia/x86_64/latest/image_id",
-}
 POOL_TAG = "gpufleet-pool"
-
-
-def ami_parameter(family: user_data.AmiFamily, kubernetes_version: str) -> str:
-    return AMI_PARAMETERS[family].format(k8s=kubernetes_version)
 
 
 def group_name(cluster_name: str, pool: str, zone: str) -> str:

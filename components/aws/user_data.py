@@ -16,13 +16,12 @@ import json
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import yaml
 
+from components.aws.model.amis import AmiFamily as AmiFamily  # re-exported: callers name it here
 from components.model.pools import Taint
 
-AmiFamily = Literal["al2023", "bottlerocket"]
 NODEADM_CONTENT_TYPE = "application/node.eks.aws"
 _BOUNDARY = "GPUFLEET-NODEADM"
 

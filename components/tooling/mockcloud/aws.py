@@ -13,7 +13,10 @@ REGION = "us-east-1"
 FAKE_CA = base64.b64encode(
     b"-----BEGIN CERTIFICATE-----\nMOCK-EKS\n-----END CERTIFICATE-----\n"
 ).decode()
-FAKE_AMI = "ami-0a1b2c3d4e5f60718"
+def fake_ami(parameter: object) -> str:
+    """A stable AMI id per SSM parameter, so a pinned release bump shows as a new image id."""
+    digest = hashlib.sha256(str(parameter).encode()).hexdigest()
+    return f"ami-0{digest[:16]}"
 OIDC_ID = "0123456789ABCDEF0123456789ABCDEF"
 CLUSTER_SECURITY_GROUP = "sg-0c1a5e7e4c1a5e7e4"
 AUTONAME_SUFFIX = "-0a1b2c3"
@@ -94,8 +97,8 @@ RESOURCES: dict[str, Any] = {
 CALLS: dict[str, Any] = {
     "aws:ssm/getParameter:getParameter": lambda args: {
         "name": args.get("name"),
-        "value": FAKE_AMI,
-        "insecureValue": FAKE_AMI,
+        "value": fake_ami(args.get("name")),
+        "insecureValue": fake_ami(args.get("name")),
         "type": "String",
         "version": 1,
         "arn": f"arn:aws:ssm:{REGION}::parameter{args.get('name')}",
