@@ -693,3 +693,31 @@ def test_gpu_pools_output_is_the_contract_and_node_labels_are_what_nodes_carry(s
 def test_eks_support_policy_is_explicit_so_nobody_is_billed_extended_support(stack: str) -> None:
     (cluster,) = plan_of(stack).of_type("aws:eks/cluster:Cluster")
     assert cluster.inputs["upgradePolicy"] == {"supportType": "STANDARD"}
+
+
+@pytest.mark.parametrize("stack", AWS_STACKS)
+def test_eks_add_ons_are_managed_at_the_default_version_of_the_clusters_minor(stack: str) -> None:
+    plan = plan_of(stack)
+    minor = config_of(stack).cluster.kubernetes_version
+    addons = {a.inputs["addonName"]: a for a in plan.of_type("aws:eks/addon:Addon")}
+    assert set(addons) == {"vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent"}
+    for addon in addons.values():
+        # The mock answers EKS's default build for (add-on, minor): it follows the minor.
+        assert addon.inputs["addonVersion"] == f"v{minor}.0-eksbuild.1"
+        assert addon.inputs["resolveConflictsOnCreate"] == "OVERWRITE"
+    (system,) = [
+        g for g in plan.of_type("aws:eks/nodeGroup:NodeGroup") if g.name.endswith("-system")
+    ]
+    assert system.urn in addons["coredns"].depends_on  # a Deployment: it needs nodes
+
+
+def test_a_minor_bump_updates_the_add_ons_in_place() -> None:
+    from components.tooling.diff import diff_plans
+
+    cluster = dict(load_stack("aws-dev").config["gpufleet:cluster"])
+    before = plan_of("aws-dev").to_json()
+    after = plan_of("aws-dev", {"gpufleet:cluster": {**cluster, "kubernetesVersion": "1.36"}})
+    changed = [
+        c for c in diff_plans(before, after.to_json()).changed if c.type == "aws:eks/addon:Addon"
+    ]
+    assert len(changed) == 4 and all(c.verdict == "update" for c in changed)

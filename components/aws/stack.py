@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import pulumi
 
+from components.aws.addons import EksAddons, EksAddonsArgs
 from components.aws.autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs
 from components.aws.cluster import EksCluster, EksClusterArgs
 from components.aws.gpu_pool import SelfManagedGpuPool, SelfManagedGpuPoolArgs, group_name
@@ -34,6 +35,15 @@ def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterH
         ),
     )
     eks = cluster.cluster
+    EksAddons(
+        f"{config.cluster.name}-addons",
+        EksAddonsArgs(
+            cluster_name=eks.name,
+            cluster_version=eks.version,
+            provider=cluster.aws_provider,
+            nodes=[cluster.system_node_group],
+        ),
+    )
     return ClusterHandle.of(
         cluster,
         name=eks.name,

@@ -181,6 +181,8 @@ REPLACEMENT_PATHS: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
         # terraform-provider-aws internal/service/ec2/ec2_launch_template.go: every other change
         # writes a new template version in place.
         "aws:ec2/launchTemplate:LaunchTemplate": ("name", "namePrefix", "region"),
+        # internal/service/eks/addon.go: the add-on and its cluster; a version is an update.
+        "aws:eks/addon:Addon": ("addonName", "clusterName", "region"),
         # pulumi-azure-native: the URL path parameters and forceNewMap["ContainerService"]
         # ["ManagedCluster"] (networkProfile child by child since PR 4771, before which any
         # networkProfile change replaced the cluster).

@@ -95,6 +95,14 @@ RESOURCES: dict[str, Any] = {
     "aws:ec2/routeTable:RouteTable": _with_id("rtb"),
 }
 CALLS: dict[str, Any] = {
+    # EKS's default add-on version for a minor: one build per add-on and minor.
+    "aws:eks/getAddonVersion:getAddonVersion": lambda args: {
+        "addonName": args.get("addonName"),
+        "kubernetesVersion": args.get("kubernetesVersion"),
+        "mostRecent": bool(args.get("mostRecent")),
+        "version": f"v{args.get('kubernetesVersion')}.0-eksbuild.1",
+        "id": args.get("addonName"),
+    },
     "aws:ssm/getParameter:getParameter": lambda args: {
         "name": args.get("name"),
         "value": fake_ami(args.get("name")),

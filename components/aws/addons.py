@@ -1,0 +1,69 @@
+"""EKS's own add-ons as managed `aws.eks.Addon` resources that follow the cluster's minor.
+
+EKS bootstraps vpc-cni, kube-proxy and coredns as self-managed copies that never move: after a
+`kubernetesVersion` bump the control plane and nodes are upgraded and kube-proxy and CoreDNS are
+left at the creation version (review eks.md S2-8; AWS recommends "adding the Amazon EKS type of the
+add-on", docs "Update the kube-proxy self-managed add-on"). Each add-on here takes the version
+EKS names as the default for the cluster's minor (`DescribeAddonVersions`, what
+terraform-aws-modules/eks reads through `aws_eks_addon_version`), so a minor bump updates them
+with it and `diff` shows the new versions. `OVERWRITE` adopts the bootstrapped copies on create
+and keeps the add-ons as declared on update. eks-pod-identity-agent is added for Pod Identity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_aws as aws
+
+# The add-ons every gpufleet EKS cluster runs, and whether they need nodes to become ACTIVE
+# (CoreDNS is a Deployment: it waits for the system pool).
+ADDONS: dict[str, bool] = {
+    "vpc-cni": False,
+    "kube-proxy": False,
+    "coredns": True,
+    "eks-pod-identity-agent": False,
+}
+
+
+@dataclass(frozen=True)
+class EksAddonsArgs:
+    cluster_name: pulumi.Input[str]
+    cluster_version: pulumi.Input[str]
+    provider: aws.Provider
+    # Resources the add-ons needing nodes wait for (the system node group).
+    nodes: list[pulumi.Resource] = field(default_factory=list)
+
+
+class EksAddons(pulumi.ComponentResource):
+    addons: dict[str, aws.eks.Addon]
+
+    def __init__(
+        self, name: str, args: EksAddonsArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("gpufleet:aws:EksAddons", name, None, opts)
+        self.addons = {}
+        for addon, needs_nodes in ADDONS.items():
+            version = aws.eks.get_addon_version_output(
+                addon_name=addon,
+                kubernetes_version=args.cluster_version,
+                most_recent=False,  # EKS's default for the minor, not the newest build
+                opts=pulumi.InvokeOutputOptions(parent=self, provider=args.provider),
+            )
+            self.addons[addon] = aws.eks.Addon(
+                f"{name}-{addon}",
+                cluster_name=args.cluster_name,
+                addon_name=addon,
+                addon_version=version.version,
+                resolve_conflicts_on_create="OVERWRITE",
+                resolve_conflicts_on_update="OVERWRITE",
+                opts=pulumi.ResourceOptions(
+                    parent=self,
+                    provider=args.provider,
+                    depends_on=list(args.nodes) if needs_nodes else [],
+                ),
+            )
+        self.register_outputs(
+            {addon: resource.addon_version for addon, resource in self.addons.items()}
+        )
