@@ -721,3 +721,14 @@ def test_a_minor_bump_updates_the_add_ons_in_place() -> None:
         c for c in diff_plans(before, after.to_json()).changed if c.type == "aws:eks/addon:Addon"
     ]
     assert len(changed) == 4 and all(c.verdict == "update" for c in changed)
+
+
+@pytest.mark.parametrize("stack", AWS_STACKS)
+def test_every_self_managed_node_shuts_down_gracefully(stack: str) -> None:
+    # nodeadm turns graceful shutdown on only from 1.34, Bottlerocket never (review eks.md S2-4).
+    plan = plan_of(stack)
+    templates = [t for t in plan.of_type(LAUNCH_TEMPLATE) if "userData" in t.inputs]
+    assert templates
+    for template in templates:
+        registration = parse_registration(template.inputs["userData"])
+        assert registration.shutdown_grace == ("150s", "30s"), template.name

@@ -23,6 +23,14 @@ from components.aws.model.amis import AmiFamily as AmiFamily  # re-exported: cal
 from components.model.pools import Taint
 
 NODEADM_CONTENT_TYPE = "application/node.eks.aws"
+# Graceful node shutdown on every node version: kubelet's default is 0s (off), nodeadm turns it
+# on with 150s only from Kubernetes 1.34 (review eks.md S2-4, nodeadm kubelet/config.go
+# withVersionToggles), Bottlerocket not at all. With it, a stop or a Spot reclaim that shuts the
+# OS down gives pods their termination grace (regular pods first, then critical ones) instead of
+# losing them mid-write. Kubelet requires the critical share to be below the total
+# (KubeletConfiguration, shutdownGracePeriodCriticalPods).
+SHUTDOWN_GRACE_PERIOD = "150s"
+SHUTDOWN_GRACE_PERIOD_CRITICAL_PODS = "30s"
 _BOUNDARY = "GPUFLEET-NODEADM"
 
 
@@ -61,7 +69,13 @@ def nodeadm_user_data(join: ClusterJoin, labels: Mapping[str, str], taints: Sequ
                 "certificateAuthority": join.certificate_authority,
                 "cidr": join.service_cidr,
             },
-            "kubelet": {"flags": flags},
+            "kubelet": {
+                "config": {
+                    "shutdownGracePeriod": SHUTDOWN_GRACE_PERIOD,
+                    "shutdownGracePeriodCriticalPods": SHUTDOWN_GRACE_PERIOD_CRITICAL_PODS,
+                },
+                "flags": flags,
+            },
         },
     }
     body = yaml.safe_dump(node_config, sort_keys=False)
@@ -91,6 +105,9 @@ def bottlerocket_user_data(
         f"cluster-certificate = {json.dumps(join.certificate_authority)}",
         # The service range's 10th address, as EKS assigns CoreDNS (saves a DescribeCluster call).
         f"cluster-dns-ip = {json.dumps(str(ipaddress.ip_network(join.service_cidr)[10]))}",
+        f"shutdown-grace-period = {json.dumps(SHUTDOWN_GRACE_PERIOD)}",
+        "shutdown-grace-period-for-critical-pods = "
+        f"{json.dumps(SHUTDOWN_GRACE_PERIOD_CRITICAL_PODS)}",
         "",
         "[settings.kubernetes.node-labels]",
         *(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in sorted(labels.items())),
@@ -127,6 +144,8 @@ class Registration:
     cluster_name: str
     labels: dict[str, str]
     taints: tuple[Taint, ...]
+    # (total, critical pods) of graceful node shutdown; None where the image's default applies.
+    shutdown_grace: tuple[str, str] | None = None
 
 
 def parse_registration(user_data_b64: str) -> Registration:
@@ -160,7 +179,14 @@ def _parse_nodeadm(text: str) -> Registration:
                 key_value, _, effect = item.rpartition(":")
                 key, _, taint_value = key_value.partition("=")
                 taints.append(Taint(key, taint_value, effect))
-    return Registration(spec["cluster"]["name"], labels, tuple(taints))
+    kubelet_config = spec.get("kubelet", {}).get("config", {})
+    grace = (
+        kubelet_config.get("shutdownGracePeriod"),
+        kubelet_config.get("shutdownGracePeriodCriticalPods"),
+    )
+    return Registration(
+        spec["cluster"]["name"], labels, tuple(taints), grace if all(grace) else None
+    )
 
 
 def _parse_bottlerocket(text: str) -> Registration:
@@ -170,6 +196,13 @@ def _parse_bottlerocket(text: str) -> Registration:
         for key, values in kubernetes.get("node-taints", {}).items()
         for value in ([values] if isinstance(values, str) else values)
     ]
+    grace = (
+        kubernetes.get("shutdown-grace-period"),
+        kubernetes.get("shutdown-grace-period-for-critical-pods"),
+    )
     return Registration(
-        kubernetes["cluster-name"], dict(kubernetes.get("node-labels", {})), tuple(taints)
+        kubernetes["cluster-name"],
+        dict(kubernetes.get("node-labels", {})),
+        tuple(taints),
+        grace if all(grace) else None,
     )
