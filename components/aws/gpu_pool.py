@@ -16,7 +16,7 @@ import pulumi_aws as aws
 
 from components.aws import user_data
 from components.aws.launch_template import METADATA_OPTIONS, block_devices, tag_specifications
-from components.aws.model import autoscaler_tags
+from components.aws.model import autoscaler_tags, termination
 from components.aws.model.amis import ami_parameter
 from components.aws.model.autoscaler_tags import default_tags
 from components.model.pools import PoolSpec
@@ -74,6 +74,9 @@ class SelfManagedGpuPool(pulumi.ComponentResource):
             "Name": f"{args.cluster_name}-{pool.name}",
             POOL_TAG: pool.name,
             f"kubernetes.io/cluster/{args.cluster_name}": "owned",
+            # Spot nodes are drained by the node termination handler, which acts only on
+            # instances carrying its tag.
+            **({termination.MANAGED_TAG: "true"} if pool.spot else {}),
         }
         self.launch_template = aws.ec2.LaunchTemplate(
             f"{name}-template",

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pulumi
+import pulumi_aws as aws
 
 from components.aws.addons import EksAddons, EksAddonsArgs
 from components.aws.autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs
@@ -17,9 +18,13 @@ from components.aws.managed_gpu_pool import (
     group_name_pattern,
 )
 from components.aws.model.config import cluster_options, pool_options
+from components.aws.termination_handler import (
+    NodeTerminationHandler,
+    NodeTerminationHandlerArgs,
+)
 from components.kubernetes.cluster import ClusterHandle
-from components.model.pools import PoolSpec
-from components.model.schema import StackConfig
+from components.model.pools import POOL_LABEL, PoolSpec
+from components.model.schema import SYSTEM_POOL_NAME, StackConfig
 
 
 def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterHandle:
@@ -68,6 +73,8 @@ def build_gpu_pools(
     options = {p.name: pool_options(p) for p in config.gpu_pools}
     built: list[pulumi.Resource] = []
     spot_groups: list[str] = []
+    # Self-managed Spot groups: nothing drains them unless the termination handler does.
+    self_managed_spot: dict[str, aws.autoscaling.Group] = {}
     for pool in pools:
         name = f"{cfg.name}-{pool.name}"
         family = options[pool.name].ami_family
@@ -91,27 +98,29 @@ def build_gpu_pools(
                 spot_groups.append(group_name_pattern(pool.name))
             continue
         assert eks.self_managed_instance_profile is not None and eks.self_managed_access
-        built.append(
-            SelfManagedGpuPool(
-                name,
-                SelfManagedGpuPoolArgs(
-                    pool=pool,
-                    cluster_name=cfg.name,
-                    kubernetes_version=cfg.kubernetes_version,
-                    ami_family=family,
-                    join=eks.join,
-                    instance_profile_arn=eks.self_managed_instance_profile.arn,
-                    security_group_ids=[eks.cluster.vpc_config.cluster_security_group_id],
-                    subnets_by_zone=eks.network.private_subnets_by_zone,
-                    provider=eks.aws_provider,
-                ),
-                # Nodes may only start once they are allowed to join.
-                opts=pulumi.ResourceOptions(depends_on=[eks.self_managed_access]),
-            )
+        self_managed = SelfManagedGpuPool(
+            name,
+            SelfManagedGpuPoolArgs(
+                pool=pool,
+                cluster_name=cfg.name,
+                kubernetes_version=cfg.kubernetes_version,
+                ami_family=family,
+                join=eks.join,
+                instance_profile_arn=eks.self_managed_instance_profile.arn,
+                security_group_ids=[eks.cluster.vpc_config.cluster_security_group_id],
+                subnets_by_zone=eks.network.private_subnets_by_zone,
+                provider=eks.aws_provider,
+            ),
+            # Nodes may only start once they are allowed to join.
+            opts=pulumi.ResourceOptions(depends_on=[eks.self_managed_access]),
         )
+        built.append(self_managed)
         if pool.spot:
             # Names are [A-Za-z0-9_-] only (config rules), so they are literal regexes.
             spot_groups += [f"^{group_name(cfg.name, pool.name, z)}$" for z in pool.zones]
+            self_managed_spot.update(
+                {f"{pool.name}-{zone}": group for zone, group in self_managed.groups.items()}
+            )
 
     ClusterAutoscaler(
         f"{cfg.name}-autoscaler",
@@ -127,4 +136,18 @@ def build_gpu_pools(
             k8s_provider=eks.k8s_provider,
         ),
     )
+    if self_managed_spot:
+        NodeTerminationHandler(
+            f"{cfg.name}-spot-drainer",
+            NodeTerminationHandlerArgs(
+                cluster_name=cfg.name,
+                region=cfg.region or "",
+                spot_groups=self_managed_spot,
+                oidc_provider_arn=eks.oidc_provider.arn,
+                oidc_issuer_url=eks.oidc_issuer,
+                node_selector={POOL_LABEL: SYSTEM_POOL_NAME},
+                aws_provider=eks.aws_provider,
+                k8s_provider=eks.k8s_provider,
+            ),
+        )
     return built

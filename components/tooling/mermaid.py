@@ -69,12 +69,14 @@ def render_mermaid(plan: Plan) -> str:
         edges.append(f"  {cluster_id} --> {node}")
 
     releases = sorted(plan.of_type(HELM_RELEASE), key=lambda r: r.urn)
-    autoscalers = [r for r in releases if "autoscaler" in str(r.inputs.get("chart", ""))]
-    gpu_software = [r for r in releases if r not in autoscalers]
-    for release in autoscalers:
-        node = ids.new(f"helm_{release.inputs.get('chart') or release.name}")
+    # Node lifecycle (the cluster autoscaler, the Spot node termination handler) runs in
+    # kube-system; GPU software has namespaces of its own.
+    node_managers = [r for r in releases if r.inputs.get("namespace") == "kube-system"]
+    gpu_software = [r for r in releases if r not in node_managers]
+    for release in node_managers:
+        node = ids.new(f"helm_{_chart_name(release)}")
         lines.append(f"  {node}{_round(_release_label(release))}")
-        edges.append(f"  {node} -. scales .-> {cluster_id}")
+        edges.append(f"  {node} -. manages nodes .-> {cluster_id}")
 
     software_id = ""
     managed = plan.outputs.get("gpuSoftware")
@@ -83,7 +85,7 @@ def render_mermaid(plan: Plan) -> str:
         lines.append(f"  subgraph {software_id} {_box('GPU software')}")
         if gpu_software:
             for release in gpu_software:
-                node = ids.new(f"helm_{release.inputs.get('chart') or release.name}")
+                node = ids.new(f"helm_{_chart_name(release)}")
                 lines.append(f"    {node}{_round(_release_label(release))}")
         else:
             # No release: the cloud runs the driver and device plugin (e.g. GKE).
@@ -147,8 +149,13 @@ def _gpu_pool_label(pool: Mapping[str, Any]) -> str:
     return f"{pool['name']}: {', '.join(parts)}{extra}"
 
 
+def _chart_name(release: RecordedResource) -> str:
+    """The chart's name, also for an OCI reference (`oci://registry/path/<name>`)."""
+    return str(release.inputs.get("chart") or release.name).rsplit("/", 1)[-1]
+
+
 def _release_label(release: RecordedResource) -> str:
-    chart = release.inputs.get("chart") or release.name
+    chart = _chart_name(release)
     version = release.inputs.get("version") or "unpinned"
     namespace = release.inputs.get("namespace")
     where = f"<br/>namespace {namespace}" if namespace else ""

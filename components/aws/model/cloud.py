@@ -268,10 +268,12 @@ class Aws(ManagedCloud):
                         taint.key,
                     )
                 )
-        # gpufleet's own tags per group: discovery (2), instance (5), resources (2) and the
-        # labels and taints every GPU pool gets (see resolve_pool and the GPU taint).
+        # gpufleet's own tags per group: discovery (2), instance (5, and on Spot the node
+        # termination handler's), resources (2) and the labels and taints every GPU pool gets
+        # (see resolve_pool and the GPU taint).
         configured_by_label = pool.sharing is not None or pool.mig_partition_size is not None
-        fixed = 2 + 5 + 2 + len(FIXED_GPU_LABELS) + 1 + (1 if configured_by_label else 0)
+        instance = 5 + (1 if pool.spot else 0)
+        fixed = 2 + instance + 2 + len(FIXED_GPU_LABELS) + 1 + (1 if configured_by_label else 0)
         total = fixed + len(pool.labels) + len(pool.taints)
         if total > autoscaler_tags.MAX_TAGS_PER_GROUP:
             problems.append(

@@ -13,10 +13,14 @@ REGION = "us-east-1"
 FAKE_CA = base64.b64encode(
     b"-----BEGIN CERTIFICATE-----\nMOCK-EKS\n-----END CERTIFICATE-----\n"
 ).decode()
+
+
 def fake_ami(parameter: object) -> str:
     """A stable AMI id per SSM parameter, so a pinned release bump shows as a new image id."""
     digest = hashlib.sha256(str(parameter).encode()).hexdigest()
     return f"ami-0{digest[:16]}"
+
+
 OIDC_ID = "0123456789ABCDEF0123456789ABCDEF"
 CLUSTER_SECURITY_GROUP = "sg-0c1a5e7e4c1a5e7e4"
 AUTONAME_SUFFIX = "-0a1b2c3"
@@ -59,6 +63,16 @@ def _launch_template(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     return {"__id": f"lt-{digest}", "latestVersion": 1, "defaultVersion": 1}
 
 
+def _queue(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """SQS: autonamed, its URL and ARN built from the name as AWS builds them."""
+    queue = inputs.get("name") or f"{name}{AUTONAME_SUFFIX}"
+    return {
+        "name": queue,
+        "url": f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{queue}",
+        "arn": f"arn:aws:sqs:{REGION}:{ACCOUNT}:{queue}",
+    }
+
+
 def _with_id(prefix: str) -> Any:
     def fake(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
         return {"__id": f"{prefix}-{name}"}
@@ -87,6 +101,7 @@ RESOURCES: dict[str, Any] = {
     "aws:iam/instanceProfile:InstanceProfile": _named("instance-profile"),
     "aws:iam/openIdConnectProvider:OpenIdConnectProvider": _oidc_provider,
     "aws:ec2/launchTemplate:LaunchTemplate": _launch_template,
+    "aws:sqs/queue:Queue": _queue,
     "aws:ec2/vpc:Vpc": _with_id("vpc"),
     "aws:ec2/subnet:Subnet": _with_id("subnet"),
     "aws:ec2/natGateway:NatGateway": _with_id("nat"),

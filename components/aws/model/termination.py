@@ -1,0 +1,117 @@
+"""Draining self-managed Spot GPU nodes: AWS Node Termination Handler in queue-processor mode.
+
+Self-managed groups with Capacity Rebalance launch a replacement and then terminate the
+at-risk instance, and nothing cordons or drains it first, so the 2-minute Spot notice goes unused
+(review eks.md S2-4). EKS drains managed groups itself, so only self-managed Spot groups need this.
+
+Everything here is from aws/aws-node-termination-handler (snapshot at commit 62a8761d, 2026-07-21,
+release v1.25.6): README "Queue Processor" (infrastructure: SQS queue with SSE-SQS and a policy for
+EventBridge, a termination lifecycle hook on each group, the managed tag on instances, EventBridge
+rules, and the pods' IAM policy) and config/helm/aws-node-termination-handler (Chart.yaml 0.27.6,
+values.yaml keys enableSqsTerminationDraining, queueURL, awsRegion, checkTagBeforeDraining,
+managedTag, serviceAccount.{create,name,annotations}, nodeSelector).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+# The chart is published to ECR Public as an OCI artifact.
+CHART_REPOSITORY = "oci://public.ecr.aws/aws-ec2/helm"
+CHART = "aws-node-termination-handler"
+CHART_VERSION = "0.27.6"
+NAMESPACE = "kube-system"
+SERVICE_ACCOUNT = "aws-node-termination-handler"
+# NTH drains only instances carrying this tag (checkTagBeforeDraining, on by default).
+MANAGED_TAG = "aws-node-termination-handler/managed"
+# Seconds an instance waits in Terminating:Wait for NTH to drain it (NTH heartbeats extend it).
+LIFECYCLE_HEARTBEAT_TIMEOUT = 300
+# Events are useless after the instance is gone: keep them five minutes, as NTH's README does.
+MESSAGE_RETENTION_SECONDS = 300
+
+# EventBridge patterns that feed the queue (README step 4): the groups' termination lifecycle
+# actions, Spot interruption warnings, rebalance recommendations, instance state changes and
+# scheduled EC2 maintenance.
+EVENT_PATTERNS: Mapping[str, Mapping[str, Any]] = {
+    "asg-termination": {
+        "source": ["aws.autoscaling"],
+        "detail-type": ["EC2 Instance-terminate Lifecycle Action"],
+    },
+    "spot-interruption": {
+        "source": ["aws.ec2"],
+        "detail-type": ["EC2 Spot Instance Interruption Warning"],
+    },
+    "rebalance": {
+        "source": ["aws.ec2"],
+        "detail-type": ["EC2 Instance Rebalance Recommendation"],
+    },
+    "state-change": {
+        "source": ["aws.ec2"],
+        "detail-type": ["EC2 Instance State-change Notification"],
+    },
+    "scheduled-change": {
+        "source": ["aws.health"],
+        "detail-type": ["AWS Health Event"],
+        "detail": {"service": ["EC2"], "eventTypeCategory": ["scheduledChange"]},
+    },
+}
+
+# The pods' permissions (README step 5), with the queue actions scoped to the one queue.
+DESCRIBE_ACTIONS = (
+    "autoscaling:DescribeAutoScalingInstances",
+    "autoscaling:DescribeTags",
+    "ec2:DescribeInstances",
+)
+QUEUE_ACTIONS = ("sqs:DeleteMessage", "sqs:ReceiveMessage")
+
+
+def handler_policy(queue_arn: str, group_arns: list[str]) -> dict[str, Any]:
+    """Describe anywhere (no resource-level scoping exists for them); complete lifecycle actions
+    only on gpufleet's Spot groups; read and delete only its own queue's messages."""
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {"Effect": "Allow", "Action": list(DESCRIBE_ACTIONS), "Resource": "*"},
+            {
+                "Effect": "Allow",
+                "Action": ["autoscaling:CompleteLifecycleAction"],
+                "Resource": group_arns,
+            },
+            {"Effect": "Allow", "Action": list(QUEUE_ACTIONS), "Resource": queue_arn},
+        ],
+    }
+
+
+def queue_policy(queue_arn: str) -> dict[str, Any]:
+    """EventBridge may send to the queue (README step 1)."""
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": {"Service": ["events.amazonaws.com", "sqs.amazonaws.com"]},
+                "Action": "sqs:SendMessage",
+                "Resource": queue_arn,
+            }
+        ],
+    }
+
+
+def handler_values(
+    queue_url: str, region: str, role_arn: str, node_selector: Mapping[str, str]
+) -> dict[str, Any]:
+    """Helm values for the pinned chart: queue-processor mode, IRSA, on the system pool."""
+    return {
+        "enableSqsTerminationDraining": True,
+        "queueURL": queue_url,
+        "awsRegion": region,
+        "checkTagBeforeDraining": True,
+        "managedTag": MANAGED_TAG,
+        "serviceAccount": {
+            "create": True,
+            "name": SERVICE_ACCOUNT,
+            "annotations": {"eks.amazonaws.com/role-arn": role_arn},
+        },
+        "nodeSelector": dict(node_selector),
+    }

@@ -1,0 +1,123 @@
+"""AWS Node Termination Handler for self-managed Spot GPU groups (queue-processor mode).
+
+The queue, its EventBridge rules, a termination lifecycle hook per Spot group, the handler's IRSA
+role and its pinned Helm release on the system pool: with them a Spot interruption or rebalance
+cordons and drains the GPU node before the instance goes (facts and sources:
+`components.aws.model.termination`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_kubernetes as k8s
+
+from components.aws import iam
+from components.aws.model import termination
+
+
+@dataclass(frozen=True)
+class NodeTerminationHandlerArgs:
+    cluster_name: str
+    region: str
+    # The self-managed Spot groups whose nodes must be drained before they go, by a name for
+    # their lifecycle hooks (unique in the stack).
+    spot_groups: Mapping[str, aws.autoscaling.Group]
+    oidc_provider_arn: pulumi.Input[str]
+    oidc_issuer_url: pulumi.Input[str]
+    node_selector: Mapping[str, str]
+    aws_provider: aws.Provider
+    k8s_provider: k8s.Provider
+
+
+class NodeTerminationHandler(pulumi.ComponentResource):
+    queue: aws.sqs.Queue
+    release: k8s.helm.v3.Release
+
+    def __init__(
+        self,
+        name: str,
+        args: NodeTerminationHandlerArgs,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("gpufleet:aws:NodeTerminationHandler", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self, provider=args.aws_provider)
+        self.queue = aws.sqs.Queue(
+            f"{name}-queue",
+            message_retention_seconds=termination.MESSAGE_RETENTION_SECONDS,
+            sqs_managed_sse_enabled=True,
+            opts=child,
+        )
+        aws.sqs.QueuePolicy(
+            f"{name}-queue-policy",
+            queue_url=self.queue.url,
+            policy=self.queue.arn.apply(lambda arn: json.dumps(termination.queue_policy(arn))),
+            opts=child,
+        )
+        for event, pattern in termination.EVENT_PATTERNS.items():
+            rule = aws.cloudwatch.EventRule(
+                f"{name}-{event}",
+                description=f"{event} events for the node termination handler of "
+                f"{args.cluster_name}",
+                event_pattern=json.dumps(pattern),
+                opts=child,
+            )
+            aws.cloudwatch.EventTarget(
+                f"{name}-{event}-target", rule=rule.name, arn=self.queue.arn, opts=child
+            )
+        for key, group in args.spot_groups.items():
+            aws.autoscaling.LifecycleHook(
+                f"{name}-{key}-hook",
+                autoscaling_group_name=group.name,
+                lifecycle_transition="autoscaling:EC2_INSTANCE_TERMINATING",
+                default_result="CONTINUE",
+                heartbeat_timeout=termination.LIFECYCLE_HEARTBEAT_TIMEOUT,
+                opts=child,
+            )
+        role = aws.iam.Role(
+            f"{name}-irsa",
+            description=f"node termination handler of EKS {args.cluster_name} (IRSA)",
+            assume_role_policy=pulumi.Output.all(
+                args.oidc_provider_arn, args.oidc_issuer_url
+            ).apply(
+                lambda parts: iam.irsa_trust_policy(
+                    parts[0], parts[1], termination.NAMESPACE, termination.SERVICE_ACCOUNT
+                )
+            ),
+            opts=child,
+        )
+        policy = aws.iam.RolePolicy(
+            f"{name}-draining",
+            role=role.id,
+            policy=pulumi.Output.all(
+                self.queue.arn, *[g.arn for g in args.spot_groups.values()]
+            ).apply(lambda arns: json.dumps(termination.handler_policy(arns[0], list(arns[1:])))),
+            opts=child,
+        )
+        self.release = k8s.helm.v3.Release(
+            f"{name}-release",
+            k8s.helm.v3.ReleaseArgs(
+                name=termination.CHART,
+                # An OCI chart: the reference carries the repository.
+                chart=f"{termination.CHART_REPOSITORY}/{termination.CHART}",
+                version=termination.CHART_VERSION,
+                namespace=termination.NAMESPACE,
+                create_namespace=False,
+                values=pulumi.Output.all(self.queue.url, role.arn).apply(
+                    lambda parts: termination.handler_values(
+                        parts[0], args.region, parts[1], args.node_selector
+                    )
+                ),
+                atomic=True,
+                cleanup_on_fail=True,
+                max_history=5,
+            ),
+            opts=pulumi.ResourceOptions(
+                parent=self, provider=args.k8s_provider, depends_on=[policy]
+            ),
+        )
+        self.register_outputs({"queueUrl": self.queue.url, "release": self.release.name})
