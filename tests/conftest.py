@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Mapping
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -38,3 +39,13 @@ def helm_values_file(chart: str) -> Path:
     if not path.is_file():
         pytest.skip(f"{path} not available (../shared is absent)")
     return path
+
+
+# The clouds' calendar day the version tables and the reviews were read on: every plan and
+# config check in the tests judges Kubernetes support on it, so the suite never rots.
+PINNED_TODAY = date(2026, 11, 22)
+
+
+@pytest.fixture(autouse=True)
+def _pinned_today(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("components.model.config.clock_today", lambda: PINNED_TODAY)

@@ -235,19 +235,23 @@ def test_scarce_gpus_on_demand_take_any_zone_with_capacity() -> None:
 
 
 def test_reservation_only_machines_need_a_reservation_or_spot() -> None:
+    from datetime import date
+
     from components.model.config import ConfigError
 
+    TODAY = date(2026, 11, 22)  # the clouds' calendar day the tables are read on
+
     raw = load_stack("gcp-dev").gpufleet
-    raw = {**raw, "cluster": {**raw["cluster"], "kubernetesVersion": "1.34"}}
+    raw = {**raw, "cluster": {**raw["cluster"], "kubernetesVersion": "1.35"}}
     h200 = {"name": "h200", "accelerator": "h200-141gb", "zones": ["us-central1-b"]}
     with pytest.raises(ConfigError) as caught:
-        parse_config({**raw, "gpuPools": [h200]})
+        parse_config({**raw, "gpuPools": [h200]}, today=TODAY)
     (problem,) = [str(p) for p in caught.value.problems]
     assert problem.startswith("gpuPools[0].spot: a3-ultragpu-8g is sold on demand only from")
     assert problem.endswith("(default False)")
-    parse_config({**raw, "gpuPools": [{**h200, "spot": True}]})
+    parse_config({**raw, "gpuPools": [{**h200, "spot": True}]}, today=TODAY)
     reserved = {**h200, "gcp": {"reservation": "h200-block-1"}}
-    parse_config({**raw, "gpuPools": [reserved]})
+    parse_config({**raw, "gpuPools": [reserved]}, today=TODAY)
     plan = plan_of("gcp-dev", {"gpufleet:cluster": raw["cluster"], "gpufleet:gpuPools": [reserved]})
     affinity = gpu_node_pools(plan)["h200"].inputs["nodeConfig"]["reservationAffinity"]
     assert affinity == {

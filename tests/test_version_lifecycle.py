@@ -294,3 +294,21 @@ def test_the_default_minor_is_the_common_default_on_the_pinned_day() -> None:
 
     default = ClusterConfig.model_fields["kubernetes_version"].default
     assert default == common_default(TABLES, TODAY) == "1.36"
+
+
+def test_gke_refuses_a_minor_past_standard_support_outside_the_extended_channel() -> None:
+    import copy
+
+    import pytest as _pytest
+
+    from components.model.config import ConfigError, parse_config
+    from components.tooling.stacks import load_stack
+
+    raw = copy.deepcopy(dict(load_stack("gcp-dev").gpufleet))
+    raw["cluster"]["kubernetesVersion"] = "1.33"  # GKE standard support ended before TODAY
+    assert assess(GKE, "1.33", TODAY).status == "extended"
+    with _pytest.raises(ConfigError) as caught:
+        parse_config(raw, today=TODAY)
+    (problem,) = [str(p) for p in caught.value.problems]
+    assert problem.startswith("cluster.kubernetesVersion: is past GKE standard support")
+    assert "the cluster is in REGULAR" in problem

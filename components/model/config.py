@@ -59,6 +59,11 @@ _SECTIONS: Mapping[str, Any] = {
 KNOWN_KEYS = ("cloud", "cluster", "gpuPools", "gpuSoftware", "samples", "kubeconfig")
 
 
+def clock_today() -> date:
+    """The day version support is judged on when the caller names none (tests pin it)."""
+    return date.today()
+
+
 def parse_config(raw: Mapping[str, Any], today: date | None = None) -> StackConfig:
     """Validate the `gpufleet:` keys (prefix stripped); raise ConfigError with every problem.
 
@@ -116,7 +121,7 @@ def parse_config(raw: Mapping[str, Any], today: date | None = None) -> StackConf
     warnings: list[str] = []
     checked: list[Problem] = []
     if cloud is not None and cluster is not None:
-        checked += check_cluster(cloud, cluster, warnings, today or date.today())
+        checked += check_cluster(cloud, cluster, warnings, today or clock_today())
     names: dict[str, int] = {}
     for index, pool in indexed_pools:
         path = f"gpuPools[{index}]"

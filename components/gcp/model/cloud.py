@@ -11,10 +11,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from components.gcp.model import config as gcp_config
-from components.gcp.model import gpu_zones, versions
+from components.gcp.model import gpu_zones, version_rules, versions
 from components.gcp.model.catalog import CATALOG
 from components.model.catalog.gpus import MachineType
 from components.model.cloud import NameRule
+from components.model.lifecycle import Assessment
 from components.model.managed_cloud import GpuNodeFacts, ManagedCloud, SharingVia
 from components.model.networks import cidr_list_problems, overlap_problems, parse_ipv4_cidr
 from components.model.pool_spec import PoolSpec
@@ -105,6 +106,9 @@ class Gcp(ManagedCloud):
 
     def zone_rule(self, region: str) -> NameRule:
         return NameRule(rf"{re.escape(region)}-[a-z]", f"{region}-<letter>")
+
+    def version_problems(self, cluster: ClusterConfig, verdict: Assessment) -> list[Problem]:
+        return version_rules.version_problems(cluster, verdict)
 
     def check_cluster(self, cluster: ClusterConfig) -> list[Problem]:
         gcp = gcp_config.cluster_options(cluster)
