@@ -521,40 +521,47 @@ def test_parser_reads_a_hand_written_nodeadm_document() -> None:
 # --- managed node groups ------------------------------------------------------------------
 
 
-def test_managed_gpu_pool_is_a_spot_capable_node_group_named_after_the_pool() -> None:
+def test_managed_gpu_pool_is_one_node_group_per_zone_named_after_the_pool() -> None:
+    # The autoscaler labels a group's template with its first zone only (review eks.md S2-7).
     plan, config = plan_of("aws-training"), config_of("aws-training")
     (spec,) = [p for p in resolve_pools(config) if p.name == "h100"]
-    group = only(plan, NODE_GROUP, "-h100-group")
-    inputs = group.inputs
-    assert inputs["nodeGroupName"] == "h100"
-    assert inputs["amiType"] == "AL2023_x86_64_NVIDIA"
-    assert inputs["capacityType"] == ("SPOT" if spec.spot else "ON_DEMAND")
-    assert inputs["instanceTypes"] == list(spec.machine_types)
-    assert inputs["labels"] == dict(spec.declared_labels)
-    assert inputs["taints"] == [
-        {"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"},
-        {"key": "workload", "value": "training", "effect": "NO_SCHEDULE"},
-    ]
-    assert inputs["scalingConfig"] == {"minSize": 0, "maxSize": 2, "desiredSize": 0}
-    assert "scalingConfig.desiredSize" in group.ignore_changes
-    assert group.delete_before_replace  # the fixed name must be free before a replacement
-    assert inputs["tags"][f"{TEMPLATE}resources/nvidia.com/gpu"] == "8"
-    # Its subnets are the private subnets of the pool's zones.
     subnets = subnets_by_id(plan)
-    assert sorted(subnets[s].inputs["availabilityZone"] for s in inputs["subnetIds"]) == sorted(
-        spec.zones
-    )
-    assert spec.node_labels["eks.amazonaws.com/nodegroup"] == "h100"
+    sizes = []
+    for zone in spec.zones:
+        group = only(plan, NODE_GROUP, f"-h100-{zone}")
+        inputs = group.inputs
+        assert inputs["nodeGroupName"] == f"h100-{zone}"
+        assert inputs["amiType"] == "AL2023_x86_64_NVIDIA"
+        assert inputs["capacityType"] == ("SPOT" if spec.spot else "ON_DEMAND")
+        assert inputs["instanceTypes"] == list(spec.machine_types)
+        assert inputs["labels"] == dict(spec.declared_labels)
+        assert inputs["taints"] == [
+            {"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"},
+            {"key": "workload", "value": "training", "effect": "NO_SCHEDULE"},
+        ]
+        assert "scalingConfig.desiredSize" in group.ignore_changes
+        assert group.delete_before_replace  # the fixed name must be free before a replacement
+        assert inputs["tags"][f"{TEMPLATE}resources/nvidia.com/gpu"] == "8"
+        # Its subnets are the private subnets of its one zone.
+        assert {subnets[s].inputs["availabilityZone"] for s in inputs["subnetIds"]} == {zone}
+        sizes.append(inputs["scalingConfig"])
+    # The pool's bounds, split over its zones: together never more than maxNodes.
+    assert sum(size["maxSize"] for size in sizes) == spec.max_nodes
+    assert sum(size["minSize"] for size in sizes) == spec.min_nodes
+    assert all(size["desiredSize"] == size["minSize"] for size in sizes)
+    # Each zone's group has its own eks.amazonaws.com/nodegroup: not a label of the pool.
+    assert "eks.amazonaws.com/nodegroup" not in spec.node_labels
 
 
 def test_spot_managed_pool_uses_spot_capacity() -> None:
     raw = load_stack("aws-dev").config["gpufleet:gpuPools"]
     managed = {**raw[0], "aws": {"nodeGroup": "managed", "amiFamily": "bottlerocket"}}
     plan = plan_of("aws-dev", {"gpufleet:gpuPools": [managed, raw[1]]})
-    group = only(plan, NODE_GROUP, "-t4-spot-group")
-    assert group.inputs["capacityType"] == "SPOT"
-    assert group.inputs["amiType"] == "BOTTLEROCKET_x86_64_NVIDIA"
-    assert group.inputs["instanceTypes"] == ["g4dn.xlarge", "g4dn.2xlarge"]
+    for zone in managed["zones"]:
+        group = only(plan, NODE_GROUP, f"-t4-spot-{zone}")
+        assert group.inputs["capacityType"] == "SPOT"
+        assert group.inputs["amiType"] == "BOTTLEROCKET_x86_64_NVIDIA"
+        assert group.inputs["instanceTypes"] == ["g4dn.xlarge", "g4dn.2xlarge"]
     assert not groups_of(plan, "t4-spot")
 
 
@@ -681,7 +688,8 @@ def test_gpu_pools_output_is_the_contract_and_node_labels_are_what_nodes_carry(s
             taints = [Taint(**t) for t in entry["nodeTaints"]]
             assert sorted(taints) == sorted(registration.taints)
         else:
-            registered = only(plan, NODE_GROUP, f"-{pool.name}-group").inputs["labels"]
+            zone = (pool.zones or [])[0]
+            registered = only(plan, NODE_GROUP, f"-{pool.name}-{zone}").inputs["labels"]
             kubernetes_set |= {"eks.amazonaws.com/nodegroup", "eks.amazonaws.com/capacityType"}
         assert registered.items() <= labels.items()
         assert set(labels) - set(registered) <= kubernetes_set

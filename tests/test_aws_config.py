@@ -248,3 +248,18 @@ def test_managed_group_taints_need_a_value_for_the_autoscaler_at_zero() -> None:
         parse_config({**raw, "gpuPools": [managed]})
     (problem,) = [str(p) for p in caught.value.problems]
     assert problem.startswith("gpuPools[0].taints[0].value: EKS managed node groups need a taint")
+
+
+def test_a_managed_pool_name_leaves_room_for_each_zones_group_name() -> None:
+    name = "h" * 53  # + "-us-west-2a" is 64: one more than EKS takes
+    raw = copy.deepcopy(load_stack("aws-training").gpufleet)
+    raw["gpuPools"][0]["name"] = name
+    with pytest.raises(ConfigError) as caught:
+        parse_config(raw, today=TODAY)
+    problems = [str(p) for p in caught.value.problems]
+    assert any(
+        p.startswith("gpuPools[0].name: at most 52 characters for an EKS managed pool")
+        for p in problems
+    ), problems
+    raw["gpuPools"][0]["name"] = name[:52]
+    parse_config(raw, today=TODAY)

@@ -1,8 +1,15 @@
-"""A GPU pool as an EKS managed node group (the per-pool alternative to self-managed groups).
+"""A GPU pool as EKS managed node groups, one per zone (the alternative to self-managed groups).
 
 EKS picks the accelerated AMI from `ami_type`, registers labels and taints from the API, tags the
 underlying auto scaling group for autoscaler discovery, and lets the autoscaler read labels,
 taints and node-template tags through `eks:DescribeNodegroup` when the group is at zero.
+
+One group per zone, as for self-managed pools: the autoscaler labels a group's template with the
+group's first zone only ("Found multiple availability zones ... using first", cluster-autoscaler
+aws_manager.go), so a multi-zone group is misjudged at zero for zone-bound pods (EBS volumes,
+zonal affinity) and may scale up in the wrong zone (review eks.md S2-7; the autoscaler's README
+recommends one group per zone). The groups of a pool share `gpufleet.io/pool`, the autoscaler's
+balancing label.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
+from components.aws.gpu_pool import zone_sizes
 from components.aws.launch_template import METADATA_OPTIONS, block_devices, tag_specifications
 from components.aws.model import autoscaler_tags
 from components.aws.model.autoscaler_tags import default_tags
@@ -31,9 +39,14 @@ EKS_TAINT_EFFECTS = {
 }
 
 
-def group_name_pattern(pool: str) -> str:
+def node_group_name(pool: str, zone: str) -> str:
+    """The managed group of a pool in one zone (the node label eks.amazonaws.com/nodegroup)."""
+    return f"{pool}-{zone}"
+
+
+def group_name_pattern(pool: str, zone: str) -> str:
     """A regex for the auto scaling group EKS makes for a managed group: `eks-<group>-<uuid>`."""
-    return f"^eks-{re.escape(pool)}-[0-9a-f-]{{36}}$"
+    return f"^eks-{re.escape(node_group_name(pool, zone))}-[0-9a-f-]{{36}}$"
 
 
 @dataclass(frozen=True)
@@ -43,12 +56,12 @@ class ManagedGpuPoolArgs:
     cluster_version: pulumi.Input[str]
     ami_family: AmiFamily
     node_role_arn: pulumi.Input[str]
-    subnet_ids: pulumi.Input[Sequence[str]]
+    subnets_by_zone: Mapping[str, pulumi.Input[Sequence[pulumi.Input[str]]]]
     provider: aws.Provider
 
 
 class ManagedGpuPool(pulumi.ComponentResource):
-    node_group: aws.eks.NodeGroup
+    node_groups: dict[str, aws.eks.NodeGroup]
 
     def __init__(
         self, name: str, args: ManagedGpuPoolArgs, opts: pulumi.ResourceOptions | None = None
@@ -67,44 +80,50 @@ class ManagedGpuPool(pulumi.ComponentResource):
             update_default_version=True,
             opts=child,
         )
-        self.node_group = aws.eks.NodeGroup(
-            f"{name}-group",
-            cluster_name=args.cluster_name,
-            node_group_name=pool.name,
-            node_role_arn=args.node_role_arn,
-            subnet_ids=args.subnet_ids,
-            version=args.cluster_version,
-            ami_type=AMI_TYPES[args.ami_family],
-            capacity_type="SPOT" if pool.spot else "ON_DEMAND",
-            instance_types=list(pool.machine_types),
-            labels=dict(pool.declared_labels),
-            taints=[
-                aws.eks.NodeGroupTaintArgs(
-                    key=t.key, value=t.value or None, effect=EKS_TAINT_EFFECTS[t.effect]
-                )
-                for t in pool.declared_taints
-            ],
-            scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-                min_size=pool.min_nodes, max_size=pool.max_nodes, desired_size=pool.min_nodes
-            ),
-            update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
-            launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
-                id=template.id, version=template.latest_version.apply(str)
-            ),
-            # Resources the autoscaler cannot derive at zero (it reads node group tags).
-            tags=autoscaler_tags.node_template_tags(
-                pool.declared_labels,
-                pool.declared_taints,
-                pool.autoscaler_resources[pool.gpu_resource],
-                pool.disk_size_gb,
-            ),
-            opts=pulumi.ResourceOptions.merge(
-                child,
-                pulumi.ResourceOptions(
-                    ignore_changes=["scalingConfig.desiredSize"],
-                    # The name is the pool's (its node label), so a replacement must free it first.
-                    delete_before_replace=True,
+        mins = zone_sizes(pool.min_nodes, pool.zones)
+        maxes = zone_sizes(pool.max_nodes, pool.zones)
+        self.node_groups = {}
+        for zone in pool.zones:
+            self.node_groups[zone] = aws.eks.NodeGroup(
+                f"{name}-{zone}",
+                cluster_name=args.cluster_name,
+                node_group_name=node_group_name(pool.name, zone),
+                node_role_arn=args.node_role_arn,
+                subnet_ids=args.subnets_by_zone[zone],
+                version=args.cluster_version,
+                ami_type=AMI_TYPES[args.ami_family],
+                capacity_type="SPOT" if pool.spot else "ON_DEMAND",
+                instance_types=list(pool.machine_types),
+                labels=dict(pool.declared_labels),
+                taints=[
+                    aws.eks.NodeGroupTaintArgs(
+                        key=t.key, value=t.value or None, effect=EKS_TAINT_EFFECTS[t.effect]
+                    )
+                    for t in pool.declared_taints
+                ],
+                scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+                    min_size=mins[zone], max_size=maxes[zone], desired_size=mins[zone]
                 ),
-            ),
+                update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
+                launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
+                    id=template.id, version=template.latest_version.apply(str)
+                ),
+                # Resources the autoscaler cannot derive at zero (it reads node group tags).
+                tags=autoscaler_tags.node_template_tags(
+                    pool.declared_labels,
+                    pool.declared_taints,
+                    pool.autoscaler_resources[pool.gpu_resource],
+                    pool.disk_size_gb,
+                ),
+                opts=pulumi.ResourceOptions.merge(
+                    child,
+                    pulumi.ResourceOptions(
+                        ignore_changes=["scalingConfig.desiredSize"],
+                        # The name is fixed (a node label), so a replacement must free it first.
+                        delete_before_replace=True,
+                    ),
+                ),
+            )
+        self.register_outputs(
+            {"nodeGroupNames": [group.node_group_name for group in self.node_groups.values()]}
         )
-        self.register_outputs({"nodeGroupName": self.node_group.node_group_name})

@@ -88,14 +88,14 @@ def build_gpu_pools(
                         cluster_version=eks.cluster.version,
                         ami_family=family,
                         node_role_arn=eks.managed_node_role.arn,
-                        subnet_ids=eks.network.private_subnets_in(pool.zones),
+                        subnets_by_zone=eks.network.private_subnets_by_zone,
                         provider=eks.aws_provider,
                     ),
                     opts=pulumi.ResourceOptions(depends_on=[eks.system_node_group]),
                 )
             )
             if pool.spot:
-                spot_groups.append(group_name_pattern(pool.name))
+                spot_groups += [group_name_pattern(pool.name, zone) for zone in pool.zones]
             continue
         assert eks.self_managed_instance_profile is not None and eks.self_managed_access
         self_managed = SelfManagedGpuPool(

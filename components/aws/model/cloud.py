@@ -342,7 +342,7 @@ class Aws(ManagedCloud):
             declared={"nvidia.com/gpu": "true", ACCELERATOR_LABEL: f"nvidia-{pool.accelerator}"}
         )
         if aws_config.pool_options(pool).node_group == "managed":
-            facts.labels["eks.amazonaws.com/nodegroup"] = pool.name
+            # eks.amazonaws.com/nodegroup differs per zone (one group per zone): not a pool label.
             facts.labels["eks.amazonaws.com/capacityType"] = "SPOT" if pool.spot else "ON_DEMAND"
         return facts
 
@@ -381,6 +381,18 @@ FIXED_GPU_LABELS = (
 
 def _managed_group_limits(pool: GpuPoolConfig, path: str) -> list[Problem]:
     problems = []
+    # One group per zone, named <pool>-<zone>; EKS takes node group names of 1-63 characters.
+    longest = max((len(zone) for zone in pool.zones or []), default=0)
+    if len(pool.name) + 1 + longest > MANAGED_LABEL_MAX:
+        problems.append(
+            Problem(
+                f"{path}.name",
+                f"at most {MANAGED_LABEL_MAX - 1 - longest} characters for an EKS managed pool: "
+                "each zone's node group is named <pool>-<zone>, at most "
+                f"{MANAGED_LABEL_MAX} characters",
+                pool.name,
+            )
+        )
     for key, value in pool.labels.items():
         if len(key) > MANAGED_LABEL_MAX:
             problems.append(
