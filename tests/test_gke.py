@@ -276,6 +276,35 @@ def test_mps_pools_tell_pods_to_share_the_hosts_ipc_namespace() -> None:
         assert pods and all(pod.get("hostIPC") is host_ipc for pod in pods)
 
 
+def test_operator_pools_get_googles_driver_installer_pinned_by_commit() -> None:
+    # INSTALLATION_DISABLED pools and the operator's driver off: without Google's installer no
+    # GPU would ever appear (review gke.md S2-1).
+    from components.gcp.model import driver_installer
+
+    plan = plan_of("gcp-dev", {"gpufleet:gpuSoftware": {"mode": "gpu-operator"}})
+    (manifest,) = plan.of_type("kubernetes:yaml/v2:ConfigFile")
+    url = manifest.inputs["file"]
+    assert url == driver_installer.MANIFEST_URL
+    commit = url.split("/")[5]
+    assert len(commit) == 40 and all(c in "0123456789abcdef" for c in commit)  # not a branch
+    assert url.endswith("/nvidia-driver-installer/cos/daemonset-preloaded.yaml")
+    # GKE-managed drivers need no installer.
+    assert plan_of("gcp-dev").of_type("kubernetes:yaml/v2:ConfigFile") == []
+
+
+def test_the_installer_reaches_operator_pools_and_skips_gke_managed_ones() -> None:
+    """The pinned manifest's DaemonSet requires `cloud.google.com/gke-accelerator` and the
+    absence of `cloud.google.com/gke-gpu-driver-version` (container-engine-accelerators,
+    daemonset-preloaded.yaml at driver_installer.COMMIT): operator pools must lack the label,
+    pools whose driver GKE installs must carry it."""
+    operator_pools = plan_of("gcp-dev", {"gpufleet:gpuSoftware": {"mode": "gpu-operator"}})
+    for pool in operator_pools.outputs["gpuPools"]:
+        assert "cloud.google.com/gke-accelerator" in pool["nodeLabels"]
+        assert "cloud.google.com/gke-gpu-driver-version" not in pool["nodeLabels"]
+    for pool in plan_of("gcp-dev").outputs["gpuPools"]:
+        assert "cloud.google.com/gke-gpu-driver-version" in pool["nodeLabels"]
+
+
 def test_operator_sharing_on_gke_is_seen_by_the_autoscaler_as_the_physical_gpus() -> None:
     raw = load_stack("gcp-a100-mig").gpufleet
     for mode, expected in (("gpu-operator", "physical"), ("auto", "shared")):

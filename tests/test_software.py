@@ -201,7 +201,12 @@ def test_rendered_kubernetes_objects_validate_against_the_clusters_schema(
     plan = plan_of(stack, overrides)
     config, _, _ = resolved(stack, overrides)
     version = config.cluster.kubernetes_version
-    objects = [r for r in plan.resources if r.type.startswith("kubernetes:") and r.type != RELEASE]
+    # Kubernetes objects themselves: not Helm releases, nor components (a yaml/v2 ConfigFile).
+    objects = [
+        r
+        for r in plan.resources
+        if r.custom and r.type.startswith("kubernetes:") and r.type != RELEASE
+    ]
     assert objects
     for resource in objects:
         kubernetes_validate.validate(dict(resource.inputs), version, strict=True)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import pulumi
 
 from components.gcp.cluster import GkeCluster, GkeClusterArgs
+from components.gcp.driver_installer import GkeDriverInstaller, GkeDriverInstallerArgs
 from components.gcp.gpu_pool import GkeGpuNodePool, GkeGpuNodePoolArgs
 from components.gcp.model.cloud import gke_driver
 from components.gcp.model.config import pool_options
@@ -41,7 +42,7 @@ def build_gpu_pools(
     gke = cluster.component
     assert isinstance(gke, GkeCluster)
     configured = {p.name: p for p in config.gpu_pools}
-    return [
+    built: list[pulumi.Resource] = [
         GkeGpuNodePool(
             f"{config.cluster.name}-{pool.name}",
             GkeGpuNodePoolArgs(
@@ -58,3 +59,12 @@ def build_gpu_pools(
         )
         for pool in pools
     ]
+    if pools and config.gpu_software_mode == "gpu-operator":
+        # The pools' driver is not GKE's and the operator's does not run on COS.
+        built.append(
+            GkeDriverInstaller(
+                f"{config.cluster.name}-driver-installer",
+                GkeDriverInstallerArgs(k8s_provider=cluster.k8s_provider),
+            )
+        )
+    return built

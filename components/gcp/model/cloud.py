@@ -333,8 +333,8 @@ class Gcp(ManagedCloud):
 
     def gpu_operator_preset(self, config: StackConfig) -> dict[str, Any]:
         # GKE pools run with INSTALLATION_DISABLED and the no-default-plugin label; the driver
-        # comes from Google's driver-installer DaemonSet, which users apply per Google's GPU
-        # Operator guide (it is published only at an unpinned URL).
+        # comes from Google's driver-installer DaemonSet, which gpufleet applies pinned by
+        # commit (components/gcp/driver_installer.py).
         preset: dict[str, Any] = {
             "driver": {"enabled": False},
             # Always file-based: on GKE 1.33+ the toolkit otherwise misconfigures containerd
@@ -369,13 +369,6 @@ class Gcp(ManagedCloud):
             ],
             "extraEnv": [{"name": "DCGM_EXPORTER_KUBERNETES_GPU_ID_TYPE", "value": "device-name"}],
         }
-
-    def gpu_operator_notice(self) -> str:
-        return (
-            "GPU Operator on GKE: the driver comes from Google's driver-installer "
-            "DaemonSet; apply it as Google's 'NVIDIA GPU Operator on GKE' guide says "
-            "(kubectl apply -f .../nvidia-driver-installer/cos/daemonset-preloaded.yaml)"
-        )
 
 
 GCP = Gcp()
