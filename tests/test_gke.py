@@ -122,6 +122,11 @@ def test_cluster_is_private_vpc_native_with_workload_identity(stack: str) -> Non
     config = parse_config(load_stack(stack).gpufleet)
     assert cluster.protect is config.cluster.protect
     assert inputs["deletionProtection"] is config.cluster.protect
+    # Idle GPU nodes go sooner; node auto-provisioning never adds pools gpufleet did not plan.
+    assert inputs["clusterAutoscaling"] == {
+        "enabled": False,
+        "autoscalingProfile": "OPTIMIZE_UTILIZATION",
+    }
 
 
 @pytest.mark.parametrize("stack", GKE_STACKS)
