@@ -108,12 +108,12 @@ class ManagedGpuPool(pulumi.ComponentResource):
                 launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
                     id=template.id, version=template.latest_version.apply(str)
                 ),
-                # Resources the autoscaler cannot derive at zero (it reads node group tags).
+                # Resources the autoscaler cannot derive at zero (it reads them from the node
+                # group's tags). Labels and taints it takes from the node group itself
+                # (eks:DescribeNodegroup), so tags for them would only count toward AWS's
+                # 50-tag limit (review eks.md S3-3).
                 tags=autoscaler_tags.node_template_tags(
-                    pool.declared_labels,
-                    pool.declared_taints,
-                    pool.autoscaler_resources[pool.gpu_resource],
-                    pool.disk_size_gb,
+                    {}, (), pool.autoscaler_resources[pool.gpu_resource], pool.disk_size_gb
                 ),
                 opts=pulumi.ResourceOptions.merge(
                     child,
