@@ -33,12 +33,27 @@ def plan() -> Callable[..., Plan]:
     return plan_of
 
 
-def helm_values_file(chart: str) -> Path:
-    """The pinned chart's values.yaml from ../shared (tests skip where it is absent)."""
-    path = SHARED_REFERENCE / "helm" / chart / "values.yaml"
-    if not path.is_file():
-        pytest.skip(f"{path} not available (../shared is absent)")
-    return path
+CHART_FACTS = Path(__file__).resolve().parent / "data" / "chart_facts.json"
+
+
+@functools.cache
+def _chart_facts() -> dict[str, Any]:
+    facts: dict[str, Any] = json.loads(CHART_FACTS.read_text())["charts"]
+    return facts
+
+
+def chart_defaults(chart: str) -> dict[str, Any]:
+    """The pinned chart's default values that the tests rely on: from the generated
+    tests/data/chart_facts.json (scripts/chart_facts.py; test_chart_facts keeps it current
+    against ../shared/reference/helm), so no test needs ../shared."""
+    facts = _chart_facts()[chart]
+    from components.model.catalog import charts
+
+    assert facts["version"] == charts.CHARTS[chart].version, (
+        f"{CHART_FACTS.name} describes {chart} {facts['version']}, gpufleet pins "
+        f"{charts.CHARTS[chart].version}: run scripts/chart_facts.py"
+    )
+    return json.loads(json.dumps(facts["values"]))  # a copy the test may change
 
 
 # The clouds' calendar day the version tables and the reviews were read on: every plan and

@@ -33,7 +33,7 @@ from components.tooling.mockcloud.aws import (
     fake_ami,
 )
 from components.tooling.stacks import load_stack
-from tests.conftest import helm_values_file, plan_of
+from tests.conftest import chart_defaults, plan_of
 
 AWS_STACKS = ["aws-dev", "aws-training"]
 ASG = "aws:autoscaling/group:Group"
@@ -369,7 +369,7 @@ def test_other_expanders_drop_the_priority_config() -> None:
 
 @pytest.mark.parametrize("stack", AWS_STACKS)
 def test_autoscaler_values_use_only_keys_the_chart_has(stack: str) -> None:
-    chart = yaml.safe_load(helm_values_file("cluster-autoscaler").read_text())
+    chart = chart_defaults("cluster-autoscaler")
     # Maps the chart's templates range over (extraArgs -> container flags, priorities -> ConfigMap).
     free_form = {("extraArgs",), ("expanderPriorities",)}
 

@@ -21,19 +21,15 @@ from components.model.pools import PoolSpec, resolve_pools, system_pool
 from components.tooling import placement
 from components.tooling.engine import Plan
 from components.tooling.stacks import load_stack, shipped_stacks
-from tests.conftest import helm_values_file, plan_of
+from scripts import chart_facts
+from tests.conftest import chart_defaults, plan_of
 
 MODES = ("device-plugin", "gpu-operator", "cloud-managed")
 RELEASE = "kubernetes:helm.sh/v3:Release"
 
 
 def software_overrides(stack: str, mode: str) -> dict[str, Any]:
-    software = dict(load_stack(stack).config.get("gpufleet:gpuSoftware") or {})
-    software["mode"] = mode
-    if mode != "gpu-operator":
-        software.pop("operatorDriver", None)
-    software["monitoring"] = {"dcgmExporter": True}
-    return {"gpufleet:gpuSoftware": software, "gpufleet:samples": {"enabled": True}}
+    return chart_facts.software_overrides(load_stack(stack).config, mode)
 
 
 def resolved(stack: str, overrides: dict[str, Any]) -> tuple[Any, list[PoolSpec], PoolSpec | None]:
@@ -69,7 +65,7 @@ def releases(plan: Plan) -> dict[str, Any]:
 
 
 def merged(chart: str, values: dict[str, Any]) -> dict[str, Any]:
-    return chart_values.merge(chart_values.load(helm_values_file(chart)), values)
+    return chart_values.merge(chart_defaults(chart), values)
 
 
 def test_every_cloud_has_a_case_per_supported_mode() -> None:
@@ -137,7 +133,7 @@ def test_daemonsets_land_on_every_gpu_pool_and_no_cpu_pool(stack: str, mode: str
 @pytest.mark.parametrize("stack", [s for s, m in CASES if m == "device-plugin"][:1])
 def test_chart_default_affinity_alone_would_schedule_the_plugin_nowhere(stack: str) -> None:
     # Why we override it: without NFD labels the chart's own affinity matches no node.
-    defaults = chart_values.load(helm_values_file("nvidia-device-plugin"))
+    defaults = chart_defaults("nvidia-device-plugin")
     _, pools, cpu = resolved(stack, software_overrides(stack, "device-plugin"))
     assert (
         placement.place(placement.daemonset_pod(defaults), placement.targets(pools, cpu)).fits == []
@@ -148,7 +144,7 @@ def test_chart_default_affinity_alone_would_schedule_the_plugin_nowhere(stack: s
 def test_helm_values_use_only_keys_of_the_pinned_charts(stack: str, mode: str) -> None:
     plan = plan_of(stack, software_overrides(stack, mode))
     for chart, release in releases(plan).items():
-        defaults = chart_values.load(helm_values_file(chart))
+        defaults = chart_defaults(chart)
         passthrough = chart_values.PASSTHROUGH.get(chart, ())
         assert (
             chart_values.unknown_keys(release.inputs["values"], defaults, passthrough=passthrough)
@@ -225,15 +221,27 @@ def plugin_configs(plan: Plan) -> tuple[dict[str, Any], str]:
     return {k: yaml.safe_load(v) for k, v in config["data"].items()}, config["default"]
 
 
-@pytest.mark.parametrize(("stack", "mode"), [c for c in CASES if c[1] != "cloud-managed"])
+def _with_plugin_config_pools() -> list[tuple[str, str]]:
+    """NVIDIA-software cases whose stack has a shared or MIG pool (a per-pool plugin config)."""
+    return [
+        (stack, mode)
+        for stack, mode in CASES
+        if mode != "cloud-managed"
+        and any(
+            "nvidia.com/device-plugin.config" in pool.node_labels
+            for pool in resolved(stack, software_overrides(stack, mode))[1]
+        )
+    ]
+
+
+@pytest.mark.parametrize(("stack", "mode"), _with_plugin_config_pools())
 def test_shared_and_mig_pools_get_their_own_plugin_config(stack: str, mode: str) -> None:
     overrides = software_overrides(stack, mode)
     plan = plan_of(stack, overrides)
     _, pools, _ = resolved(stack, overrides)
     outputs = {p["name"]: p for p in plan.outputs["gpuPools"]}
     selecting = [p for p in pools if "nvidia.com/device-plugin.config" in p.node_labels]
-    if not selecting:
-        pytest.skip("no shared or MIG pool in this stack")
+    assert selecting
     entries, default = plugin_configs(plan)
     assert default == "default" and set(entries) == {"default", *(p.name for p in selecting)}
     for pool in selecting:
