@@ -420,11 +420,12 @@ def test_fiftyone_values_follow_the_chart_gpu_guide(capsys: pytest.CaptureFixtur
 
 def test_fiftyone_requests_are_a_gpu_share_of_the_node(capsys: pytest.CaptureFixture[str]) -> None:
     jobs = yaml.safe_load(emitted(capsys, "gcp-dev", "fiftyone"))["delegatedOperatorJobTemplates"]
-    # g2-standard-8 (8 vCPU, 32 GiB) shared 4 ways: (8000m - 180m reserve - 500m DaemonSets) / 4
-    # - 200m sidecar = 1630m -> 1600m; (32 GiB - 3.56 GiB - 750 MiB - 1 GiB) / 4 - 512 MiB
-    # = 6.18 GiB -> 6Gi. n1-standard-8 (8 vCPU, 30 GiB), one GPU: 7120m -> 7; 24.3 GiB -> 24Gi.
+    # g2-standard-8 (8 vCPU, 32 GiB) shared 4 ways, from GKE's allocatable (7910m, 29022Mi):
+    # (7910m - 500m DaemonSets) / 4 - 200m sidecar = 1652m -> 1600m; (29022Mi - 1 GiB) / 4
+    # - 512 MiB = 6487 MiB -> 6400Mi. n1-standard-8 (7910m, 27097Mi), one GPU: 7210m -> 7;
+    # 24.96 GiB -> 24Gi.
     assert jobs["jobs"]["gpuL4Spot"]["resources"]["requests"]["cpu"] == "1600m"
-    assert jobs["jobs"]["gpuL4Spot"]["resources"]["requests"]["memory"] == "6Gi"
+    assert jobs["jobs"]["gpuL4Spot"]["resources"]["requests"]["memory"] == "6400Mi"
     assert jobs["jobs"]["gpuT4"]["resources"]["requests"]["cpu"] == 7
     assert jobs["jobs"]["gpuT4"]["resources"]["requests"]["memory"] == "24Gi"
 
@@ -472,9 +473,12 @@ def test_a_node_takes_one_fiftyone_pod_per_gpu_share(
 
 
 def test_fiftyone_sizes_from_allocatable_cpu_and_memory_when_known() -> None:
-    (spec, *_) = resolve_pools(config_of("gcp-dev"))  # l4-spot: 4 shares per node
+    (resolved, *_) = resolve_pools(config_of("gcp-dev"))  # l4-spot: 4 shares per node
+    # Without the cloud's figures (an unknown machine): the machine minus the conservative reserve.
+    spec = dataclasses.replace(resolved, allocatable_per_node=resolved.extended_resources)
     from_machine = fiftyone_share(spec)
     assert from_machine and (from_machine.cpu, from_machine.memory) == ("1600m", "6Gi")
+    assert fiftyone_share(resolved).room.source == "allocatable cpu and memory"  # type: ignore[union-attr]
     known = dataclasses.replace(
         spec, allocatable_per_node={**spec.allocatable_per_node, "cpu": "7910m", "memory": "26.5Gi"}
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from components.model.catalog import index as gpus
@@ -85,13 +87,23 @@ def test_time_sharing_and_mig_reach_the_accelerator_config() -> None:
 
 
 def test_allocatable_reports_shared_and_partitioned_capacity() -> None:
+    def gpus(pool: dict[str, Any]) -> dict[str, int]:
+        return {k: v for k, v in pool["allocatablePerNode"].items() if isinstance(v, int)}
+
     dev = {p["name"]: p for p in plan_of("gcp-dev").outputs["gpuPools"]}
-    assert dev["l4-spot"]["allocatablePerNode"] == {"nvidia.com/gpu": 4}  # 1 GPU x 4 clients
-    assert dev["t4"]["allocatablePerNode"] == {"nvidia.com/gpu": 1}
+    assert gpus(dev["l4-spot"]) == {"nvidia.com/gpu": 4}  # 1 GPU x 4 clients
+    assert gpus(dev["t4"]) == {"nvidia.com/gpu": 1}
     mig = {p["name"]: p for p in plan_of("gcp-a100-mig").outputs["gpuPools"]}
-    assert mig["a100-mig"]["allocatablePerNode"] == {"nvidia.com/gpu": 7}  # 7 x 1g.5gb
+    assert gpus(mig["a100-mig"]) == {"nvidia.com/gpu": 7}  # 7 x 1g.5gb
     assert mig["a100-mig"]["nodeLabels"]["cloud.google.com/gke-gpu-partition-size"] == "1g.5gb"
-    assert mig["a100-80-spot"]["allocatablePerNode"] == {"nvidia.com/gpu": 8}
+    assert gpus(mig["a100-80-spot"]) == {"nvidia.com/gpu": 8}
+    # n1-standard-8 (8 vCPU, 30 GiB): GKE keeps 60+10+10+10 = 90m, and 25% of 4 GiB, 20% of
+    # the next 4, 10% of the next 8 and 6% of the last 14 (3522.56 MiB) + 100 MiB eviction.
+    assert {k: v for k, v in dev["t4"]["allocatablePerNode"].items() if k != "nvidia.com/gpu"} == {
+        "cpu": "7910m",
+        "memory": "27097Mi",  # floor(30720 - 1024 - 819.2 - 819.2 - 860.16 - 100)
+        "pods": "110",
+    }
 
 
 def test_gpu_operator_mode_disables_gke_driver_and_default_plugin() -> None:

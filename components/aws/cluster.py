@@ -14,6 +14,7 @@ import pulumi_kubernetes as k8s
 from components.aws import iam
 from components.aws.launch_template import METADATA_OPTIONS, block_devices, tag_specifications
 from components.aws.model.autoscaler_tags import default_tags
+from components.aws.model.cloud import AWS
 from components.aws.model.config import cluster_options, principal_slug
 from components.aws.network import EksNetwork, NetworkHandle, existing_network
 from components.aws.user_data import ClusterJoin
@@ -256,7 +257,7 @@ class EksCluster(pulumi.ComponentResource):
             f"{name}-system",
             description=f"EKS {cfg.name} system nodes",
             metadata_options=METADATA_OPTIONS,
-            block_device_mappings=block_devices("al2023", 50),
+            block_device_mappings=block_devices("al2023", AWS.system_disk_size_gb),
             tag_specifications=tag_specifications(
                 {"Name": f"{cfg.name}-{SYSTEM_POOL_NAME}", "gpufleet-pool": SYSTEM_POOL_NAME}
             ),

@@ -99,7 +99,7 @@ class SelfManagedGpuPool(pulumi.ComponentResource):
         tags = {
             **autoscaler_tags.discovery_tags(args.cluster_name),
             **autoscaler_tags.node_template_tags(
-                labels, taints, pool.autoscaler_resources[pool.gpu_resource], pool.disk_size_gb
+                labels, taints, pool.autoscaler_resources[pool.gpu_resource], pool.ephemeral_storage
             ),
         }
         mins = zone_sizes(pool.min_nodes, pool.zones)

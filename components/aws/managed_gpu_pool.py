@@ -113,7 +113,7 @@ class ManagedGpuPool(pulumi.ComponentResource):
                 # (eks:DescribeNodegroup), so tags for them would only count toward AWS's
                 # 50-tag limit (review eks.md S3-3).
                 tags=autoscaler_tags.node_template_tags(
-                    {}, (), pool.autoscaler_resources[pool.gpu_resource], pool.disk_size_gb
+                    {}, (), pool.autoscaler_resources[pool.gpu_resource], pool.ephemeral_storage
                 ),
                 opts=pulumi.ResourceOptions.merge(
                     child,

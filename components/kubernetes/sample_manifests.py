@@ -34,7 +34,7 @@ _RESOURCES = {
 
 def is_shared(pool: PoolSpec) -> bool:
     """The pool advertises more GPUs per node than it has (time-slicing, MPS or MIG)."""
-    return pool.allocatable_per_node.get(GPU_RESOURCE, 0) > pool.gpus_per_node
+    return pool.extended_resources.get(GPU_RESOURCE, 0) > pool.gpus_per_node
 
 
 def namespace_manifest() -> dict[str, Any]:

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from components.model.allocatable import NodeAllocatable
 from components.model.catalog.gpus import GpuModel, MachineCatalog
 from components.model.lifecycle import Assessment, VersionLifecycle
 from components.model.pool_spec import PoolSpec
@@ -92,6 +93,12 @@ class Cloud(ABC):
     def check_cluster(self, cluster: ClusterConfig) -> list[Problem]:
         """This cloud's cluster rules, after the shared name, version, region and zone checks."""
         return []
+
+    def node_allocatable(
+        self, machine: str, vcpus: int, memory_gib: float, disk_size_gb: int
+    ) -> NodeAllocatable | None:
+        """What the kubelet leaves pods on a node of this machine (None: not known here)."""
+        return None
 
     def version_problems(self, cluster: ClusterConfig, verdict: Assessment) -> list[Problem]:
         """What this cloud refuses about a minor its calendar still creates: a paid phase the

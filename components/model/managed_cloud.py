@@ -51,6 +51,8 @@ class ManagedCloud(Cloud):
     default_system_machine: ClassVar[str]
     # (vCPU, GiB) of the CPU machines a system pool may use, for the scheduler simulation.
     system_machine_shapes: ClassVar[Mapping[str, tuple[int, float]]]
+    # The system pool's boot disk (GiB), which the cloud's cluster component gives its nodes.
+    system_disk_size_gb: ClassVar[int] = 100
     # GPU types are offered in some zones only: a pool must name its zones (here or cluster).
     zones_required: ClassVar[bool] = True
     # One pool may list several machine types (one auto scaling group, several instance types).
@@ -318,7 +320,11 @@ class ManagedCloud(Cloud):
 
         declared.update(pool.labels)
         node_labels = {**generic, **facts.labels, **declared}
-        allocatable = {GPU_RESOURCE: gpus_per_node * per_gpu}
+        gpus_allocatable = gpus_per_node * per_gpu
+        allocatable: dict[str, int | str] = {GPU_RESOURCE: gpus_allocatable}
+        node = self.node_allocatable(first.name, first.vcpus, first.memory_gib, pool.disk_size_gb)
+        if node is not None:
+            allocatable.update(node.quantities())
         taints = tuple(declared_taints) + tuple(facts.taints)
         # What the autoscaler sees at zero. EKS self-managed: the ASG's node-template tags, which
         # gpufleet writes from exactly these declared labels and taints. GKE/AKS: the pool's API.
@@ -352,9 +358,7 @@ class ManagedCloud(Cloud):
             autoscaler_labels=autoscaler_labels,
             autoscaler_taints=taints,
             autoscaler_resources={
-                GPU_RESOURCE: self.autoscaler_gpus(
-                    sharing_via, gpus_per_node, allocatable[GPU_RESOURCE]
-                )
+                GPU_RESOURCE: self.autoscaler_gpus(sharing_via, gpus_per_node, gpus_allocatable)
             },
             extended_resource_toleration=self.extended_resource_toleration,
             disk_size_gb=pool.disk_size_gb,
@@ -385,6 +389,11 @@ class ManagedCloud(Cloud):
             **self.system_node_labels(),
         }
         vcpus, memory = self.system_machine_shapes.get(machine, (0, 0.0))
+        node = (
+            self.node_allocatable(machine, vcpus, memory, self.system_disk_size_gb)
+            if vcpus and memory
+            else None
+        )
         return PoolSpec(
             name=SYSTEM_POOL_NAME,
             cloud=self.name,
@@ -393,7 +402,7 @@ class ManagedCloud(Cloud):
             machine_types=(machine,),
             gpus_per_node=0,
             gpu_resource="",
-            allocatable_per_node={},
+            allocatable_per_node=node.quantities() if node else {},
             min_nodes=system.min_nodes,
             max_nodes=system.max_nodes,
             spot=False,
@@ -408,6 +417,7 @@ class ManagedCloud(Cloud):
             autoscaler_labels=labels,
             extended_resource_toleration=self.extended_resource_toleration,
             selector_keys=(self.pool_label_key,),
+            disk_size_gb=self.system_disk_size_gb,
         )
 
 

@@ -49,7 +49,9 @@ class PoolSpec:
     machine_types: tuple[str, ...]
     gpus_per_node: int
     gpu_resource: str
-    allocatable_per_node: Mapping[str, int]
+    # GPU resources (counts) and, where the cloud's reservations are known, the node's cpu,
+    # memory, ephemeral-storage and pods as Kubernetes quantities (`components.model.allocatable`).
+    allocatable_per_node: Mapping[str, int | str]
     min_nodes: int
     max_nodes: int
     spot: bool
@@ -91,6 +93,21 @@ class PoolSpec:
     own_device_plugin: bool = False
     # Pod-level fields a GPU pod on this pool must set (GKE MPS: hostIPC).
     pod_settings: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def extended_resources(self) -> dict[str, int]:
+        """The counted resources of a node (GPUs, MIG slices), without cpu/memory/pods."""
+        return {k: v for k, v in self.allocatable_per_node.items() if isinstance(v, int)}
+
+    @property
+    def ephemeral_storage(self) -> str:
+        """The node's allocatable ephemeral storage, else its whole disk, as a quantity."""
+        return str(self.allocatable_per_node.get("ephemeral-storage", f"{self.disk_size_gb}Gi"))
+
+    @property
+    def gpus_allocatable(self) -> int:
+        """What one node advertises of the pool's GPU resource (after sharing or MIG)."""
+        return self.extended_resources.get(self.gpu_resource, 0)
 
     @property
     def pod_scheduling(self) -> dict[str, Any]:

@@ -141,7 +141,8 @@ def _gpu_pool_label(pool: Mapping[str, Any]) -> str:
     if pool.get("spot"):
         parts.append("spot")
     machines = ", ".join(pool.get("machineTypes") or [])
-    shared = {k: v for k, v in (pool.get("allocatablePerNode") or {}).items()}
+    # Counted resources only (GPUs, MIG slices): cpu, memory and pods are on every node.
+    shared = {k: v for k, v in (pool.get("allocatablePerNode") or {}).items() if isinstance(v, int)}
     extra = f"<br/>{machines}" if machines else ""
     if shared and shared != {pool.get("gpuResource"): pool.get("gpusPerNode")}:
         # Sharing or MIG: what a node offers differs from its whole GPUs.

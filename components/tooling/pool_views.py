@@ -65,6 +65,10 @@ class PoolCheck:
 
 def _shape(spec: PoolSpec) -> tuple[int, int] | None:
     """(cpu millis, memory bytes) of the pool's machine, or None when unknown."""
+    node = spec.allocatable_per_node
+    if "cpu" in node and "memory" in node:
+        # What the kubelet leaves pods: the cloud's reservations already taken off.
+        return quantity.cpu_millis(str(node["cpu"])), quantity.memory_bytes(str(node["memory"]))
     if spec.vcpus > 0 and spec.memory_gib > 0:
         return spec.vcpus * 1000, int(spec.memory_gib * GIB)
     # Existing clusters: the user may name a machine type the catalog knows on some cloud.
@@ -88,6 +92,7 @@ def node_template(
     fixed = spec.node_labels if labels is None else labels
     shape = _shape(spec) or (UNKNOWN_SHAPE, UNKNOWN_SHAPE)
     return NodeTemplate(
+        shape_is_allocatable="cpu" in spec.allocatable_per_node,
         pool=spec.name,
         # A key that varies per node (zone, instance type) is only a choice, never fixed.
         labels={key: value for key, value in fixed.items() if key not in choices},
@@ -97,7 +102,7 @@ def node_template(
             if taints is not None
             else (Taint(t.key, t.value, t.effect) for t in spec.node_taints)
         ),
-        allocatable=dict(spec.allocatable_per_node if allocatable is None else allocatable),
+        allocatable=dict(spec.extended_resources if allocatable is None else allocatable),
         cpu_millis=shape[0],
         memory_bytes=shape[1],
     )

@@ -37,20 +37,23 @@ def node_template_tags(
     labels: Mapping[str, str],
     taints: Sequence[Taint],
     gpus: int,
-    ephemeral_storage_gib: int,
+    ephemeral_storage: str,
 ) -> dict[str, str]:
     """`node-template` tags for every label, taint (`<value>:<Effect>`) and resource of a node.
 
     `gpus` is what the node advertises (after time-slicing, MPS or MIG), not the physical count:
     the autoscaler overwrites the template's capacity with this tag (cluster-autoscaler
     aws_manager.go, buildNodeFromTemplate), so a physical count would make it believe a shared
-    node holds 1 where it holds 4 (review eks.md S2-1)."""
+    node holds 1 where it holds 4 (review eks.md S2-1). `ephemeral_storage` is the node's
+    allocatable quantity, not the whole disk: the autoscaler takes the tag as allocatable
+    ("TODO: use proper allocatable", aws_manager.go), so a disk-sized figure would let it
+    scale up for a pod that never fits (review eks.md S2-10)."""
     tags = {f"{TEMPLATE_PREFIX}/label/{k}": v for k, v in sorted(labels.items())}
     for taint in taints:
         # A bare effect ("NoSchedule") is silently ignored by the autoscaler: value first.
         tags[f"{TEMPLATE_PREFIX}/taint/{taint.key}"] = f"{taint.value}:{taint.effect}"
     tags[f"{TEMPLATE_PREFIX}/resources/{GPU_RESOURCE}"] = str(gpus)
-    tags[f"{TEMPLATE_PREFIX}/resources/ephemeral-storage"] = f"{ephemeral_storage_gib}Gi"
+    tags[f"{TEMPLATE_PREFIX}/resources/ephemeral-storage"] = ephemeral_storage
     return tags
 
 

@@ -11,9 +11,11 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
+from components.aws.model import allocatable as aws_allocatable
 from components.aws.model import autoscaler_tags, version_rules, versions
 from components.aws.model import config as aws_config
 from components.aws.model.catalog import CATALOG
+from components.model.allocatable import NodeAllocatable
 from components.model.catalog.gpus import GpuModel, MachineType
 from components.model.cloud import NameRule
 from components.model.lifecycle import Assessment
@@ -71,6 +73,7 @@ class Aws(ManagedCloud):
     distribution = "eks"
     gpu_taint = ("nvidia.com/gpu", "true")
     default_system_machine = "m6i.large"
+    system_disk_size_gb = 50
     system_machine_shapes: ClassVar[Mapping[str, tuple[int, float]]] = {
         "m6i.large": (2, 8),
         "m6i.xlarge": (4, 16),
@@ -81,6 +84,11 @@ class Aws(ManagedCloud):
 
     def zone_rule(self, region: str) -> NameRule:
         return NameRule(rf"{re.escape(region)}[a-z]", f"{region}<letter>")
+
+    def node_allocatable(
+        self, machine: str, vcpus: int, memory_gib: float, disk_size_gb: int
+    ) -> NodeAllocatable | None:
+        return aws_allocatable.node_allocatable(machine, vcpus, memory_gib, disk_size_gb)
 
     def version_problems(self, cluster: ClusterConfig, verdict: Assessment) -> list[Problem]:
         return version_rules.version_problems(cluster, verdict)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from components.azure.model import allocatable as azure_allocatable
 from components.azure.model import config as azure_config
 from components.azure.model import version_rules, versions
 from components.azure.model.catalog import (
@@ -18,6 +19,7 @@ from components.azure.model.catalog import (
     GRID_DRIVER_SIZES,
 )
 from components.azure.model.cluster_checks import check_cluster_options
+from components.model.allocatable import NodeAllocatable
 from components.model.catalog.gpus import GpuModel, MachineType
 from components.model.cloud import NameRule
 from components.model.lifecycle import Assessment
@@ -87,6 +89,11 @@ class Azure(ManagedCloud):
 
     def check_cluster(self, cluster: ClusterConfig) -> list[Problem]:
         return check_cluster_options(azure_config.cluster_options(cluster))
+
+    def node_allocatable(
+        self, machine: str, vcpus: int, memory_gib: float, disk_size_gb: int
+    ) -> NodeAllocatable | None:
+        return azure_allocatable.node_allocatable(vcpus, memory_gib)
 
     def version_problems(self, cluster: ClusterConfig, verdict: Assessment) -> list[Problem]:
         return version_rules.version_problems(cluster, verdict)

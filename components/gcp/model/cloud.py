@@ -10,9 +10,11 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from components.gcp.model import allocatable as gcp_allocatable
 from components.gcp.model import config as gcp_config
 from components.gcp.model import gpu_zones, version_rules, versions
 from components.gcp.model.catalog import CATALOG
+from components.model.allocatable import NodeAllocatable
 from components.model.catalog.gpus import MachineType
 from components.model.cloud import NameRule
 from components.model.lifecycle import Assessment
@@ -106,6 +108,11 @@ class Gcp(ManagedCloud):
 
     def zone_rule(self, region: str) -> NameRule:
         return NameRule(rf"{re.escape(region)}-[a-z]", f"{region}-<letter>")
+
+    def node_allocatable(
+        self, machine: str, vcpus: int, memory_gib: float, disk_size_gb: int
+    ) -> NodeAllocatable | None:
+        return gcp_allocatable.node_allocatable(vcpus, memory_gib)
 
     def version_problems(self, cluster: ClusterConfig, verdict: Assessment) -> list[Problem]:
         return version_rules.version_problems(cluster, verdict)

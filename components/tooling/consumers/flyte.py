@@ -204,7 +204,7 @@ def _node(spec: PoolSpec) -> NodeTemplate:
         labels={k: v for k, v in spec.node_labels.items() if k not in choices},
         label_choices=choices,
         taints=tuple(NodeTaint(t.key, t.value, t.effect) for t in spec.node_taints),
-        allocatable={spec.gpu_resource: spec.allocatable_per_node.get(spec.gpu_resource, 0)},
+        allocatable={spec.gpu_resource: spec.gpus_allocatable},
     )
 
 

@@ -47,6 +47,9 @@ class NodeTemplate:
     allocatable: Mapping[str, int] = field(default_factory=dict)
     cpu_millis: int = 0
     memory_bytes: int = 0
+    # Whether cpu/memory are the kubelet's allocatable (the cloud's reservations taken off)
+    # or, where those are unknown, the machine's size.
+    shape_is_allocatable: bool = False
 
     def __post_init__(self) -> None:
         # A key that is both fixed and varying has no single meaning; catch it at build time

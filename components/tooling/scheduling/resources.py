@@ -190,19 +190,20 @@ def _breakdown(amount: _Amount) -> str:
 def fit_reasons(requested: Requests, node: NodeTemplate) -> list[str]:
     """NodeResourcesFit on an empty node: each non-zero request within allocatable."""
     reasons: list[str] = []
+    has = "a node's allocatable is" if node.shape_is_allocatable else "the machine has"
     for name, amount in requested.items():
         if amount.total == 0:
             continue
         if name == "cpu" and amount.total > node.cpu_millis:
             reasons.append(
-                f"requests cpu {quantity.format_cpu(amount.total)} but the machine has "
+                f"requests cpu {quantity.format_cpu(amount.total)} but {has} "
                 f"{quantity.format_cpu(node.cpu_millis)} vCPU{_breakdown(amount)}"
             )
         elif name == "memory" and amount.total > node.memory_bytes:
             want, have = quantity.format_gib(amount.total), quantity.format_gib(node.memory_bytes)
             if want == have:  # rounding hid the difference; show it exactly
                 want, have = f"{amount.total} bytes", f"{node.memory_bytes} bytes"
-            reasons.append(f"requests memory {want} but the machine has {have}{_breakdown(amount)}")
+            reasons.append(f"requests memory {want} but {has} {have}{_breakdown(amount)}")
         elif name not in ("cpu", "memory"):
             offered = node.allocatable.get(name, 0)
             if offered <= 0:

@@ -1,0 +1,146 @@
+"""A node's allocatable per cloud, from each cloud's documented reservations, and what fit does
+with it: a pod that asks for the whole machine does not fit, because the kubelet keeps part.
+
+The worked numbers are the clouds' own where they publish them (GKE's 4 vCPU node at 3920m, AKS's
+CPU table and memory examples) and otherwise the formulas' arithmetic written out.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from components.aws.model import allocatable as eks
+from components.azure.model import allocatable as aks
+from components.gcp.model import allocatable as gke
+from components.model.allocatable import GIB, MIB, NodeAllocatable, cpu_after_tiers
+from components.tooling.cli import main
+from components.tooling.stacks import STACKS_DIR
+
+
+def test_cpu_tiers_gke_and_eks_share() -> None:
+    # GKE's page: a 4 vCPU node reports `allocatable: cpu: 3920m` (60 + 10 + 10 reserved).
+    assert cpu_after_tiers(4) == 3920
+    assert cpu_after_tiers(8) == 7910  # + 0.25% of 4 more cores
+    assert cpu_after_tiers(96) == 96000 - (60 + 10 + 10 + 230)
+
+
+def test_gke_memory_tiers_on_two_machines() -> None:
+    # 150 GiB: 1 + 0.8 + 0.8 + 6.72 + 0.44 GiB = 9.76 GiB, plus 100 MiB eviction.
+    assert gke.memory_reserved_bytes(150) == round(9.76 * GIB) + 100 * MIB
+    # n1-standard-8, 30 GiB: 1 + 0.8 + 0.8 + 0.84 GiB (6% of 14) + 100 MiB.
+    node = gke.node_allocatable(8, 30)
+    assert node.quantities() == {"cpu": "7910m", "memory": "27097Mi", "pods": "110"}
+
+
+def test_eks_reservations_follow_nodeadm_and_max_pods() -> None:
+    # g5.xlarge: 4 vCPU, 16 GiB, 58 pods -> 11 * 58 + 255 = 893 MiB + 100 MiB eviction.
+    g5 = eks.node_allocatable("g5.xlarge", 4, 16, 100)
+    assert g5 == NodeAllocatable(
+        cpu_millis=3920,
+        memory_bytes=16 * GIB - 993 * MIB,
+        pods=58,
+        ephemeral_bytes=round(100 * GIB * 0.9) - GIB,
+    )
+    # p4d.24xlarge: 96 vCPU, 1152 GiB, 737 pods -> 8362 MiB + 100 MiB.
+    p4d = eks.node_allocatable("p4d.24xlarge", 96, 1152, 300)
+    assert p4d is not None
+    assert (p4d.cpu_millis, p4d.memory_bytes, p4d.pods) == (95690, 1152 * GIB - 8462 * MIB, 737)
+    # An instance type whose max pods gpufleet does not know gets no invented figure.
+    assert eks.node_allocatable("x9.huge", 4, 16, 100) is None
+
+
+def test_every_aws_catalog_type_has_its_max_pods() -> None:
+    from components.aws.model.catalog import CATALOG
+
+    assert {m.name for m in CATALOG.rows} <= set(eks.MAX_PODS)
+
+
+def test_aks_cpu_table_and_memory_examples() -> None:
+    table = {1: 60, 2: 100, 4: 140, 8: 180, 16: 260, 32: 420, 64: 740}
+    assert {cores: aks.cpu_reserved_millis(cores) for cores in table} == table
+    # AKS's examples: 8 GB and 30 pods reserve 20 * 30 + 50 = 650; 4 GB and 70 pods reserve
+    # 25% of the memory (1 GiB), the lesser of the two; each plus 100 Mi eviction.
+    assert aks.memory_reserved_bytes(8, max_pods=30) == 650 * MIB + 100 * MIB
+    assert aks.memory_reserved_bytes(4, max_pods=70) == 1 * GIB + 100 * MIB
+    node = aks.node_allocatable(4, 28)  # Standard_NC4as_T4_v3, 250 pods: 5050 MiB reserved
+    assert node.quantities() == {"cpu": "3860m", "memory": f"{28 * 1024 - 5150}Mi", "pods": "250"}
+
+
+def test_the_stack_output_carries_allocatable_quantities() -> None:
+    from tests.conftest import plan_of
+
+    for stack in ("gcp-dev", "aws-dev", "azure-dev"):
+        for pool in plan_of(stack).outputs["gpuPools"]:
+            node = pool["allocatablePerNode"]
+            assert {"cpu", "memory", "pods"} <= set(node), (stack, pool["name"])
+            assert node["cpu"].endswith("m") and node["memory"].endswith("Mi")
+
+
+def _job(tmp_path: Path, cpu: str, memory: str) -> Path:
+    path = tmp_path / "job.yaml"
+    container = {
+        "name": "train",
+        "image": "trainer",
+        "resources": {"requests": {"cpu": cpu, "memory": memory}, "limits": {"nvidia.com/gpu": 1}},
+    }
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "train"},
+        "spec": {
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "tolerations": [{"operator": "Exists"}],
+                    "containers": [container],
+                }
+            }
+        },
+    }
+    path.write_text(yaml.safe_dump(job))
+    return path
+
+
+def _verdict(
+    capsys: pytest.CaptureFixture[str], stack: str, manifest: Path, pool: str
+) -> tuple[bool, list[str]]:
+    main(["fit", stack, str(manifest), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    (template,) = report["templates"]
+    (entry,) = [p for p in template["pools"] if p["pool"] == pool]
+    return entry["fits"], entry["reasons"]
+
+
+@pytest.mark.parametrize(("cpu", "memory", "fits"), [("8", "30Gi", False), ("7", "24Gi", True)])
+def test_a_job_the_size_of_an_n1_standard_8_does_not_fit_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, cpu: str, memory: str, fits: bool
+) -> None:
+    ok, reasons = _verdict(capsys, "gcp-dev", _job(tmp_path, cpu, memory), "t4")
+    assert ok is fits, reasons
+    if not fits:
+        assert any("a node's allocatable is 7.91 vCPU" in r for r in reasons)
+        assert any("a node's allocatable is 26.46 GiB" in r for r in reasons)
+
+
+@pytest.mark.parametrize(("cpu", "memory", "fits"), [("4", "16Gi", False), ("3", "14Gi", True)])
+def test_a_job_the_size_of_a_g5_xlarge_does_not_fit_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, cpu: str, memory: str, fits: bool
+) -> None:
+    stack = yaml.safe_load((STACKS_DIR / "Pulumi.aws-dev.yaml").read_text())
+    stack["config"]["gpufleet:gpuPools"] = [
+        {
+            "name": "a10g",
+            "accelerator": "a10g",
+            "machineTypes": ["g5.xlarge"],
+            "maxNodes": 2,
+            "zones": ["us-east-1a"],
+        }
+    ]
+    stack_file = tmp_path / "Pulumi.aws-g5.yaml"
+    stack_file.write_text(yaml.safe_dump(stack))
+    ok, reasons = _verdict(capsys, str(stack_file), _job(tmp_path, cpu, memory), "a10g")
+    assert ok is fits, reasons
