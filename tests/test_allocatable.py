@@ -80,55 +80,63 @@ def test_the_stack_output_carries_allocatable_quantities() -> None:
             assert node["cpu"].endswith("m") and node["memory"].endswith("Mi")
 
 
-def _job(tmp_path: Path, cpu: str, memory: str) -> Path:
-    path = tmp_path / "job.yaml"
-    container = {
-        "name": "train",
-        "image": "trainer",
-        "resources": {"requests": {"cpu": cpu, "memory": memory}, "limits": {"nvidia.com/gpu": 1}},
-    }
-    job = {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": "train"},
-        "spec": {
-            "template": {
-                "spec": {
-                    "restartPolicy": "Never",
-                    "tolerations": [{"operator": "Exists"}],
-                    "containers": [container],
-                }
+def _jobs(tmp_path: Path, sizes: dict[str, tuple[str, str]]) -> Path:
+    """One manifest with a one-GPU Job per (cpu, memory) size, named by the dict's keys."""
+    path = tmp_path / "jobs.yaml"
+    jobs = []
+    for name, (cpu, memory) in sizes.items():
+        container = {
+            "name": "train",
+            "image": "trainer",
+            "resources": {
+                "requests": {"cpu": cpu, "memory": memory},
+                "limits": {"nvidia.com/gpu": 1},
+            },
+        }
+        spec = {
+            "restartPolicy": "Never",
+            "tolerations": [{"operator": "Exists"}],
+            "containers": [container],
+        }
+        jobs.append(
+            {
+                "apiVersion": "batch/v1",
+                "kind": "Job",
+                "metadata": {"name": name},
+                "spec": {"template": {"spec": spec}},
             }
-        },
-    }
-    path.write_text(yaml.safe_dump(job))
+        )
+    path.write_text(yaml.safe_dump_all(jobs))
     return path
 
 
-def _verdict(
+def _verdicts(
     capsys: pytest.CaptureFixture[str], stack: str, manifest: Path, pool: str
-) -> tuple[bool, list[str]]:
+) -> dict[str, tuple[bool, list[str]]]:
+    """Job name -> (fits the pool, reasons), from `fit --json`."""
     main(["fit", stack, str(manifest), "--json"])
     report = json.loads(capsys.readouterr().out)
-    (template,) = report["templates"]
-    (entry,) = [p for p in template["pools"] if p["pool"] == pool]
-    return entry["fits"], entry["reasons"]
+    verdicts = {}
+    for template in report["templates"]:
+        (entry,) = [p for p in template["pools"] if p["pool"] == pool]
+        verdicts[template["source"].split("/", 1)[1]] = (entry["fits"], entry["reasons"])
+    return verdicts
 
 
-@pytest.mark.parametrize(("cpu", "memory", "fits"), [("8", "30Gi", False), ("7", "24Gi", True)])
 def test_a_job_the_size_of_an_n1_standard_8_does_not_fit_it(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, cpu: str, memory: str, fits: bool
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    ok, reasons = _verdict(capsys, "gcp-dev", _job(tmp_path, cpu, memory), "t4")
-    assert ok is fits, reasons
-    if not fits:
-        assert any("a node's allocatable is 7.91 vCPU" in r for r in reasons)
-        assert any("a node's allocatable is 26.46 GiB" in r for r in reasons)
+    sizes = {"whole-machine": ("8", "30Gi"), "within-allocatable": ("7", "24Gi")}
+    verdicts = _verdicts(capsys, "gcp-dev", _jobs(tmp_path, sizes), "t4")
+    fits, reasons = verdicts["whole-machine"]
+    assert not fits
+    assert any("a node's allocatable is 7.91 vCPU" in r for r in reasons)
+    assert any("a node's allocatable is 26.46 GiB" in r for r in reasons)
+    assert verdicts["within-allocatable"][0], verdicts["within-allocatable"][1]
 
 
-@pytest.mark.parametrize(("cpu", "memory", "fits"), [("4", "16Gi", False), ("3", "14Gi", True)])
 def test_a_job_the_size_of_a_g5_xlarge_does_not_fit_it(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, cpu: str, memory: str, fits: bool
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     stack = yaml.safe_load((STACKS_DIR / "Pulumi.aws-dev.yaml").read_text())
     stack["config"]["gpufleet:gpuPools"] = [
@@ -142,5 +150,9 @@ def test_a_job_the_size_of_a_g5_xlarge_does_not_fit_it(
     ]
     stack_file = tmp_path / "Pulumi.aws-g5.yaml"
     stack_file.write_text(yaml.safe_dump(stack))
-    ok, reasons = _verdict(capsys, str(stack_file), _job(tmp_path, cpu, memory), "a10g")
-    assert ok is fits, reasons
+    sizes = {"whole-machine": ("4", "16Gi"), "within-allocatable": ("3", "14Gi")}
+    verdicts = _verdicts(capsys, str(stack_file), _jobs(tmp_path, sizes), "a10g")
+    fits, reasons = verdicts["whole-machine"]
+    assert not fits
+    assert any("a node's allocatable is 3.92 vCPU" in r for r in reasons), reasons
+    assert verdicts["within-allocatable"][0], verdicts["within-allocatable"][1]
