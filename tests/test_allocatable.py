@@ -130,8 +130,9 @@ def test_a_job_the_size_of_an_n1_standard_8_does_not_fit_it(
     verdicts = _verdicts(capsys, "gcp-dev", _jobs(tmp_path, sizes), "t4")
     fits, reasons = verdicts["whole-machine"]
     assert not fits
-    assert any("a node's allocatable is 7.91 vCPU" in r for r in reasons)
-    assert any("a node's allocatable is 26.46 GiB" in r for r in reasons)
+    # 7910m and 27097Mi allocatable, less GKE's device plugin (50m, 100Mi).
+    assert any("a node's allocatable less its DaemonSets is 7.86 vCPU" in r for r in reasons)
+    assert any("a node's allocatable less its DaemonSets is 26.36 GiB" in r for r in reasons)
     assert verdicts["within-allocatable"][0], verdicts["within-allocatable"][1]
 
 
@@ -154,5 +155,8 @@ def test_a_job_the_size_of_a_g5_xlarge_does_not_fit_it(
     verdicts = _verdicts(capsys, str(stack_file), _jobs(tmp_path, sizes), "a10g")
     fits, reasons = verdicts["whole-machine"]
     assert not fits
-    assert any("a node's allocatable is 3.92 vCPU" in r for r in reasons), reasons
+    # 3920m allocatable, less aws-node's 25m.
+    assert any("a node's allocatable less its DaemonSets is 3.895 vCPU" in r for r in reasons), (
+        reasons
+    )
     assert verdicts["within-allocatable"][0], verdicts["within-allocatable"][1]

@@ -131,13 +131,18 @@ def test_daemonsets_land_on_every_gpu_pool_and_no_cpu_pool(stack: str, mode: str
 
 
 @pytest.mark.parametrize("stack", [s for s, m in CASES if m == "device-plugin"][:1])
-def test_chart_default_affinity_alone_would_schedule_the_plugin_nowhere(stack: str) -> None:
-    # Why we override it: without NFD labels the chart's own affinity matches no node.
+def test_chart_default_affinity_alone_reaches_only_nodes_nodeadm_labels(stack: str) -> None:
+    # Why we override it: without NFD the chart's own affinity matches only nodes carrying
+    # nvidia.com/gpu.present, which nodeadm sets from Kubernetes 1.35 (AL2023 images only).
     defaults = chart_defaults("nvidia-device-plugin")
-    _, pools, cpu = resolved(stack, software_overrides(stack, "device-plugin"))
-    assert (
-        placement.place(placement.daemonset_pod(defaults), placement.targets(pools, cpu)).fits == []
-    )
+    pod = placement.daemonset_pod(defaults)
+    overrides = software_overrides(stack, "device-plugin")
+    _, pools, cpu = resolved(stack, overrides)
+    labelled = [p.name for p in pools if p.node_labels.get("nvidia.com/gpu.present") == "true"]
+    assert labelled and placement.place(pod, placement.targets(pools, cpu)).fits == labelled
+    cluster = {**load_stack(stack).gpufleet["cluster"], "kubernetesVersion": "1.34"}
+    _, pools, cpu = resolved(stack, {**overrides, "gpufleet:cluster": cluster})
+    assert placement.place(pod, placement.targets(pools, cpu)).fits == []
 
 
 @pytest.mark.parametrize(("stack", "mode"), CASES)

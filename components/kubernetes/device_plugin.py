@@ -1,9 +1,10 @@
 """NVIDIA's device plugin (`nvidia-device-plugin` chart) placed on exactly the GPU pools.
 
-The chart's default affinity selects NFD's `pci-10de` label or `nvidia.com/gpu.present`, which
-none of our nodes carries (NFD is not installed), so it would schedule nothing: we replace it
-with one node-affinity term per GPU pool on the pool's own labels, and tolerate every taint of
-every GPU pool (e.g. AKS `sku=gpu` and the spot taint, which the chart's defaults do not).
+The chart's default affinity selects NFD's `pci-10de` label or `nvidia.com/gpu.present`. NFD is
+not installed, and only EKS's AL2023 nodes carry the second (nodeadm sets it from 1.35), so it
+would miss every other pool: we replace it with one node-affinity term per GPU pool on the
+pool's own labels, and tolerate every taint of every GPU pool (e.g. AKS `sku=gpu` and the spot
+taint, which the chart's defaults do not).
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 from components.model.allocatable import NodeAllocatable
 from components.model.catalog.gpus import GpuModel, MachineCatalog
+from components.model.daemonsets import NodeDaemonSet
 from components.model.lifecycle import Assessment, VersionLifecycle
 from components.model.pool_spec import PoolSpec
 from components.model.problems import Problem
@@ -99,6 +100,13 @@ class Cloud(ABC):
     ) -> NodeAllocatable | None:
         """What the kubelet leaves pods on a node of this machine (None: not known here)."""
         return None
+
+    def node_daemonsets(
+        self, config: StackConfig, pool: GpuPoolConfig | None
+    ) -> tuple[NodeDaemonSet, ...]:
+        """The cloud's own DaemonSet pods on a node of `pool` (None: the system pool) whose
+        requests a source gives; gpufleet's charts are added by the caller."""
+        return ()
 
     def version_problems(self, cluster: ClusterConfig, verdict: Assessment) -> list[Problem]:
         """What this cloud refuses about a minor its calendar still creates: a paid phase the

@@ -13,6 +13,7 @@ from typing import ClassVar, Literal
 
 from components.model.catalog.gpus import GPU_MODELS, MachineType
 from components.model.cloud import Cloud
+from components.model.daemonsets import after_daemonsets, gpufleet_daemonsets
 from components.model.labels import (
     ACCELERATOR_LABEL,
     DEVICE_PLUGIN_CONFIG_LABEL,
@@ -322,9 +323,18 @@ class ManagedCloud(Cloud):
         node_labels = {**generic, **facts.labels, **declared}
         gpus_allocatable = gpus_per_node * per_gpu
         allocatable: dict[str, int | str] = {GPU_RESOURCE: gpus_allocatable}
+        own_device_plugin = self.own_device_plugin(pool)
+        daemonsets = gpufleet_daemonsets(
+            mode,
+            dcgm_exporter=config.gpu_software.monitoring.dcgm_exporter,
+            own_device_plugin=own_device_plugin,
+            operator_preset=self.gpu_operator_preset(config) if mode == "gpu-operator" else {},
+            mig=pool.mig_partition_size is not None,
+        ) + self.node_daemonsets(config, pool)
         node = self.node_allocatable(first.name, first.vcpus, first.memory_gib, pool.disk_size_gb)
         if node is not None:
-            allocatable.update(node.quantities())
+            # What the user's pods can have: the DaemonSets' requests come off first.
+            allocatable.update(after_daemonsets(node, daemonsets).quantities())
         taints = tuple(declared_taints) + tuple(facts.taints)
         # What the autoscaler sees at zero. EKS self-managed: the ASG's node-template tags, which
         # gpufleet writes from exactly these declared labels and taints. GKE/AKS: the pool's API.
@@ -368,7 +378,8 @@ class ManagedCloud(Cloud):
             accelerator_label=self.accelerator_label,
             partition_label=self.partition_label,
             scale_from_zero=self.scale_from_zero(pool),
-            own_device_plugin=self.own_device_plugin(pool),
+            own_device_plugin=own_device_plugin,
+            daemonsets=tuple(d.name for d in daemonsets),
             pod_settings=self.pod_settings(pool, sharing_via),
         )
 
@@ -389,6 +400,7 @@ class ManagedCloud(Cloud):
             **self.system_node_labels(),
         }
         vcpus, memory = self.system_machine_shapes.get(machine, (0, 0.0))
+        daemonsets = self.node_daemonsets(config, None)
         node = (
             self.node_allocatable(machine, vcpus, memory, self.system_disk_size_gb)
             if vcpus and memory
@@ -402,7 +414,8 @@ class ManagedCloud(Cloud):
             machine_types=(machine,),
             gpus_per_node=0,
             gpu_resource="",
-            allocatable_per_node=node.quantities() if node else {},
+            allocatable_per_node=after_daemonsets(node, daemonsets).quantities() if node else {},
+            daemonsets=tuple(d.name for d in daemonsets) if node else (),
             min_nodes=system.min_nodes,
             max_nodes=system.max_nodes,
             spot=False,

@@ -91,6 +91,8 @@ class PoolSpec:
     scale_from_zero: Literal["pool", "node-template-tags", "unmanaged"] = "pool"
     # The node image runs its own device plugin (a second one from us would conflict).
     own_device_plugin: bool = False
+    # The DaemonSet pods whose requests `allocatable_per_node` has already taken off.
+    daemonsets: tuple[str, ...] = ()
     # Pod-level fields a GPU pod on this pool must set (GKE MPS: hostIPC).
     pod_settings: Mapping[str, Any] = field(default_factory=dict)
 

@@ -93,6 +93,7 @@ def node_template(
     shape = _shape(spec) or (UNKNOWN_SHAPE, UNKNOWN_SHAPE)
     return NodeTemplate(
         shape_is_allocatable="cpu" in spec.allocatable_per_node,
+        after_daemonsets="cpu" in spec.allocatable_per_node and bool(spec.daemonsets),
         pool=spec.name,
         # A key that varies per node (zone, instance type) is only a choice, never fixed.
         labels={key: value for key, value in fixed.items() if key not in choices},

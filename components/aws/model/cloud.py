@@ -14,10 +14,12 @@ from typing import Any, ClassVar, Literal
 from components.aws.model import allocatable as aws_allocatable
 from components.aws.model import autoscaler_tags, version_rules, versions
 from components.aws.model import config as aws_config
+from components.aws.model import daemonsets as aws_daemonsets
 from components.aws.model.catalog import CATALOG
 from components.model.allocatable import NodeAllocatable
 from components.model.catalog.gpus import GpuModel, MachineType
 from components.model.cloud import NameRule
+from components.model.daemonsets import NodeDaemonSet
 from components.model.lifecycle import Assessment
 from components.model.managed_cloud import GpuNodeFacts, ManagedCloud, SharingVia
 from components.model.networks import cidr_list_problems
@@ -89,6 +91,11 @@ class Aws(ManagedCloud):
         self, machine: str, vcpus: int, memory_gib: float, disk_size_gb: int
     ) -> NodeAllocatable | None:
         return aws_allocatable.node_allocatable(machine, vcpus, memory_gib, disk_size_gb)
+
+    def node_daemonsets(
+        self, config: StackConfig, pool: GpuPoolConfig | None
+    ) -> tuple[NodeDaemonSet, ...]:
+        return aws_daemonsets.node_daemonsets()
 
     def version_problems(self, cluster: ClusterConfig, verdict: Assessment) -> list[Problem]:
         return version_rules.version_problems(cluster, verdict)
@@ -236,7 +243,7 @@ class Aws(ManagedCloud):
         if options.node_group == "managed":
             problems += _managed_group_limits(pool, path)
         else:
-            problems += self._asg_tag_limits(pool, path)
+            problems += self._asg_tag_limits(cluster, pool, path)
         # One node-template tag per taint key: the GPU taint's key and repeats cannot be expressed.
         keys = [self.gpu_taint[0], *(t.key for t in pool.taints)]
         repeated = sorted({k for k in keys if keys.count(k) > 1})
@@ -250,7 +257,9 @@ class Aws(ManagedCloud):
             )
         return problems
 
-    def _asg_tag_limits(self, pool: GpuPoolConfig, path: str) -> list[Problem]:
+    def _asg_tag_limits(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str
+    ) -> list[Problem]:
         """Every label and taint becomes an auto scaling group tag: 128-character keys, 50 tags."""
         problems = []
         label_prefix = f"{autoscaler_tags.TEMPLATE_PREFIX}/label/"
@@ -281,7 +290,11 @@ class Aws(ManagedCloud):
         # (see resolve_pool and the GPU taint).
         configured_by_label = pool.sharing is not None or pool.mig_partition_size is not None
         instance = 5 + (1 if pool.spot else 0)
-        fixed = 2 + instance + 2 + len(FIXED_GPU_LABELS) + 1 + (1 if configured_by_label else 0)
+        labelled_by_nodeadm = aws_config.pool_options(
+            pool
+        ).ami_family == "al2023" and nodeadm_labels_gpu(cluster.kubernetes_version)
+        own_labels = len(FIXED_GPU_LABELS) + (1 if labelled_by_nodeadm else 0)
+        fixed = 2 + instance + 2 + own_labels + 1 + (1 if configured_by_label else 0)
         total = fixed + len(pool.labels) + len(pool.taints)
         if total > autoscaler_tags.MAX_TAGS_PER_GROUP:
             problems.append(
@@ -349,7 +362,12 @@ class Aws(ManagedCloud):
         facts = GpuNodeFacts(
             declared={"nvidia.com/gpu": "true", ACCELERATOR_LABEL: f"nvidia-{pool.accelerator}"}
         )
-        if aws_config.pool_options(pool).node_group == "managed":
+        options = aws_config.pool_options(pool)
+        if options.ami_family == "al2023" and nodeadm_labels_gpu(config.cluster.kubernetes_version):
+            # nodeadm labels the node itself; declared too, so the autoscaler's template at
+            # zero (node-template tags, or the managed group's labels) carries it as well.
+            facts.declared[NODEADM_GPU_LABEL] = "true"
+        if options.node_group == "managed":
             # eks.amazonaws.com/nodegroup differs per zone (one group per zone): not a pool label.
             facts.labels["eks.amazonaws.com/capacityType"] = "SPOT" if pool.spot else "ON_DEMAND"
         return facts
@@ -375,6 +393,18 @@ class Aws(ManagedCloud):
     def gpu_operator_preset(self, config: StackConfig) -> dict[str, Any]:
         # The AL2023 NVIDIA AMI ships the driver and the container toolkit.
         return {"driver": {"enabled": False}, "toolkit": {"enabled": False}}
+
+
+# nodeadm labels a node with NVIDIA devices `nvidia.com/gpu.present=true` from kubelet 1.35
+# (awslabs/amazon-eks-ami nodeadm/internal/kubelet/config.go, generateKubeletConfig, at
+# 81fec2e8; nodeadm/doc/api-concepts.md lists it as "since 1.35").
+NODEADM_GPU_LABEL = "nvidia.com/gpu.present"
+NODEADM_GPU_LABEL_SINCE = (1, 35)
+
+
+def nodeadm_labels_gpu(kubernetes_version: str) -> bool:
+    major, minor = (int(part) for part in kubernetes_version.split(".")[:2])
+    return (major, minor) >= NODEADM_GPU_LABEL_SINCE
 
 
 # Labels every GPU pool's nodes get from gpufleet on EKS (pool, accelerator, nvidia.com/gpu, and

@@ -12,11 +12,13 @@ from typing import Any, ClassVar
 
 from components.gcp.model import allocatable as gcp_allocatable
 from components.gcp.model import config as gcp_config
+from components.gcp.model import daemonsets as gke_daemonsets
 from components.gcp.model import gpu_zones, version_rules, versions
 from components.gcp.model.catalog import CATALOG
 from components.model.allocatable import NodeAllocatable
 from components.model.catalog.gpus import MachineType
 from components.model.cloud import NameRule
+from components.model.daemonsets import NodeDaemonSet
 from components.model.lifecycle import Assessment
 from components.model.managed_cloud import GpuNodeFacts, ManagedCloud, SharingVia
 from components.model.networks import cidr_list_problems, overlap_problems, parse_ipv4_cidr
@@ -108,6 +110,12 @@ class Gcp(ManagedCloud):
 
     def zone_rule(self, region: str) -> NameRule:
         return NameRule(rf"{re.escape(region)}-[a-z]", f"{region}-<letter>")
+
+    def node_daemonsets(
+        self, config: StackConfig, pool: GpuPoolConfig | None
+    ) -> tuple[NodeDaemonSet, ...]:
+        # GKE's device plugin and the driver installer run on GPU nodes only.
+        return gke_daemonsets.node_daemonsets(config.gpu_software_mode) if pool else ()
 
     def node_allocatable(
         self, machine: str, vcpus: int, memory_gib: float, disk_size_gb: int

@@ -13,8 +13,9 @@ The node's room for such pods:
      next 8, 6% of the next 112 and 2% above 128 GiB, plus a 750 MiB eviction threshold
      (AKS's before Kubernetes 1.29; GKE and EKS keep 100 MiB);
 
-then, in both cases, minus an allowance for the DaemonSets on every GPU node (kube-proxy, the
-CNI, logging and metrics agents, NVIDIA's device plugin and DCGM exporter): 500m CPU, 1 GiB.
+then, in both cases, minus an allowance for the DaemonSets on every GPU node whose requests
+allocatablePerNode does not already take off (`components/model/daemonsets.py`: kube-proxy,
+logging and metrics agents, CSI node plugins, whose requests no source gives): 500m CPU, 1 GiB.
 
 A pod that takes one of the node's N GPUs (or GPU shares: time-sharing clients, MIG slices)
 gets 1/N of that room, minus what the tool adds to each pod beside it (FiftyOne's telemetry

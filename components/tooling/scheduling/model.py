@@ -50,6 +50,8 @@ class NodeTemplate:
     # Whether cpu/memory are the kubelet's allocatable (the cloud's reservations taken off)
     # or, where those are unknown, the machine's size.
     shape_is_allocatable: bool = False
+    # Whether the pool's DaemonSet pods' requests are already taken off cpu/memory.
+    after_daemonsets: bool = False
 
     def __post_init__(self) -> None:
         # A key that is both fixed and varying has no single meaning; catch it at build time

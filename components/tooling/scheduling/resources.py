@@ -190,7 +190,11 @@ def _breakdown(amount: _Amount) -> str:
 def fit_reasons(requested: Requests, node: NodeTemplate) -> list[str]:
     """NodeResourcesFit on an empty node: each non-zero request within allocatable."""
     reasons: list[str] = []
-    has = "a node's allocatable is" if node.shape_is_allocatable else "the machine has"
+    has = "the machine has"
+    if node.shape_is_allocatable:
+        has = "a node's allocatable is"
+        if node.after_daemonsets:
+            has = "a node's allocatable less its DaemonSets is"
     for name, amount in requested.items():
         if amount.total == 0:
             continue
