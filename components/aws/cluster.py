@@ -34,6 +34,8 @@ class EksClusterArgs:
     # Any GPU pool on self-managed auto scaling groups: their nodes need a role, instance
     # profile and an EC2_LINUX access entry (EKS creates entries only for managed groups).
     self_managed_nodes: bool
+    # Karpenter creates the instance profiles of its node classes from the role itself.
+    instance_profile: bool = True
 
 
 class EksCluster(pulumi.ComponentResource):
@@ -158,9 +160,10 @@ class EksCluster(pulumi.ComponentResource):
                 child,
             )
             self.self_managed_node_role = node_role
-            self.self_managed_instance_profile = aws.iam.InstanceProfile(
-                f"{name}-self-managed-nodes", role=node_role.name, opts=child
-            )
+            if args.instance_profile:
+                self.self_managed_instance_profile = aws.iam.InstanceProfile(
+                    f"{name}-self-managed-nodes", role=node_role.name, opts=child
+                )
             # API authentication mode: without this entry self-managed nodes cannot join.
             self.self_managed_access = aws.eks.AccessEntry(
                 f"{name}-self-managed-nodes",

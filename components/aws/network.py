@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
+from components.aws.model import karpenter
 from components.aws.model.config import cluster_options
 from components.model.schema import ClusterConfig
 
@@ -66,6 +67,12 @@ class EksNetwork(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         zones = list(config.zones or [])
         cluster_tag = {f"kubernetes.io/cluster/{config.name}": "shared"}
+        # Karpenter's node classes find the node subnets by this tag.
+        discovery_tag = (
+            {karpenter.DISCOVERY_TAG: config.name}
+            if cluster_options(config).provisioner == "karpenter"
+            else {}
+        )
         private_cidrs, public_cidrs = subnet_cidrs(cluster_options(config).vpc_cidr, len(zones))
 
         self.vpc = aws.ec2.Vpc(
@@ -137,6 +144,7 @@ class EksNetwork(pulumi.ComponentResource):
                     "Name": f"{config.name}-private-{zone}",
                     INTERNAL_ELB_TAG: "1",
                     **cluster_tag,
+                    **discovery_tag,
                 },
                 opts=child,
             )

@@ -42,6 +42,8 @@ class GpuNodeFacts:
     declared: dict[str, str] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
     taints: list[Taint] = field(default_factory=list)
+    # Labels whose value differs between the pool's nodes (e.g. Spot or on-demand).
+    choices: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 class ManagedCloud(Cloud):
@@ -86,7 +88,7 @@ class ManagedCloud(Cloud):
         region = cluster.region
         if region is not None and self.region_rule and self.region_rule.accepts(region):
             problems += self.zone_problems(region, pool.zones or [], f"{path}.zones")
-        problems += self.check_machines(pool, cluster.kubernetes_version, path, warnings)
+        problems += self.check_machines(pool, cluster, path, warnings)
         problems += self.check_pool_limits(cluster, pool, path)
         return problems
 
@@ -97,8 +99,9 @@ class ManagedCloud(Cloud):
         return []
 
     def check_machines(
-        self, pool: GpuPoolConfig, kubernetes_version: str, path: str, warnings: list[str]
+        self, pool: GpuPoolConfig, cluster: ClusterConfig, path: str, warnings: list[str]
     ) -> list[Problem]:
+        kubernetes_version = cluster.kubernetes_version
         problems: list[Problem] = []
         names = pool.machine_types or ([pool.machine_type] if pool.machine_type else [])
         # Left out, the machine type is the catalog's default, which must take the pool too.
@@ -202,7 +205,7 @@ class ManagedCloud(Cloud):
                     )
                 )
             shapes = {(m.vcpus, m.memory_gib) for m in machines}
-            if len(shapes) > 1:
+            if len(shapes) > 1 and not self.picks_type_per_pod(cluster):
                 first = machines[0]
                 warnings.append(
                     f"{path}.machineTypes: vCPU or memory differ ({', '.join(f'{m.name} {m.vcpus} vCPU/{m.memory_gib:g} GiB' for m in machines)}); "
@@ -211,6 +214,18 @@ class ManagedCloud(Cloud):
         return problems
 
     # --- pools -----------------------------------------------------------------------------
+
+    def picks_type_per_pod(self, cluster: ClusterConfig) -> bool:
+        """Whether the provisioner chooses among a pool's machine types for each pending pod
+        (Karpenter) rather than simulating one type per group (the cluster autoscaler)."""
+        return False
+
+    def sizing_machine(self, config: StackConfig, machines: list[MachineType]) -> MachineType:
+        """The machine whose shape a pod must fit: the autoscaler's simulated first type, or,
+        where a type is picked per pod, the largest (a pod that fits it gets that type)."""
+        if self.picks_type_per_pod(config.cluster):
+            return max(machines, key=lambda m: (m.vcpus, m.memory_gib))
+        return machines[0]
 
     def machines(self, pool: GpuPoolConfig) -> list[MachineType]:
         """The pool's machine types (the catalog's default when it names none); checked config."""
@@ -251,7 +266,7 @@ class ManagedCloud(Cloud):
         return {}
 
     def scale_from_zero(
-        self, pool: GpuPoolConfig
+        self, config: StackConfig, pool: GpuPoolConfig
     ) -> Literal["pool", "node-template-tags", "unmanaged"]:
         return "pool"
 
@@ -308,6 +323,7 @@ class ManagedCloud(Cloud):
         choices: dict[str, tuple[str, ...]] = {}
         facts = self.gpu_node_facts(config, pool, first, sharing_via)
         declared.update(facts.declared)
+        choices.update(facts.choices)
 
         zone_values = tuple(self.zone_label(region, z) for z in zones)
         if len(zone_values) == 1:
@@ -331,7 +347,8 @@ class ManagedCloud(Cloud):
             operator_preset=self.gpu_operator_preset(config) if mode == "gpu-operator" else {},
             mig=pool.mig_partition_size is not None,
         ) + self.node_daemonsets(config, pool)
-        node = self.node_allocatable(first.name, first.vcpus, first.memory_gib, pool.disk_size_gb)
+        sized = self.sizing_machine(config, machines)
+        node = self.node_allocatable(sized.name, sized.vcpus, sized.memory_gib, pool.disk_size_gb)
         if node is not None:
             # What the user's pods can have: the DaemonSets' requests come off first.
             allocatable.update(after_daemonsets(node, daemonsets).quantities())
@@ -357,8 +374,8 @@ class ManagedCloud(Cloud):
             node_labels=node_labels,
             label_choices=choices,
             node_taints=taints,
-            vcpus=first.vcpus,
-            memory_gib=first.memory_gib,
+            vcpus=sized.vcpus,
+            memory_gib=sized.memory_gib,
             sharing_strategy=pool.sharing.strategy if pool.sharing else None,
             max_shared_clients_per_gpu=pool.sharing.max_shared_clients_per_gpu
             if pool.sharing
@@ -377,9 +394,10 @@ class ManagedCloud(Cloud):
             one_shared_gpu_per_container=sharing_via == "cloud" and pool.sharing is not None,
             accelerator_label=self.accelerator_label,
             partition_label=self.partition_label,
-            scale_from_zero=self.scale_from_zero(pool),
+            scale_from_zero=self.scale_from_zero(config, pool),
             own_device_plugin=own_device_plugin,
             daemonsets=tuple(d.name for d in daemonsets),
+            type_per_pod=self.picks_type_per_pod(config.cluster) and len(machines) > 1,
             pod_settings=self.pod_settings(pool, sharing_via),
         )
 

@@ -133,5 +133,6 @@ def operator_node(target: Target, nfd_worker_pod: Mapping[str, Any]) -> Target:
         memory_bytes=target.node.memory_bytes,
         shape_is_allocatable=target.node.shape_is_allocatable,
         after_daemonsets=target.node.after_daemonsets,
+        largest_type=target.node.largest_type,
     )
     return Target(node, target.gpu, target.extended_resource_toleration)

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
 from components.aws.model import allocatable as aws_allocatable
-from components.aws.model import autoscaler_tags, version_rules, versions
+from components.aws.model import autoscaler_tags, provisioners, version_rules, versions
 from components.aws.model import config as aws_config
 from components.aws.model import daemonsets as aws_daemonsets
 from components.aws.model.catalog import CATALOG
@@ -104,6 +104,7 @@ class Aws(ManagedCloud):
         """Zones, network ranges, subnets and the autoscaler expander of an EKS cluster."""
         aws = aws_config.cluster_options(cluster)
         problems = []
+        problems += provisioners.cluster_problems(cluster)
         if len(cluster.name) > MAX_CLUSTER_NAME:
             problems.append(
                 Problem(
@@ -228,6 +229,11 @@ class Aws(ManagedCloud):
                         f"{path}.zones", f"not among cluster.zones {list(cluster.zones)}", outside
                     )
                 )
+        if aws_config.cluster_options(cluster).provisioner == "karpenter":
+            return problems + provisioners.karpenter_pool_problems(pool, path)
+        problems += provisioners.provisioner_keys(
+            pool, path, aws_config.KARPENTER_ONLY_POOL_KEYS, "karpenter"
+        )
         zones = pool.zones or cluster.zones or []
         node_group = aws_config.pool_options(pool).node_group
         if node_group == "self-managed" and zones and pool.max_nodes < len(zones):
@@ -367,16 +373,24 @@ class Aws(ManagedCloud):
             # nodeadm labels the node itself; declared too, so the autoscaler's template at
             # zero (node-template tags, or the managed group's labels) carries it as well.
             facts.declared[NODEADM_GPU_LABEL] = "true"
-        if options.node_group == "managed":
+        if aws_config.cluster_options(config.cluster).provisioner == "karpenter":
+            provisioners.karpenter_labels(facts, pool, machine, self.machines(pool))
+        elif options.node_group == "managed":
             # eks.amazonaws.com/nodegroup differs per zone (one group per zone): not a pool label.
             facts.labels["eks.amazonaws.com/capacityType"] = "SPOT" if pool.spot else "ON_DEMAND"
         return facts
 
+    def picks_type_per_pod(self, cluster: ClusterConfig) -> bool:
+        return aws_config.cluster_options(cluster).provisioner == "karpenter"
+
     def scale_from_zero(
-        self, pool: GpuPoolConfig
+        self, config: StackConfig, pool: GpuPoolConfig
     ) -> Literal["pool", "node-template-tags", "unmanaged"]:
         # Self-managed groups: the autoscaler reads the ASGs' node-template tags. Managed node
         # groups: it reads labels and taints via eks:DescribeNodegroup, so PoolSpec is its view.
+        # Karpenter: it simulates the NodePool's labels, taints and requirements (PoolSpec).
+        if aws_config.cluster_options(config.cluster).provisioner == "karpenter":
+            return "pool"
         if aws_config.pool_options(pool).node_group == "self-managed":
             return "node-template-tags"
         return "pool"

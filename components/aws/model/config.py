@@ -13,6 +13,16 @@ class AwsPoolOptions(ConfigModel):
     # self-managed: one auto scaling group per zone (default); managed: EKS managed node group.
     node_group: Literal["self-managed", "managed"] = "self-managed"
     ami_family: Literal["al2023", "bottlerocket"] = "al2023"
+    # Karpenter only: a Spot pool may fall back to on-demand when Spot has no capacity.
+    on_demand_fallback: bool = False
+    # Karpenter only: also repack nodes that still run pods onto fewer or cheaper ones (drains
+    # them: off by default, a training job would be restarted to save money).
+    consolidate_underutilized: bool = False
+
+
+# Keys that mean something to one provisioner only (the others refuse them).
+AUTOSCALER_ONLY_POOL_KEYS = ("node_group",)
+KARPENTER_ONLY_POOL_KEYS = ("on_demand_fallback", "consolidate_underutilized")
 
 
 class AwsClusterOptions(ConfigModel):
@@ -31,6 +41,9 @@ class AwsClusterOptions(ConfigModel):
     # IAM roles and users that administer the cluster besides whoever runs pulumi (a CI role,
     # teammates): access entries with AmazonEKSClusterAdminPolicy.
     admin_principal_arns: list[str] = Field(default_factory=list)
+    # What brings GPU nodes up from zero: the cluster autoscaler with one auto scaling group per
+    # pool and zone, or Karpenter with one NodePool and EC2NodeClass per pool.
+    provisioner: Literal["cluster-autoscaler", "karpenter"] = "cluster-autoscaler"
     # single: one NAT gateway for all zones (cheap); per-zone: one per zone (survives a zone outage).
     nat_gateways: Literal["single", "per-zone"] = "single"
 

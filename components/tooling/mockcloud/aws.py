@@ -135,4 +135,10 @@ CALLS: dict[str, Any] = {
         "id": "aws",
     },
     "aws:ec2/getSubnets:getSubnets": _subnets,
+    "aws:index/getCallerIdentity:getCallerIdentity": lambda args: {
+        "accountId": ACCOUNT,
+        "arn": f"arn:aws:iam::{ACCOUNT}:user/gpufleet-ci",
+        "userId": "AIDAGPUFLEETCI",
+        "id": ACCOUNT,
+    },
 }

@@ -52,6 +52,8 @@ class NodeTemplate:
     shape_is_allocatable: bool = False
     # Whether the pool's DaemonSet pods' requests are already taken off cpu/memory.
     after_daemonsets: bool = False
+    # cpu/memory are the largest of the machine types the provisioner picks from per pod.
+    largest_type: str | None = None
 
     def __post_init__(self) -> None:
         # A key that is both fixed and varying has no single meaning; catch it at build time

@@ -195,6 +195,8 @@ def fit_reasons(requested: Requests, node: NodeTemplate) -> list[str]:
         has = "a node's allocatable is"
         if node.after_daemonsets:
             has = "a node's allocatable less its DaemonSets is"
+        if node.largest_type:
+            has = has.replace("a node's", f"the largest allowed type's ({node.largest_type})")
     for name, amount in requested.items():
         if amount.total == 0:
             continue

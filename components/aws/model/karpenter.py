@@ -1,0 +1,222 @@
+"""Karpenter on EKS, as data: the pinned chart, the Kubernetes minors it supports, its IAM, the
+interruption queue's events, and one NodePool and EC2NodeClass per GPU pool.
+
+Sources (aws/karpenter-provider-aws at v1.14.1, and its docs for v1.14):
+- chart `oci://public.ecr.aws/karpenter/karpenter` 1.14.1 (getting-started guide,
+  KARPENTER_VERSION="1.14.1"); values `settings.clusterName`, `settings.interruptionQueue`,
+  `serviceAccount.annotations`, `replicas`, `nodeSelector` (chart values.yaml).
+- compatibility (website upgrading/compatibility.md): Kubernetes 1.33 needs Karpenter >= 1.5, 1.34
+  >= 1.6, 1.35 >= 1.9, 1.36 >= 1.13; no row yet for 1.37.
+- IAM and the interruption queue: website v1.14 getting-started cloudformation.yaml (the node
+  role's managed policies, the controller's scoped EC2, IAM and EKS statements, the queue with
+  SSE and a 300 s retention, EventBridge rules for AWS Health, Spot interruption, rebalance,
+  instance state change and capacity reservation interruption).
+- NodePool `karpenter.sh/v1` and EC2NodeClass `karpenter.k8s.aws/v1`: the v1.14.1 CRDs (the tests
+  validate what is built here against them when ../shared/reference/karpenter is present).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from components.aws.model.amis import RELEASES, AmiFamily
+from components.model.pool_spec import PoolSpec
+
+CHART_REPOSITORY = "oci://public.ecr.aws/karpenter"
+CHART = "karpenter"
+CHART_VERSION = "1.14.1"
+NAMESPACE = "kube-system"
+SERVICE_ACCOUNT = "karpenter"
+NODE_POOL_API_VERSION = "karpenter.sh/v1"
+NODE_CLASS_API_VERSION = "karpenter.k8s.aws/v1"
+
+# The oldest Karpenter release that supports each Kubernetes minor (compatibility.md).
+MIN_KARPENTER_FOR_MINOR: Mapping[str, str] = {
+    "1.33": "1.5",
+    "1.34": "1.6",
+    "1.35": "1.9",
+    "1.36": "1.13",
+}
+
+# Labels Karpenter puts on every node it launches (karpenter.sh/v1 well-known labels).
+NODEPOOL_LABEL = "karpenter.sh/nodepool"
+CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
+NODECLASS_LABEL = "karpenter.k8s.aws/ec2nodeclass"
+GPU_MANUFACTURER_LABEL = "karpenter.k8s.aws/instance-gpu-manufacturer"
+GPU_COUNT_LABEL = "karpenter.k8s.aws/instance-gpu-count"
+# Tag on the private subnets and the cluster security group the node class selects.
+DISCOVERY_TAG = "karpenter.sh/discovery"
+
+# How long a node with no pods (other than DaemonSets) stays before Karpenter removes it.
+EMPTY_NODE_TTL = "5m"
+# AL2023 keeps the root volume on /dev/xvda; Bottlerocket its OS there and data on /dev/xvdb.
+_BOTTLEROCKET_OS_VOLUME_GIB = 4
+
+
+def _minor_tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
+
+
+def supports(kubernetes_version: str) -> bool:
+    """Whether the pinned Karpenter release supports the cluster's minor."""
+    needed = MIN_KARPENTER_FOR_MINOR.get(kubernetes_version)
+    return needed is not None and _minor_tuple(CHART_VERSION)[:2] >= _minor_tuple(needed)
+
+
+def ami_alias(family: AmiFamily) -> str:
+    """The node class's AMI alias pinned to gpufleet's reviewed release (never `latest`, which
+    drifts every node when AWS publishes)."""
+    release = RELEASES[family]
+    return f"{family}@{release if release.startswith('v') else 'v' + release}"
+
+
+def capacity_types(spot: bool, on_demand_fallback: bool) -> tuple[str, ...]:
+    """Karpenter launches Spot when it may and on-demand only when Spot has no capacity."""
+    if spot and on_demand_fallback:
+        return ("spot", "on-demand")
+    return ("spot",) if spot else ("on-demand",)
+
+
+def _limits(pool: PoolSpec, vcpus: int, memory_gib: float) -> dict[str, str]:
+    """At most maxNodes nodes' worth of GPUs, CPUs and memory (of the largest allowed type)."""
+    return {
+        pool.gpu_resource: str(pool.max_nodes * pool.gpus_allocatable),
+        "cpu": str(pool.max_nodes * vcpus),
+        "memory": f"{int(pool.max_nodes * memory_gib)}Gi",
+    }
+
+
+def node_pool(
+    pool: PoolSpec,
+    node_class: str,
+    *,
+    capacity: Sequence[str],
+    largest: tuple[int, float],
+    consolidate_underutilized: bool,
+) -> dict[str, Any]:
+    """The pool's `karpenter.sh/v1` NodePool (metadata.name is the pool's name)."""
+    requirements: list[dict[str, Any]] = [
+        {
+            "key": "node.kubernetes.io/instance-type",
+            "operator": "In",
+            "values": list(pool.machine_types),
+        },
+        {"key": CAPACITY_TYPE_LABEL, "operator": "In", "values": list(capacity)},
+        {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},
+        {"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]},
+    ]
+    if pool.zones:
+        zone_values = pool.label_choices.get("topology.kubernetes.io/zone") or (
+            pool.node_labels["topology.kubernetes.io/zone"],
+        )
+        requirements.append(
+            {"key": "topology.kubernetes.io/zone", "operator": "In", "values": list(zone_values)}
+        )
+    return {
+        "apiVersion": NODE_POOL_API_VERSION,
+        "kind": "NodePool",
+        "metadata": {"name": pool.name},
+        "spec": {
+            "template": {
+                "metadata": {"labels": dict(sorted(pool.declared_labels.items()))},
+                "spec": {
+                    "nodeClassRef": {
+                        "group": "karpenter.k8s.aws",
+                        "kind": "EC2NodeClass",
+                        "name": node_class,
+                    },
+                    "requirements": requirements,
+                    "taints": [
+                        {"key": t.key, "value": t.value, "effect": t.effect}
+                        if t.value
+                        else {"key": t.key, "effect": t.effect}
+                        for t in pool.declared_taints
+                    ],
+                    # Karpenter's default replaces every node after 720h: a month-long
+                    # training job would be drained for it. Nodes go when empty instead.
+                    "expireAfter": "Never",
+                },
+            },
+            "limits": _limits(pool, *largest),
+            "disruption": {
+                # Empty GPU nodes go; busy ones are only repacked if the pool opts in.
+                "consolidationPolicy": "WhenEmptyOrUnderutilized"
+                if consolidate_underutilized
+                else "WhenEmpty",
+                "consolidateAfter": EMPTY_NODE_TTL,
+                # A NodePool or EC2NodeClass edit (a new AMI release, another instance type)
+                # marks running nodes Drifted; Karpenter would drain them to replace them. None
+                # is drained for drift: they go when empty, and new nodes come up as edited.
+                "budgets": [{"nodes": "10%"}, {"nodes": "0", "reasons": ["Drifted"]}],
+            },
+        },
+    }
+
+
+def ec2_node_class(
+    name: str,
+    *,
+    cluster_name: str,
+    family: AmiFamily,
+    node_role: str,
+    disk_size_gb: int,
+    tags: Mapping[str, str],
+) -> dict[str, Any]:
+    """The pool's `karpenter.k8s.aws/v1` EC2NodeClass: pinned image, IMDSv2 with one hop,
+    encrypted gp3, the cluster's private subnets and security group by discovery tag."""
+    root = {
+        "volumeSize": f"{disk_size_gb}Gi",
+        "volumeType": "gp3",
+        "encrypted": True,
+        "deleteOnTermination": True,
+    }
+    if family == "bottlerocket":
+        devices = [
+            {
+                "deviceName": "/dev/xvda",
+                "ebs": {**root, "volumeSize": f"{_BOTTLEROCKET_OS_VOLUME_GIB}Gi"},
+            },
+            {"deviceName": "/dev/xvdb", "ebs": root},
+        ]
+    else:
+        devices = [{"deviceName": "/dev/xvda", "ebs": root}]
+    selector = [{"tags": {DISCOVERY_TAG: cluster_name}}]
+    return {
+        "apiVersion": NODE_CLASS_API_VERSION,
+        "kind": "EC2NodeClass",
+        "metadata": {"name": name},
+        "spec": {
+            "amiSelectorTerms": [{"alias": ami_alias(family)}],
+            "role": node_role,
+            "subnetSelectorTerms": selector,
+            "securityGroupSelectorTerms": selector,
+            "metadataOptions": {
+                "httpEndpoint": "enabled",
+                "httpProtocolIPv6": "disabled",
+                "httpPutResponseHopLimit": 1,
+                "httpTokens": "required",
+            },
+            "blockDeviceMappings": devices,
+            "tags": dict(tags),
+        },
+    }
+
+
+def helm_values(
+    cluster_name: str,
+    queue_name: str,
+    role_arn: str,
+    node_selector: Mapping[str, str],
+    replicas: int,
+) -> dict[str, Any]:
+    return {
+        "settings": {"clusterName": cluster_name, "interruptionQueue": queue_name},
+        "serviceAccount": {
+            "name": SERVICE_ACCOUNT,
+            "annotations": {"eks.amazonaws.com/role-arn": role_arn},
+        },
+        # The chart asks for two replicas on different hosts: as many as the system pool has.
+        "replicas": replicas,
+        "nodeSelector": {"kubernetes.io/os": "linux", **node_selector},
+    }

@@ -1,0 +1,277 @@
+"""EKS with Karpenter: what the aws-karpenter stack builds, what it refuses, and that each
+NodePool and EC2NodeClass validates against Karpenter 1.14.1's CRD schemas (when the reference
+CRDs in ../shared are present) and agrees with the `gpuPools` contract that fit uses."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+from conftest import plan_of
+
+from components.aws.model import karpenter, karpenter_iam
+from components.model.config import ConfigError, parse_config
+from components.tooling.engine import Plan
+from components.tooling.stacks import load_stack
+
+STACK = "aws-karpenter"
+CRDS = Path(__file__).resolve().parents[2] / "shared/reference/karpenter/crds"
+NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
+NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+
+
+def _objects(plan: Plan, kind: str) -> dict[str, dict[str, Any]]:
+    found = {}
+    for resource in plan.resources:
+        if resource.type == kind:
+            document = dict(resource.inputs)
+            found[document["metadata"]["name"]] = document
+    return found
+
+
+def _raw() -> dict[str, Any]:
+    return copy.deepcopy(dict(load_stack(STACK).gpufleet))
+
+
+def _problems(raw: dict[str, Any]) -> list[str]:
+    with pytest.raises(ConfigError) as caught:
+        parse_config(raw)
+    return [str(p) for p in caught.value.problems]
+
+
+def test_karpenter_replaces_groups_and_the_cluster_autoscaler() -> None:
+    plan = plan_of(STACK)
+    types = [r.type for r in plan.resources]
+    assert "aws:autoscaling/group:Group" not in types
+    assert "aws:eks/nodeGroup:NodeGroup" in types  # the system pool only
+    releases = {r.inputs["chart"] for r in plan.resources if r.type.endswith("Release")}
+    assert f"{karpenter.CHART_REPOSITORY}/{karpenter.CHART}" in releases
+    assert not any("cluster-autoscaler" in chart for chart in releases)
+    assert set(_objects(plan, NODE_POOL)) == set(_objects(plan, NODE_CLASS)) == {"l4", "h100"}
+    # One EventBridge rule per interruption event, each feeding the queue.
+    rules = [r for r in plan.resources if r.type == "aws:cloudwatch/eventRule:EventRule"]
+    patterns = sorted(json.loads(r.inputs["eventPattern"])["detail-type"][0] for r in rules)
+    assert patterns == sorted(p["detail-type"][0] for p in karpenter_iam.EVENT_PATTERNS.values())
+
+
+def test_custom_resources_wait_for_the_chart_that_brings_their_crds() -> None:
+    plan = plan_of(STACK)
+    (release,) = [r for r in plan.resources if r.name.endswith("-karpenter-release")]
+    for resource in plan.resources:
+        if resource.type in (NODE_POOL, NODE_CLASS):
+            assert release.urn in resource.dependencies, resource.name
+
+
+def _crd_schema(file: str) -> dict[str, Any]:
+    path = CRDS / file
+    if not path.exists():
+        pytest.skip(f"{path} not present (../shared/reference/karpenter)")
+    crd = yaml.safe_load(path.read_text())
+    (version,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1"]
+    schema: dict[str, Any] = version["schema"]["openAPIV3Schema"]
+    return schema
+
+
+@pytest.mark.parametrize(
+    ("kind", "crd"),
+    [
+        (NODE_POOL, "karpenter.sh_nodepools.yaml"),
+        (NODE_CLASS, "karpenter.k8s.aws_ec2nodeclasses.yaml"),
+    ],
+)
+def test_generated_objects_validate_against_the_crd_schemas(kind: str, crd: str) -> None:
+    schema = _crd_schema(crd)
+    objects = _objects(plan_of(STACK), kind)
+    assert objects
+    for name, document in objects.items():
+        # The structural schema (CEL rules in x-kubernetes-validations are the API server's).
+        jsonschema.validate(document, schema)
+        assert document["apiVersion"] in (
+            karpenter.NODE_POOL_API_VERSION,
+            karpenter.NODE_CLASS_API_VERSION,
+        ), name
+
+
+def test_a_schema_violation_is_caught() -> None:
+    schema = _crd_schema("karpenter.sh_nodepools.yaml")
+    document = next(iter(_objects(plan_of(STACK), NODE_POOL).values()))
+    broken = copy.deepcopy(document)
+    broken["spec"]["disruption"]["consolidationPolicy"] = "Always"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, schema)
+
+
+def test_node_pools_say_what_the_contract_says() -> None:
+    plan = plan_of(STACK)
+    pools = {p["name"]: p for p in plan.outputs["gpuPools"]}
+    node_pools = _objects(plan, NODE_POOL)
+    for name, document in node_pools.items():
+        spec = document["spec"]
+        template = spec["template"]["spec"]
+        requirements = {r["key"]: r["values"] for r in template["requirements"]}
+        pool = pools[name]
+        assert requirements["node.kubernetes.io/instance-type"] == pool["machineTypes"]
+        zones = requirements["topology.kubernetes.io/zone"]
+        assert zones == pool["zones"]
+        # Every declared label is on the template, every taint on the node.
+        labels = spec["template"]["metadata"]["labels"]
+        assert {k: pool["nodeLabels"][k] for k in labels} == labels
+        assert [(t["key"], t["effect"]) for t in template["taints"]] == [
+            (t["key"], t["effect"]) for t in pool["nodeTaints"]
+        ]
+        assert pool["nodeLabels"][karpenter.NODEPOOL_LABEL] == name
+        # Never more GPUs than maxNodes nodes hold; nodes never expire under a job.
+        gpus = pool["maxNodes"] * pool["allocatablePerNode"]["nvidia.com/gpu"]
+        assert spec["limits"]["nvidia.com/gpu"] == str(gpus)
+        assert template["expireAfter"] == "Never"
+        assert spec["disruption"]["consolidationPolicy"] == "WhenEmpty"
+        assert {"nodes": "0", "reasons": ["Drifted"]} in spec["disruption"]["budgets"]
+    assert {
+        r["key"]: r["values"] for r in node_pools["l4"]["spec"]["template"]["spec"]["requirements"]
+    }[karpenter.CAPACITY_TYPE_LABEL] == ["spot", "on-demand"]
+    assert pools["h100"]["nodeLabels"][karpenter.CAPACITY_TYPE_LABEL] == "on-demand"
+
+
+def test_node_classes_pin_the_image_and_lock_down_the_node() -> None:
+    for document in _objects(plan_of(STACK), NODE_CLASS).values():
+        spec = document["spec"]
+        assert spec["amiSelectorTerms"] == [{"alias": "al2023@v20261023"}]
+        assert spec["metadataOptions"]["httpTokens"] == "required"
+        assert spec["metadataOptions"]["httpPutResponseHopLimit"] == 1
+        assert all(d["ebs"]["encrypted"] for d in spec["blockDeviceMappings"])
+        selector = [{"tags": {karpenter.DISCOVERY_TAG: "gpufleet-karpenter"}}]
+        assert spec["subnetSelectorTerms"] == spec["securityGroupSelectorTerms"] == selector
+    assert karpenter.ami_alias("bottlerocket") == "bottlerocket@v1.66.0"
+
+
+def test_the_node_classes_find_their_subnets_and_security_group() -> None:
+    plan = plan_of(STACK)
+    private = [
+        r for r in plan.resources if r.type == "aws:ec2/subnet:Subnet" and "-private-" in r.name
+    ]
+    assert private and all(
+        r.inputs["tags"][karpenter.DISCOVERY_TAG] == "gpufleet-karpenter" for r in private
+    )
+    tags = [r for r in plan.resources if r.type == "aws:ec2/tag:Tag"]
+    assert [t.inputs["key"] for t in tags] == [karpenter.DISCOVERY_TAG]
+
+
+def test_controller_permissions_are_scoped_to_the_cluster() -> None:
+    policy = karpenter_iam.controller_policy(
+        partition="aws",
+        region="us-east-1",
+        account="123456789012",
+        cluster_name="c",
+        node_role_arn="arn:aws:iam::123456789012:role/nodes",
+        queue_arn="arn:aws:sqs:us-east-1:123456789012:q",
+    )
+    statements = {s["Sid"]: s for s in policy["Statement"]}
+    assert statements["PassNodeRole"]["Resource"] == "arn:aws:iam::123456789012:role/nodes"
+    for sid in ("LaunchTagged", "TagOnLaunch", "DeleteOwn", "LaunchFromOwnLaunchTemplates"):
+        conditions = statements[sid]["Condition"]
+        assert any("kubernetes.io/cluster/c" in key for key in conditions["StringEquals"]), sid
+    assert statements["ReadInterruptions"]["Resource"] == "arn:aws:sqs:us-east-1:123456789012:q"
+    # Nothing mutating is unscoped.
+    for statement in policy["Statement"]:
+        actions = (
+            statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+        )
+        if statement["Resource"] == "*":
+            assert all(a.split(":")[1].startswith(("Describe", "Get", "List")) for a in actions), (
+                statement["Sid"]
+            )
+
+
+def test_bad_karpenter_combinations_are_refused_together() -> None:
+    raw = _raw()
+    raw["gpuPools"][0]["minNodes"] = 1
+    raw["gpuPools"][1]["aws"] = {"nodeGroup": "managed", "onDemandFallback": True}
+    problems = _problems(raw)
+    assert any(p.startswith("gpuPools[0].minNodes: Karpenter keeps no minimum") for p in problems)
+    assert any(
+        p.startswith(
+            "gpuPools[1].aws.nodeGroup: applies only with cluster.aws.provisioner: "
+            "cluster-autoscaler"
+        )
+        for p in problems
+    )
+    assert any(
+        p.startswith("gpuPools[1].aws.onDemandFallback: is for Spot pools") for p in problems
+    )
+
+
+def test_karpenter_only_keys_are_refused_under_the_cluster_autoscaler() -> None:
+    raw = copy.deepcopy(dict(load_stack("aws-dev").gpufleet))
+    raw["gpuPools"][0]["aws"] = {"consolidateUnderutilized": True}
+    problems = _problems(raw)
+    assert any(
+        p.startswith(
+            "gpuPools[0].aws.consolidateUnderutilized: applies only with "
+            "cluster.aws.provisioner: karpenter"
+        )
+        for p in problems
+    )
+
+
+def test_a_minor_karpenter_does_not_support_is_refused() -> None:
+    raw = _raw()
+    raw["cluster"]["kubernetesVersion"] = "1.37"
+    problems = _problems(raw)
+    assert any(
+        p.startswith(
+            "cluster.kubernetesVersion: Karpenter 1.14.1 (pinned) supports Kubernetes "
+            "1.33, 1.34, 1.35, 1.36"
+        )
+        for p in problems
+    ), problems
+    assert karpenter.supports("1.36") and not karpenter.supports("1.37")
+
+
+def test_fit_sizes_a_pool_by_its_largest_type_and_says_so(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from components.tooling.cli import main
+
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "big"},
+        "spec": {
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "nodeSelector": {"gpufleet.io/pool": "l4"},
+                    "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}],
+                    "containers": [
+                        {
+                            "name": "c",
+                            "image": "busybox",
+                            # More than a g6.xlarge (4 vCPU) has, less than a g6.2xlarge.
+                            "resources": {
+                                "requests": {"cpu": "6"},
+                                "limits": {"nvidia.com/gpu": 1},
+                            },
+                        }
+                    ],
+                }
+            }
+        },
+    }
+    manifest = tmp_path / "job.yaml"
+    manifest.write_text(yaml.safe_dump(job))
+    main(["fit", STACK, str(manifest), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    (entry,) = [p for p in report["templates"][0]["pools"] if p["pool"] == "l4"]
+    assert entry["fits"], entry
+    job["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "9"
+    manifest.write_text(yaml.safe_dump(job))
+    main(["fit", STACK, str(manifest), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    (entry,) = [p for p in report["templates"][0]["pools"] if p["pool"] == "l4"]
+    assert not entry["fits"]
+    assert any("the largest allowed type's (g6.2xlarge) allocatable" in r for r in entry["reasons"])
