@@ -275,3 +275,40 @@ def test_fit_sizes_a_pool_by_its_largest_type_and_says_so(
     (entry,) = [p for p in report["templates"][0]["pools"] if p["pool"] == "l4"]
     assert not entry["fits"]
     assert any("the largest allowed type's (g6.2xlarge) allocatable" in r for r in entry["reasons"])
+
+
+def test_a_pod_karpenter_would_not_launch_for_is_called_out(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from components.tooling.cli import main
+
+    # g6.2xlarge: 31775Mi allocatable after DaemonSets, but Karpenter plans 7.5% of 32 GiB
+    # (2457.6 MiB) less: 29317Mi. 30Gi fits the node and not Karpenter's plan of it.
+    pool = next(p for p in plan_of(STACK).outputs["gpuPools"] if p["name"] == "l4")
+    assert pool["allocatablePerNode"]["memory"] == "31775Mi"
+    pod = {
+        "nodeSelector": {"gpufleet.io/pool": "l4"},
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}],
+        "containers": [
+            {
+                "name": "c",
+                "resources": {"requests": {"memory": "30Gi"}, "limits": {"nvidia.com/gpu": 1}},
+            }
+        ],
+    }
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text(yaml.safe_dump(pod))
+    main(["fit", STACK, str(manifest), "--json"])
+    (entry,) = [
+        p for p in json.loads(capsys.readouterr().out)["templates"][0]["pools"] if p["pool"] == "l4"
+    ]
+    assert not entry["fits"]
+    assert "Karpenter's template" in entry["reasons"][0]
+    assert "7.5% of their memory" in entry["reasons"][0]
+    pod["containers"][0]["resources"]["requests"]["memory"] = "28Gi"
+    manifest.write_text(yaml.safe_dump(pod))
+    main(["fit", STACK, str(manifest), "--json"])
+    (entry,) = [
+        p for p in json.loads(capsys.readouterr().out)["templates"][0]["pools"] if p["pool"] == "l4"
+    ]
+    assert entry["fits"], entry

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
+from components.model.allocatable import GIB, MIB
 from components.model.catalog.gpus import GPU_MODELS, MachineType
 from components.model.cloud import Cloud
 from components.model.daemonsets import after_daemonsets, gpufleet_daemonsets
@@ -215,6 +216,15 @@ class ManagedCloud(Cloud):
 
     # --- pools -----------------------------------------------------------------------------
 
+    def provisioner_name(self, config: StackConfig) -> str:
+        """What scales GPU pools from zero, as fit names it."""
+        return "the cluster autoscaler"
+
+    def provisioner_memory_overhead(self, config: StackConfig) -> float:
+        """Fraction of a machine's memory the provisioner assumes the hypervisor keeps when it
+        plans a new node (Karpenter's vmMemoryOverheadPercent); 0: it assumes the real node."""
+        return 0.0
+
     def picks_type_per_pod(self, cluster: ClusterConfig) -> bool:
         """Whether the provisioner chooses among a pool's machine types for each pending pod
         (Karpenter) rather than simulating one type per group (the cluster autoscaler)."""
@@ -349,9 +359,21 @@ class ManagedCloud(Cloud):
         ) + self.node_daemonsets(config, pool)
         sized = self.sizing_machine(config, machines)
         node = self.node_allocatable(sized.name, sized.vcpus, sized.memory_gib, pool.disk_size_gb)
+        autoscaler_shape: dict[str, str] = {}
+        shape_note: str | None = None
         if node is not None:
             # What the user's pods can have: the DaemonSets' requests come off first.
-            allocatable.update(after_daemonsets(node, daemonsets).quantities())
+            left = after_daemonsets(node, daemonsets)
+            allocatable.update(left.quantities())
+            overhead = self.provisioner_memory_overhead(config)
+            if overhead:
+                # The provisioner plans new nodes with less memory than they will report.
+                assumed = left.memory_bytes - int(overhead * sized.memory_gib * GIB)
+                autoscaler_shape["memory"] = f"{assumed // MIB}Mi"
+                shape_note = (
+                    f"it plans new nodes with {overhead:.1%} of their memory kept for the "
+                    "hypervisor: ask for less memory, or allow a larger machine type"
+                )
         taints = tuple(declared_taints) + tuple(facts.taints)
         # What the autoscaler sees at zero. EKS self-managed: the ASG's node-template tags, which
         # gpufleet writes from exactly these declared labels and taints. GKE/AKS: the pool's API.
@@ -384,6 +406,9 @@ class ManagedCloud(Cloud):
             sharing_via=sharing_via,
             autoscaler_labels=autoscaler_labels,
             autoscaler_taints=taints,
+            autoscaler_shape=autoscaler_shape,
+            autoscaler_shape_note=shape_note,
+            provisioner=self.provisioner_name(config),
             autoscaler_resources={
                 GPU_RESOURCE: self.autoscaler_gpus(sharing_via, gpus_per_node, gpus_allocatable)
             },

@@ -98,6 +98,7 @@ def node_template(
     label_choices: Mapping[str, tuple[str, ...]] | None = None,
     taints: Iterable[Taint] | None = None,
     allocatable: Mapping[str, int] | None = None,
+    memory_bytes: int | None = None,
 ) -> NodeTemplate:
     """A node of `spec`'s pool; each keyword replaces that part of the running node's picture."""
     choices = dict(spec.label_choices if label_choices is None else label_choices)
@@ -118,7 +119,7 @@ def node_template(
         ),
         allocatable=dict(spec.extended_resources if allocatable is None else allocatable),
         cpu_millis=shape[0],
-        memory_bytes=shape[1],
+        memory_bytes=shape[1] if memory_bytes is None else memory_bytes,
     )
 
 
@@ -131,6 +132,9 @@ def _spec_autoscaler_template(spec: PoolSpec) -> NodeTemplate | None:
         labels=spec.autoscaler_labels,
         taints=(Taint(t.key, t.value, t.effect) for t in spec.autoscaler_taints),
         allocatable=spec.autoscaler_resources,
+        memory_bytes=quantity.memory_bytes(spec.autoscaler_shape["memory"])
+        if "memory" in spec.autoscaler_shape
+        else None,
     )
 
 
@@ -142,6 +146,8 @@ def _view(spec: PoolSpec, scale_from_zero: NodeTemplate | None) -> PoolView:
         node=node_template(spec),
         scale_from_zero=scale_from_zero,
         extended_resource_toleration=spec.extended_resource_toleration,
+        provisioner=spec.provisioner,
+        shape_note=spec.autoscaler_shape_note,
     )
 
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
 from components.aws.model import allocatable as aws_allocatable
-from components.aws.model import autoscaler_tags, provisioners, version_rules, versions
+from components.aws.model import autoscaler_tags, karpenter, provisioners, version_rules, versions
 from components.aws.model import config as aws_config
 from components.aws.model import daemonsets as aws_daemonsets
 from components.aws.model.catalog import CATALOG
@@ -379,6 +379,15 @@ class Aws(ManagedCloud):
             # eks.amazonaws.com/nodegroup differs per zone (one group per zone): not a pool label.
             facts.labels["eks.amazonaws.com/capacityType"] = "SPOT" if pool.spot else "ON_DEMAND"
         return facts
+
+    def provisioner_name(self, config: StackConfig) -> str:
+        karpenter_pools = aws_config.cluster_options(config.cluster).provisioner == "karpenter"
+        return "Karpenter" if karpenter_pools else "the cluster autoscaler"
+
+    def provisioner_memory_overhead(self, config: StackConfig) -> float:
+        if aws_config.cluster_options(config.cluster).provisioner == "karpenter":
+            return karpenter.VM_MEMORY_OVERHEAD
+        return 0.0
 
     def picks_type_per_pod(self, cluster: ClusterConfig) -> bool:
         return aws_config.cluster_options(cluster).provisioner == "karpenter"

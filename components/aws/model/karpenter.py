@@ -48,6 +48,10 @@ GPU_COUNT_LABEL = "karpenter.k8s.aws/instance-gpu-count"
 # Tag on the private subnets and the cluster security group the node class selects.
 DISCOVERY_TAG = "karpenter.sh/discovery"
 
+# Karpenter plans a new node with this fraction of the instance's memory taken off for the
+# hypervisor (chart values settings.vmMemoryOverheadPercent, default 0.075; gpufleet keeps it):
+# a pod that fits the real node but not this estimate never gets a node launched.
+VM_MEMORY_OVERHEAD = 0.075
 # How long a node with no pods (other than DaemonSets) stays before Karpenter removes it.
 EMPTY_NODE_TTL = "5m"
 # AL2023 keeps the root volume on /dev/xvda; Bottlerocket its OS there and data on /dev/xvdb.

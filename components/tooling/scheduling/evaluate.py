@@ -56,17 +56,17 @@ def fit_pool(pod_spec: Mapping[str, Any], pool: PoolView) -> FitResult:
     if at_zero and not live:
         # The pod is fine for a real node; only the autoscaler's picture of the empty pool
         # (e.g. a missing GPU resource tag or label hint) stops it from scaling up.
+        fix = pool.shape_note or "fix the pool's scale-from-zero labels, taints or resource tags"
         at_zero = [
-            "a running node of this pool would fit, but the pool is at 0 nodes and the "
-            "cluster autoscaler's template of it (what it believes a new node would have) "
-            "blocks the pod, so it would not scale up; fix the pool's scale-from-zero labels, "
-            "taints or resource tags",
+            "a running node of this pool would fit, but the pool is at 0 nodes and "
+            f"{pool.provisioner}'s template of it (what it believes a new node would have) "
+            f"blocks the pod, so it would not scale up; {fix}",
             *(f"autoscaler template: {reason}" for reason in at_zero),
         ]
     elif live and not at_zero:
         # Scale-up happens, then the real node still refuses the pod: it stays Pending.
         at_zero = [
-            "the cluster autoscaler would add a node for this pod, but the real node differs "
+            f"{pool.provisioner} would add a node for this pod, but the real node differs "
             "from its template and would not take it",
             *(f"running node: {reason}" for reason in live),
         ]

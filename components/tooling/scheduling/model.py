@@ -81,6 +81,10 @@ class PoolView:
     scale_from_zero: NodeTemplate | None
     # GKE's ExtendedResourceToleration admission plugin; EKS and AKS do not run it.
     extended_resource_toleration: bool
+    # What scales the pool up from zero, by name, and why its picture of a new node may offer
+    # less than the node will (None: it pictures the node as it registers).
+    provisioner: str = "the cluster autoscaler"
+    shape_note: str | None = None
 
 
 @dataclass(frozen=True)
