@@ -684,6 +684,41 @@ def test_the_pack_catches_unsafe_changes_in_real_graphs() -> None:
     assert mutate("existing-dev", "kubernetes:helm.sh/v3:Release", unpin) == ["helm-charts-pinned"]
 
 
+def test_the_pack_understands_karpenter_pools() -> None:
+    stack, node_pool = "aws-karpenter", "kubernetes:karpenter.sh/v1:NodePool"
+
+    def fixed_size(i: dict[str, Any]) -> None:
+        i["spec"]["replicas"] = 1
+
+    def untainted(i: dict[str, Any]) -> None:
+        i["spec"]["template"]["spec"]["taints"] = []
+
+    def unlimited(i: dict[str, Any]) -> None:
+        del i["spec"]["limits"]["nvidia.com/gpu"]
+
+    def no_queue(i: dict[str, Any]) -> None:
+        i["values"]["settings"]["interruptionQueue"] = ""
+
+    def no_spot_rule(i: dict[str, Any]) -> None:
+        i["eventPattern"] = json.dumps({"source": ["aws.ec2"], "detail-type": ["Other"]})
+
+    def karpenter_release(i: dict[str, Any]) -> bool:
+        return str(i["chart"]).endswith("/karpenter")
+
+    def spot_rule(i: dict[str, Any]) -> bool:
+        return "Spot Instance Interruption" in str(i["eventPattern"])
+
+    assert mutate(stack, node_pool, fixed_size) == ["gpu-pools-scale-to-zero"]
+    assert mutate(stack, node_pool, untainted) == ["gpu-pools-tainted"]
+    assert mutate(stack, node_pool, unlimited) == ["karpenter-gpu-pools-limited"]
+    release = "kubernetes:helm.sh/v3:Release"
+    assert mutate(stack, release, no_queue, karpenter_release) == [
+        "karpenter-handles-interruptions"
+    ]
+    rule = "aws:cloudwatch/eventRule:EventRule"
+    assert mutate(stack, rule, no_spot_rule, spot_rule) == ["karpenter-handles-interruptions"]
+
+
 # --- The pack itself -----------------------------------------------------------------------
 
 
@@ -711,7 +746,7 @@ def test_main_serves_every_policy_as_mandatory(monkeypatch: pytest.MonkeyPatch) 
     assert served["name"] == PACK_NAME
     assert served["enforcement_level"] == EnforcementLevel.MANDATORY
     assert [p.name for p in served["policies"]] == [p.name for p in POLICIES]
-    assert len(POLICIES) == len({p.name for p in POLICIES}) == 8
+    assert len(POLICIES) == len({p.name for p in POLICIES}) == 10
     assert all(p.enforcement_level == EnforcementLevel.MANDATORY for p in POLICIES)
 
 

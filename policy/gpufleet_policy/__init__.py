@@ -8,9 +8,15 @@ from __future__ import annotations
 
 from pulumi_policy import Policy
 
-from . import aws, charts, pools, protection
+from . import aws, charts, karpenter, pools, protection
 
 PACK_NAME = "gpufleet"
-POLICIES: list[Policy] = [*pools.POLICIES, *aws.POLICIES, *charts.POLICIES, *protection.POLICIES]
+POLICIES: list[Policy] = [
+    *pools.POLICIES,
+    *aws.POLICIES,
+    *karpenter.POLICIES,
+    *charts.POLICIES,
+    *protection.POLICIES,
+]
 
 __all__ = ["PACK_NAME", "POLICIES"]

@@ -20,6 +20,7 @@ EKS_CLUSTER = "aws:eks/cluster:Cluster"
 EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 EKS_ASG = "aws:autoscaling/group:Group"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+KARPENTER_NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
 AKS_CLUSTER = "azure-native:containerservice:ManagedCluster"
 AKS_AGENT_POOL = "azure-native:containerservice:AgentPool"
 CLUSTERS = (GKE_CLUSTER, EKS_CLUSTER, AKS_CLUSTER)
@@ -160,6 +161,28 @@ def is_gpu_agent_pool(props: Mapping[str, Any]) -> bool:
     )
 
 
+def karpenter_requirements(props: Mapping[str, Any]) -> dict[str, list[str]]:
+    """A NodePool's requirements as key -> values (operator In only)."""
+    found: dict[str, list[str]] = {}
+    for requirement in seq(get(props, "spec", "template", "spec", "requirements")):
+        if isinstance(requirement, Mapping) and requirement.get("operator") == "In":
+            found[str(requirement.get("key"))] = [str(v) for v in seq(requirement.get("values"))]
+    return found
+
+
+def is_gpu_karpenter_pool(props: Mapping[str, Any]) -> bool:
+    """A NodePool that launches GPU instances: GPU instance types, families or GPU counts."""
+    requirements = karpenter_requirements(props)
+    types = requirements.get("node.kubernetes.io/instance-type", [])
+    families = requirements.get("karpenter.k8s.aws/instance-family", [])
+    return (
+        any(EC2_GPU_TYPE.match(t) for t in types)
+        or any(EC2_GPU_TYPE.match(f + ".") for f in families)
+        or "karpenter.k8s.aws/instance-gpu-count" in requirements
+        or GPU_RESOURCE in (get(props, "spec", "limits") or {})
+    )
+
+
 def is_gpu_gke_pool(props: Mapping[str, Any]) -> bool:
     return bool(seq(get(props, "nodeConfig", "guestAccelerators")))
 
@@ -173,6 +196,8 @@ def gpu_pools(resource_type: str, props: Mapping[str, Any]) -> list[tuple[str, M
         return [(str(name), props)]
     if resource_type == EKS_ASG and is_gpu_asg(props):
         return [(str(props.get("name") or props.get("namePrefix") or "group"), props)]
+    if resource_type == KARPENTER_NODE_POOL and is_gpu_karpenter_pool(props):
+        return [(str(get(props, "metadata", "name") or "NodePool"), props)]
     if resource_type == AKS_AGENT_POOL and is_gpu_agent_pool(props):
         return [(str(props.get("agentPoolName") or "agent pool"), props)]
     if resource_type == AKS_CLUSTER:
@@ -187,12 +212,12 @@ def gpu_pools(resource_type: str, props: Mapping[str, Any]) -> list[tuple[str, M
 def pool_taints(resource_type: str, props: Mapping[str, Any]) -> list[tuple[str, str | None, str]]:
     """The taints a pool registers on its nodes (EKS ASGs: as the autoscaler's template sees them)."""
     taints: list[tuple[str, str | None, str]] = []
-    if resource_type in (GKE_NODE_POOL, EKS_NODE_GROUP):
-        blocks = (
-            get(props, "nodeConfig", "taints")
-            if resource_type == GKE_NODE_POOL
-            else props.get("taints")
-        )
+    if resource_type in (GKE_NODE_POOL, EKS_NODE_GROUP, KARPENTER_NODE_POOL):
+        blocks = {
+            GKE_NODE_POOL: lambda: get(props, "nodeConfig", "taints"),
+            EKS_NODE_GROUP: lambda: props.get("taints"),
+            KARPENTER_NODE_POOL: lambda: get(props, "spec", "template", "spec", "taints"),
+        }[resource_type]()
         for t in seq(blocks):
             if isinstance(t, Mapping) and t.get("key"):
                 value = t.get("value")
@@ -233,6 +258,11 @@ def min_size(resource_type: str, props: Mapping[str, Any]) -> tuple[int | None, 
         return as_int(get(props, "scalingConfig", "minSize")), "scalingConfig.minSize"
     if resource_type == EKS_ASG:
         return as_int(props.get("minSize")), "minSize"
+    if resource_type == KARPENTER_NODE_POOL:
+        replicas = get(props, "spec", "replicas")
+        if replicas is not None:
+            return as_int(replicas), "spec.replicas (a fixed-size NodePool)"
+        return 0, "NodePool (Karpenter launches nodes for pending pods only)"
     # AKS agent pools (separate or inline profiles).
     if not props.get("enableAutoScaling"):
         return None, "enableAutoScaling is off: the pool has a fixed size"
