@@ -312,3 +312,23 @@ def test_a_pod_karpenter_would_not_launch_for_is_called_out(
         p for p in json.loads(capsys.readouterr().out)["templates"][0]["pools"] if p["pool"] == "l4"
     ]
     assert entry["fits"], entry
+
+
+def test_helm_values_use_only_keys_of_the_pinned_chart() -> None:
+    from components.kubernetes import chart_values
+
+    path = CRDS.parent / "values.yaml"
+    if not path.exists():
+        pytest.skip(f"{path} not present (../shared/reference/karpenter)")
+    defaults = chart_values.load(path)
+    (release,) = [r for r in plan_of(STACK).resources if r.name.endswith("-karpenter-release")]
+    values = release.inputs["values"]
+    # nodeSelector is rendered verbatim (toYaml): any label may go below it.
+    assert chart_values.unknown_keys(values, defaults, passthrough=("nodeSelector",)) == []
+    assert values["settings"]["clusterName"] == "gpufleet-karpenter"
+    assert values["settings"]["interruptionQueue"]
+    assert values["serviceAccount"]["annotations"]["eks.amazonaws.com/role-arn"].startswith(
+        "arn:aws:iam::"
+    )
+    # Two replicas spread over hosts: the system pool keeps two nodes.
+    assert values["replicas"] == 2
