@@ -157,6 +157,7 @@ EXPECTED: dict[str, dict[str, str]] = {
         "zones": "update",
     },
     "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass": {"disk-size": "update"},
+    "kubernetes:eks.amazonaws.com/v1:NodeClass": {"disk-size": "update"},
     "aws:eks/nodeGroup:NodeGroup": {
         "kubernetes-minor": "update",
         # capacityType and instanceTypes are ForceNew: gpufleet replaces, deleting first.
@@ -195,7 +196,10 @@ def _applicable() -> list[tuple[str, str]]:
 
 
 # Edits gpufleet refuses before planning, with the reason the refusal names.
-REFUSED_AT_PLAN_TIME = {("aws-karpenter", "min-nodes"): "Karpenter keeps no minimum"}
+REFUSED_AT_PLAN_TIME = {
+    ("aws-karpenter", "min-nodes"): "Karpenter keeps no minimum",
+    ("aws-auto-mode", "min-nodes"): "EKS Auto Mode keeps no minimum",
+}
 
 
 @pytest.mark.parametrize(("stack", "edit"), _applicable())

@@ -55,6 +55,16 @@ def supported() -> list[tuple[str, str]]:
 CASES = supported()
 
 
+def eks_stacks_with_node_images() -> list[str]:
+    """EKS stacks whose GPU nodes run an image gpufleet picks (not EKS Auto Mode's own)."""
+    return [
+        s
+        for s in shipped_stacks()
+        if load_stack(s).gpufleet["cloud"] == "aws"
+        and load_stack(s).gpufleet["cluster"].get("aws", {}).get("provisioner") != "auto-mode"
+    ]
+
+
 def releases(plan: Plan) -> dict[str, Any]:
     """The GPU software's Helm releases by chart (other stages may install charts too)."""
     return {
@@ -209,8 +219,8 @@ def test_rendered_kubernetes_objects_validate_against_the_clusters_schema(
         if r.custom
         and r.type.startswith("kubernetes:")
         and r.type != RELEASE
-        # Karpenter's custom resources: checked against its CRDs in test_karpenter.py.
-        and not r.type.startswith("kubernetes:karpenter")
+        # Karpenter's and Auto Mode's custom resources: checked in test_karpenter.py.
+        and not r.type.startswith(("kubernetes:karpenter", "kubernetes:eks.amazonaws.com"))
     ]
     assert objects
     for resource in objects:
@@ -340,9 +350,7 @@ def test_gke_operator_preset(stack: str) -> None:
 
 
 def test_eks_operator_uses_the_amis_driver_and_toolkit() -> None:
-    stacks = [s for s in shipped_stacks() if load_stack(s).gpufleet["cloud"] == "aws"]
-    if not stacks:
-        pytest.skip("no aws stack shipped yet")
+    stacks = eks_stacks_with_node_images()
     values = operator_values(stacks[0])
     assert values["driver"] == {"enabled": False} and values["toolkit"] == {"enabled": False}
 
@@ -443,9 +451,7 @@ def test_a_shared_pool_named_default_is_rejected_where_nvidia_software_configure
 
 
 def test_bottlerocket_pools_are_rejected_with_the_operator_and_skipped_by_the_plugin() -> None:
-    stacks = [s for s in shipped_stacks() if load_stack(s).gpufleet["cloud"] == "aws"]
-    if not stacks:
-        pytest.skip("no aws stack shipped yet")
+    stacks = eks_stacks_with_node_images()
     stack = stacks[0]
     pools = load_stack(stack).gpufleet["gpuPools"]
     bottlerocket = [

@@ -13,6 +13,7 @@ import pulumi_kubernetes as k8s
 
 from components.aws import iam
 from components.aws.launch_template import METADATA_OPTIONS, block_devices, tag_specifications
+from components.aws.model import auto_mode
 from components.aws.model.autoscaler_tags import default_tags
 from components.aws.model.cloud import AWS
 from components.aws.model.config import cluster_options, principal_slug
@@ -36,6 +37,8 @@ class EksClusterArgs:
     self_managed_nodes: bool
     # Karpenter creates the instance profiles of its node classes from the role itself.
     instance_profile: bool = True
+    # EKS Auto Mode: AWS runs the node provisioning (components/aws/model/auto_mode.py).
+    auto_mode: bool = False
 
 
 class EksCluster(pulumi.ComponentResource):
@@ -77,8 +80,11 @@ class EksCluster(pulumi.ComponentResource):
         else:
             self.network = EksNetwork(f"{name}-network", cfg, opts=child).handle
 
+        cluster_policies = iam.CLUSTER_POLICIES + (
+            auto_mode.CLUSTER_POLICIES if args.auto_mode else ()
+        )
         role, role_policies = self._role(
-            f"{name}-cluster", "eks.amazonaws.com", iam.CLUSTER_POLICIES, partition, child
+            f"{name}-cluster", "eks.amazonaws.com", cluster_policies, partition, child
         )
         key = aws.kms.Key(
             f"{name}-secrets",
@@ -122,8 +128,26 @@ class EksCluster(pulumi.ComponentResource):
                 support_type=cluster_options(cfg).support_type
             ),
             kubernetes_network_config=aws.eks.ClusterKubernetesNetworkConfigArgs(
-                ip_family="ipv4", service_ipv4_cidr=cluster_options(cfg).service_cidr
+                ip_family="ipv4",
+                service_ipv4_cidr=cluster_options(cfg).service_cidr,
+                elastic_load_balancing=aws.eks.ClusterKubernetesNetworkConfigElasticLoadBalancingArgs(
+                    enabled=True
+                )
+                if args.auto_mode
+                else None,
             ),
+            # Auto Mode: compute, block storage and load balancing on together, no
+            # self-managed add-ons (the managed ones are aws.eks.Addon, components/aws/addons.py).
+            # gpufleet's NodePools bring the GPU nodes, so no built-in node pools.
+            compute_config=aws.eks.ClusterComputeConfigArgs(enabled=True, node_pools=[])
+            if args.auto_mode
+            else None,
+            storage_config=aws.eks.ClusterStorageConfigArgs(
+                block_storage=aws.eks.ClusterStorageConfigBlockStorageArgs(enabled=True)
+            )
+            if args.auto_mode
+            else None,
+            bootstrap_self_managed_addons=False if args.auto_mode else None,
             encryption_config=aws.eks.ClusterEncryptionConfigArgs(
                 provider=aws.eks.ClusterEncryptionConfigProviderArgs(key_arn=key.arn),
                 resources=["secrets"],

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -17,7 +18,6 @@ import pulumi_kubernetes as k8s
 
 from components.aws import iam
 from components.aws.model import karpenter, karpenter_iam
-from components.aws.model.amis import AmiFamily
 from components.model.pool_spec import PoolSpec
 
 
@@ -49,17 +49,9 @@ class Karpenter(pulumi.ComponentResource):
         super().__init__("gpufleet:aws:Karpenter", name, None, opts)
         child = pulumi.ResourceOptions(parent=self, provider=args.aws_provider)
         invoke = pulumi.InvokeOutputOptions(parent=self, provider=args.aws_provider)
-        discovered = {"security-group": args.security_group_id} | {
-            subnet: subnet for subnet in args.given_subnet_ids
-        }
-        for key, resource_id in discovered.items():
-            aws.ec2.Tag(
-                f"{name}-discovery-{key}",
-                resource_id=resource_id,
-                key=karpenter.DISCOVERY_TAG,
-                value=args.cluster_name,
-                opts=child,
-            )
+        discovery_tags(
+            name, args.cluster_name, args.security_group_id, args.given_subnet_ids, child
+        )
         self.queue = aws.sqs.Queue(
             f"{name}-interruptions",
             message_retention_seconds=karpenter_iam.MESSAGE_RETENTION_SECONDS,
@@ -139,22 +131,27 @@ class Karpenter(pulumi.ComponentResource):
 
 
 @dataclass(frozen=True)
+class NodeClassDocument:
+    """The node class a NodePool names: Karpenter's EC2NodeClass or Auto Mode's NodeClass."""
+
+    api_version: str
+    kind: str
+    spec: pulumi.Input[Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
 class KarpenterGpuPoolArgs:
     pool: PoolSpec
-    cluster_name: str
-    ami_family: AmiFamily
-    node_role_name: pulumi.Input[str]
-    capacity_types: Sequence[str]
-    # (vCPUs, GiB) of the largest allowed instance type: the NodePool's limits.
-    largest: tuple[int, float]
-    consolidate_underutilized: bool
-    tags: Mapping[str, str]
-    controller: Karpenter
+    node_class: NodeClassDocument
+    node_pool: Mapping[str, Any]
+    # What brings the CRDs and lets the nodes join (the controller's release, access entries).
+    wait_for: Sequence[pulumi.Resource]
     k8s_provider: k8s.Provider
 
 
 class KarpenterGpuPool(pulumi.ComponentResource):
-    """One GPU pool as Karpenter sees it: an EC2NodeClass and a NodePool, both named after it."""
+    """One GPU pool as Karpenter (or EKS Auto Mode) sees it: a node class and a NodePool, both
+    named after the pool."""
 
     node_class: k8s.apiextensions.CustomResource
     node_pool: k8s.apiextensions.CustomResource
@@ -164,43 +161,45 @@ class KarpenterGpuPool(pulumi.ComponentResource):
     ) -> None:
         super().__init__("gpufleet:aws:KarpenterGpuPool", name, None, opts)
         pool = args.pool
-        # The CRDs come with the controller's chart.
         child = pulumi.ResourceOptions(
-            parent=self, provider=args.k8s_provider, depends_on=[args.controller.release]
-        )
-        node_class = pulumi.Output.from_input(args.node_role_name).apply(
-            lambda role: karpenter.ec2_node_class(
-                pool.name,
-                cluster_name=args.cluster_name,
-                family=args.ami_family,
-                node_role=role,
-                disk_size_gb=pool.disk_size_gb,
-                tags=args.tags,
-            )
+            parent=self, provider=args.k8s_provider, depends_on=list(args.wait_for)
         )
         self.node_class = k8s.apiextensions.CustomResource(
             f"{name}-node-class",
-            api_version=karpenter.NODE_CLASS_API_VERSION,
-            kind="EC2NodeClass",
+            api_version=args.node_class.api_version,
+            kind=args.node_class.kind,
             metadata={"name": pool.name},
-            spec=node_class.apply(lambda document: document["spec"]),
+            spec=args.node_class.spec,
             opts=child,
-        )
-        node_pool = karpenter.node_pool(
-            pool,
-            pool.name,
-            capacity=args.capacity_types,
-            largest=args.largest,
-            consolidate_underutilized=args.consolidate_underutilized,
         )
         self.node_pool = k8s.apiextensions.CustomResource(
             f"{name}-node-pool",
             api_version=karpenter.NODE_POOL_API_VERSION,
             kind="NodePool",
-            metadata=node_pool["metadata"],
-            spec=node_pool["spec"],
+            metadata=dict(args.node_pool["metadata"]),
+            spec=dict(args.node_pool["spec"]),
             opts=pulumi.ResourceOptions.merge(
                 child, pulumi.ResourceOptions(depends_on=[self.node_class])
             ),
         )
         self.register_outputs({"nodePool": pool.name})
+
+
+def discovery_tags(
+    name: str,
+    cluster_name: str,
+    security_group_id: pulumi.Input[str],
+    given_subnet_ids: Sequence[str],
+    opts: pulumi.ResourceOptions,
+) -> None:
+    """The discovery tag on the cluster security group and on subnets the stack was given
+    (gpufleet's own subnets carry it from creation): node classes select them by it."""
+    discovered = {"security-group": security_group_id} | {s: s for s in given_subnet_ids}
+    for key, resource_id in discovered.items():
+        aws.ec2.Tag(
+            f"{name}-discovery-{key}",
+            resource_id=resource_id,
+            key=karpenter.DISCOVERY_TAG,
+            value=cluster_name,
+            opts=opts,
+        )

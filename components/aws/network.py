@@ -70,7 +70,7 @@ class EksNetwork(pulumi.ComponentResource):
         # Karpenter's node classes find the node subnets by this tag.
         discovery_tag = (
             {karpenter.DISCOVERY_TAG: config.name}
-            if cluster_options(config).provisioner == "karpenter"
+            if cluster_options(config).provisioner in ("karpenter", "auto-mode")
             else {}
         )
         private_cidrs, public_cidrs = subnet_cidrs(cluster_options(config).vpc_cidr, len(zones))

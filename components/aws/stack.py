@@ -8,28 +8,21 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_aws as aws
 
+from components.aws import node_pools
 from components.aws.addons import EksAddons, EksAddonsArgs
 from components.aws.autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs
 from components.aws.cluster import EksCluster, EksClusterArgs
 from components.aws.gpu_pool import (
-    POOL_TAG,
     SelfManagedGpuPool,
     SelfManagedGpuPoolArgs,
     group_name,
-)
-from components.aws.karpenter import (
-    Karpenter,
-    KarpenterArgs,
-    KarpenterGpuPool,
-    KarpenterGpuPoolArgs,
 )
 from components.aws.managed_gpu_pool import (
     ManagedGpuPool,
     ManagedGpuPoolArgs,
     group_name_pattern,
 )
-from components.aws.model import karpenter as karpenter_model
-from components.aws.model.autoscaler_tags import default_tags
+from components.aws.model import provisioners
 from components.aws.model.config import cluster_options, pool_options
 from components.aws.termination_handler import (
     NodeTerminationHandler,
@@ -48,9 +41,9 @@ def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterH
             config=config.cluster,
             system_pool=system_pool,
             # Karpenter's nodes, like self-managed groups' nodes, join with an EC2_LINUX entry.
-            self_managed_nodes=cluster_options(config.cluster).provisioner == "karpenter"
-            or any(pool_options(p).node_group == "self-managed" for p in config.gpu_pools),
+            self_managed_nodes=_needs_self_managed_role(config),
             instance_profile=cluster_options(config.cluster).provisioner != "karpenter",
+            auto_mode=cluster_options(config.cluster).provisioner == "auto-mode",
         ),
     )
     eks = cluster.cluster
@@ -84,8 +77,8 @@ def build_gpu_pools(
     eks = cluster.component
     assert isinstance(eks, EksCluster)
     cfg = config.cluster
-    if cluster_options(cfg).provisioner == "karpenter":
-        return _karpenter_pools(config, pools, eks)
+    if provisioners.launches_per_pod(cfg):
+        return node_pools.build(config, pools, eks)
     options = {p.name: pool_options(p) for p in config.gpu_pools}
     built: list[pulumi.Resource] = []
     spot_groups: list[str] = []
@@ -169,58 +162,9 @@ def build_gpu_pools(
     return built
 
 
-def _karpenter_pools(
-    config: StackConfig, pools: Sequence[PoolSpec], eks: EksCluster
-) -> list[pulumi.Resource]:
-    """Karpenter and one NodePool per GPU pool; no auto scaling groups, no cluster autoscaler."""
-    cfg = config.cluster
-    assert eks.self_managed_node_role is not None and eks.self_managed_access is not None
-    controller = Karpenter(
-        f"{cfg.name}-karpenter",
-        KarpenterArgs(
-            cluster_name=cfg.name,
-            region=cfg.region or "",
-            node_role=eks.self_managed_node_role,
-            oidc_provider_arn=eks.oidc_provider.arn,
-            oidc_issuer_url=eks.oidc_issuer,
-            node_selector={POOL_LABEL: SYSTEM_POOL_NAME},
-            # The chart spreads its replicas over hosts: no more than the system pool keeps.
-            replicas=min(2, cfg.system_pool.min_nodes),
-            security_group_id=eks.cluster.vpc_config.cluster_security_group_id,
-            given_subnet_ids=list(cluster_options(cfg).private_subnet_ids or []),
-            aws_provider=eks.aws_provider,
-            k8s_provider=eks.k8s_provider,
-        ),
-        # Nodes it launches may only start once they are allowed to join.
-        opts=pulumi.ResourceOptions(depends_on=[eks.self_managed_access, eks.system_node_group]),
-    )
-    by_name = {p.name: p for p in config.gpu_pools}
-    built: list[pulumi.Resource] = [controller]
-    for pool in pools:
-        options = pool_options(by_name[pool.name])
-        built.append(
-            KarpenterGpuPool(
-                f"{cfg.name}-{pool.name}",
-                KarpenterGpuPoolArgs(
-                    pool=pool,
-                    cluster_name=cfg.name,
-                    ami_family=options.ami_family,
-                    node_role_name=eks.self_managed_node_role.name,
-                    capacity_types=karpenter_model.capacity_types(
-                        pool.spot, options.on_demand_fallback
-                    ),
-                    # The pool is sized by its largest allowed type (ManagedCloud.sizing_machine).
-                    largest=(pool.vcpus, pool.memory_gib),
-                    consolidate_underutilized=options.consolidate_underutilized,
-                    # Karpenter adds the ownership and NodePool tags its IAM scoping needs.
-                    tags={
-                        **{k: str(v) for k, v in default_tags(cfg.name).items()},
-                        "Name": f"{cfg.name}-{pool.name}",
-                        POOL_TAG: pool.name,
-                    },
-                    controller=controller,
-                    k8s_provider=eks.k8s_provider,
-                ),
-            )
-        )
-    return built
+def _needs_self_managed_role(config: StackConfig) -> bool:
+    """Karpenter's nodes and self-managed groups' nodes join with the EC2_LINUX node role."""
+    kind = provisioners.provisioner(config.cluster)
+    if kind in provisioners.PER_POD:
+        return kind == "karpenter"
+    return any(pool_options(p).node_group == "self-managed" for p in config.gpu_pools)

@@ -66,7 +66,10 @@ class Cloud(ABC):
     # Whether the cloud itself shares GPUs (time-sharing, MPS, MIG) without NVIDIA's software.
     shares_gpus_itself: ClassVar[bool] = False
 
-    def software_mode(self, mode: SoftwareMode) -> SoftwareMode:
+    def software_mode(
+        self, mode: SoftwareMode, cluster: ClusterConfig | None = None
+    ) -> SoftwareMode:
+        """`auto` resolved for this cloud (and, where it decides, the cluster's settings)."""
         return self.default_software_mode if mode == "auto" else mode
 
     # --- config checks (every method returns every problem it finds) ---------------------

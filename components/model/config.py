@@ -117,7 +117,7 @@ def parse_config(raw: Mapping[str, Any], today: date | None = None) -> StackConf
     cluster: ClusterConfig | None = cluster_section.model
     software: GpuSoftwareConfig | None = software_section.model
     unreadable = [cluster_section, software_section, *(s for _, s in salvaged_pools)]
-    mode = cloud.software_mode(software.mode) if cloud and software else "auto"
+    mode = cloud.software_mode(software.mode, cluster) if cloud and software else "auto"
     warnings: list[str] = []
     checked: list[Problem] = []
     if cloud is not None and cluster is not None:
@@ -148,7 +148,7 @@ def parse_config(raw: Mapping[str, Any], today: date | None = None) -> StackConf
         gpu_pools=tuple(pools),
         gpu_software=software,
         samples=sections["samples"].model,
-        gpu_software_mode=cloud.software_mode(software.mode),
+        gpu_software_mode=cloud.software_mode(software.mode, cluster),
         warnings=tuple(warnings),
     )
 

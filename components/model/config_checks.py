@@ -229,7 +229,7 @@ def check_software(
         )
     if cloud is None:
         return problems
-    mode = cloud.software_mode(software.mode)
+    mode = cloud.software_mode(software.mode, cluster)
     problems = cloud.check_software(software, mode, pools, cluster) + problems
     if mode in ("device-plugin", "gpu-operator"):
         for index, pool in enumerate(pools):
@@ -242,7 +242,13 @@ def check_software(
                         pool.name,
                     )
                 )
-    if not cloud.shares_gpus_itself and mode == "cloud-managed" and any(p.sharing for p in pools):
+    sharing_refused = any(p.path.endswith(".sharing") for p in problems)
+    if (
+        not cloud.shares_gpus_itself
+        and mode == "cloud-managed"
+        and any(p.sharing for p in pools)
+        and not sharing_refused  # the cloud already said why, and what to do instead
+    ):
         problems.append(
             Problem(
                 "gpuSoftware.mode",

@@ -216,6 +216,10 @@ class ManagedCloud(Cloud):
 
     # --- pools -----------------------------------------------------------------------------
 
+    def allocatable_known(self, config: StackConfig) -> bool:
+        """Whether the GPU nodes' reservations are this cloud's documented ones."""
+        return True
+
     def provisioner_name(self, config: StackConfig) -> str:
         """What scales GPU pools from zero, as fit names it."""
         return "the cluster autoscaler"
@@ -280,7 +284,7 @@ class ManagedCloud(Cloud):
     ) -> Literal["pool", "node-template-tags", "unmanaged"]:
         return "pool"
 
-    def own_device_plugin(self, pool: GpuPoolConfig) -> bool:
+    def own_device_plugin(self, config: StackConfig, pool: GpuPoolConfig) -> bool:
         return False
 
     def autoscaler_gpus(self, sharing_via: SharingVia, physical: int, allocatable: int) -> int:
@@ -349,7 +353,7 @@ class ManagedCloud(Cloud):
         node_labels = {**generic, **facts.labels, **declared}
         gpus_allocatable = gpus_per_node * per_gpu
         allocatable: dict[str, int | str] = {GPU_RESOURCE: gpus_allocatable}
-        own_device_plugin = self.own_device_plugin(pool)
+        own_device_plugin = self.own_device_plugin(config, pool)
         daemonsets = gpufleet_daemonsets(
             mode,
             dcgm_exporter=config.gpu_software.monitoring.dcgm_exporter,
@@ -358,7 +362,11 @@ class ManagedCloud(Cloud):
             mig=pool.mig_partition_size is not None,
         ) + self.node_daemonsets(config, pool)
         sized = self.sizing_machine(config, machines)
-        node = self.node_allocatable(sized.name, sized.vcpus, sized.memory_gib, pool.disk_size_gb)
+        node = (
+            self.node_allocatable(sized.name, sized.vcpus, sized.memory_gib, pool.disk_size_gb)
+            if self.allocatable_known(config)
+            else None
+        )
         autoscaler_shape: dict[str, str] = {}
         shape_note: str | None = None
         if node is not None:

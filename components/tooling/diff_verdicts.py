@@ -55,7 +55,10 @@ def same_name_refusal(
     return (
         f"replacement under the same {key} {new_name!r}: Pulumi creates the new resource before "
         "deleting the old one (no deleteBeforeReplace), and the cloud refuses a second resource "
-        "of that name; instead: give the resource deleteBeforeReplace, or change its name"
+        "of that name; instead: "
+        + rejections.SAME_NAME_INSTEAD.get(
+            type_token, "give the resource deleteBeforeReplace, or change its name"
+        )
     )
 
 

@@ -21,6 +21,7 @@ from .resources import GPU_RESOURCE, HELM_TYPES, KARPENTER_NODE_POOL, get, gpu_p
 
 EVENT_RULE = "aws:cloudwatch/eventRule:EventRule"
 SPOT_WARNING = "EC2 Spot Instance Interruption Warning"
+SELF_RUN_GROUP = "karpenter.k8s.aws"
 
 
 def check_limits(resource_type: str, props: Mapping[str, Any]) -> list[str]:
@@ -58,10 +59,18 @@ def _feeds_spot_warnings(rule: PolicyResource) -> bool:
 
 
 def check_stack(resources: Sequence[PolicyResource]) -> list[tuple[str, str | None]]:
-    """GPU NodePools need Karpenter itself, with an interruption queue that EventBridge feeds
-    Spot interruption warnings: else a reclaimed Spot node dies without a drain."""
+    """GPU NodePools of a self-run Karpenter need Karpenter itself, with an interruption queue
+    that EventBridge feeds Spot interruption warnings: else a reclaimed Spot node dies without a
+    drain."""
     pools = [r for r in resources if gpu_pools(r.resource_type, r.props)]
-    pools = [r for r in pools if r.resource_type == KARPENTER_NODE_POOL]
+    # NodePools of the Karpenter the stack runs itself (EKS Auto Mode's NodeClass group is
+    # eks.amazonaws.com: AWS runs that Karpenter and handles interruptions).
+    pools = [
+        r
+        for r in pools
+        if r.resource_type == KARPENTER_NODE_POOL
+        and get(r.props, "spec", "template", "spec", "nodeClassRef", "group") == SELF_RUN_GROUP
+    ]
     if not pools:
         return []
     releases = [

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
 from components.aws.model import allocatable as aws_allocatable
-from components.aws.model import autoscaler_tags, karpenter, provisioners, version_rules, versions
+from components.aws.model import autoscaler_tags, provisioners, version_rules, versions
 from components.aws.model import config as aws_config
 from components.aws.model import daemonsets as aws_daemonsets
 from components.aws.model.catalog import CATALOG
@@ -229,8 +229,8 @@ class Aws(ManagedCloud):
                         f"{path}.zones", f"not among cluster.zones {list(cluster.zones)}", outside
                     )
                 )
-        if aws_config.cluster_options(cluster).provisioner == "karpenter":
-            return problems + provisioners.karpenter_pool_problems(pool, path)
+        if provisioners.launches_per_pod(cluster):
+            return problems + provisioners.pool_problems(cluster, pool, path)
         problems += provisioners.provisioner_keys(
             pool, path, aws_config.KARPENTER_ONLY_POOL_KEYS, "karpenter"
         )
@@ -296,9 +296,7 @@ class Aws(ManagedCloud):
         # (see resolve_pool and the GPU taint).
         configured_by_label = pool.sharing is not None or pool.mig_partition_size is not None
         instance = 5 + (1 if pool.spot else 0)
-        labelled_by_nodeadm = aws_config.pool_options(
-            pool
-        ).ami_family == "al2023" and nodeadm_labels_gpu(cluster.kubernetes_version)
+        labelled_by_nodeadm = provisioners.nodeadm_labels_gpu(cluster, pool)
         own_labels = len(FIXED_GPU_LABELS) + (1 if labelled_by_nodeadm else 0)
         fixed = 2 + instance + 2 + own_labels + 1 + (1 if configured_by_label else 0)
         total = fixed + len(pool.labels) + len(pool.taints)
@@ -334,7 +332,7 @@ class Aws(ManagedCloud):
         cluster: ClusterConfig | None,
     ) -> list[Problem]:
         """Bottlerocket's NVIDIA variant brings its own device plugin and is not an operator platform."""
-        problems = []
+        problems = provisioners.software_problems(mode, cluster, pools)
         for index, pool in enumerate(pools):
             if aws_config.pool_options(pool).ami_family != "bottlerocket":
                 continue
@@ -368,29 +366,28 @@ class Aws(ManagedCloud):
         facts = GpuNodeFacts(
             declared={"nvidia.com/gpu": "true", ACCELERATOR_LABEL: f"nvidia-{pool.accelerator}"}
         )
-        options = aws_config.pool_options(pool)
-        if options.ami_family == "al2023" and nodeadm_labels_gpu(config.cluster.kubernetes_version):
-            # nodeadm labels the node itself; declared too, so the autoscaler's template at
-            # zero (node-template tags, or the managed group's labels) carries it as well.
-            facts.declared[NODEADM_GPU_LABEL] = "true"
-        if aws_config.cluster_options(config.cluster).provisioner == "karpenter":
-            provisioners.karpenter_labels(facts, pool, machine, self.machines(pool))
-        elif options.node_group == "managed":
-            # eks.amazonaws.com/nodegroup differs per zone (one group per zone): not a pool label.
-            facts.labels["eks.amazonaws.com/capacityType"] = "SPOT" if pool.spot else "ON_DEMAND"
+        provisioners.node_facts(facts, config.cluster, pool, self.machines(pool))
         return facts
 
     def provisioner_name(self, config: StackConfig) -> str:
-        karpenter_pools = aws_config.cluster_options(config.cluster).provisioner == "karpenter"
-        return "Karpenter" if karpenter_pools else "the cluster autoscaler"
+        return provisioners.display_name(config.cluster)
 
     def provisioner_memory_overhead(self, config: StackConfig) -> float:
-        if aws_config.cluster_options(config.cluster).provisioner == "karpenter":
-            return karpenter.VM_MEMORY_OVERHEAD
-        return 0.0
+        return provisioners.memory_overhead(config.cluster)
 
     def picks_type_per_pod(self, cluster: ClusterConfig) -> bool:
-        return aws_config.cluster_options(cluster).provisioner == "karpenter"
+        return provisioners.launches_per_pod(cluster)
+
+    def software_mode(
+        self, mode: SoftwareMode, cluster: ClusterConfig | None = None
+    ) -> SoftwareMode:
+        if mode == "auto" and cluster is not None:
+            return provisioners.auto_software_mode(cluster) or self.default_software_mode
+        return super().software_mode(mode, cluster)
+
+    def allocatable_known(self, config: StackConfig) -> bool:
+        # Auto Mode's nodes run AWS's own image, whose reservations AWS does not publish.
+        return provisioners.provisioner(config.cluster) != "auto-mode"
 
     def scale_from_zero(
         self, config: StackConfig, pool: GpuPoolConfig
@@ -398,15 +395,15 @@ class Aws(ManagedCloud):
         # Self-managed groups: the autoscaler reads the ASGs' node-template tags. Managed node
         # groups: it reads labels and taints via eks:DescribeNodegroup, so PoolSpec is its view.
         # Karpenter: it simulates the NodePool's labels, taints and requirements (PoolSpec).
-        if aws_config.cluster_options(config.cluster).provisioner == "karpenter":
+        if provisioners.launches_per_pod(config.cluster):
             return "pool"
         if aws_config.pool_options(pool).node_group == "self-managed":
             return "node-template-tags"
         return "pool"
 
-    def own_device_plugin(self, pool: GpuPoolConfig) -> bool:
-        # Bottlerocket's NVIDIA variant runs its own device plugin.
-        return aws_config.pool_options(pool).ami_family == "bottlerocket"
+    def own_device_plugin(self, config: StackConfig, pool: GpuPoolConfig) -> bool:
+        # Bottlerocket's NVIDIA variant and Auto Mode's nodes run their own device plugin.
+        return provisioners.own_device_plugin(config.cluster, pool)
 
     def system_node_labels(self) -> dict[str, str]:
         # The managed group is named from a prefix (replaced create-before-delete), so its
@@ -416,18 +413,6 @@ class Aws(ManagedCloud):
     def gpu_operator_preset(self, config: StackConfig) -> dict[str, Any]:
         # The AL2023 NVIDIA AMI ships the driver and the container toolkit.
         return {"driver": {"enabled": False}, "toolkit": {"enabled": False}}
-
-
-# nodeadm labels a node with NVIDIA devices `nvidia.com/gpu.present=true` from kubelet 1.35
-# (awslabs/amazon-eks-ami nodeadm/internal/kubelet/config.go, generateKubeletConfig, at
-# 81fec2e8; nodeadm/doc/api-concepts.md lists it as "since 1.35").
-NODEADM_GPU_LABEL = "nvidia.com/gpu.present"
-NODEADM_GPU_LABEL_SINCE = (1, 35)
-
-
-def nodeadm_labels_gpu(kubernetes_version: str) -> bool:
-    major, minor = (int(part) for part in kubernetes_version.split(".")[:2])
-    return (major, minor) >= NODEADM_GPU_LABEL_SINCE
 
 
 # Labels every GPU pool's nodes get from gpufleet on EKS (pool, accelerator, nvidia.com/gpu, and

@@ -42,8 +42,9 @@ class AwsClusterOptions(ConfigModel):
     # teammates): access entries with AmazonEKSClusterAdminPolicy.
     admin_principal_arns: list[str] = Field(default_factory=list)
     # What brings GPU nodes up from zero: the cluster autoscaler with one auto scaling group per
-    # pool and zone, or Karpenter with one NodePool and EC2NodeClass per pool.
-    provisioner: Literal["cluster-autoscaler", "karpenter"] = "cluster-autoscaler"
+    # pool and zone, Karpenter with one NodePool and EC2NodeClass per pool, or EKS Auto Mode
+    # (AWS runs Karpenter) with one NodePool and NodeClass per pool.
+    provisioner: Literal["cluster-autoscaler", "karpenter", "auto-mode"] = "cluster-autoscaler"
     # single: one NAT gateway for all zones (cheap); per-zone: one per zone (survives a zone outage).
     nat_gateways: Literal["single", "per-zone"] = "single"
 

@@ -98,8 +98,11 @@ def node_pool(
     capacity: Sequence[str],
     largest: tuple[int, float],
     consolidate_underutilized: bool,
+    node_class_ref: Mapping[str, str] | None = None,
+    os_requirement: bool = True,
 ) -> dict[str, Any]:
-    """The pool's `karpenter.sh/v1` NodePool (metadata.name is the pool's name)."""
+    """The pool's `karpenter.sh/v1` NodePool (metadata.name is the pool's name). Auto Mode's
+    NodePools name its NodeClass and take no `kubernetes.io/os` requirement."""
     requirements: list[dict[str, Any]] = [
         {
             "key": "node.kubernetes.io/instance-type",
@@ -108,8 +111,9 @@ def node_pool(
         },
         {"key": CAPACITY_TYPE_LABEL, "operator": "In", "values": list(capacity)},
         {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]},
-        {"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]},
     ]
+    if os_requirement:
+        requirements.append({"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]})
     if pool.zones:
         zone_values = pool.label_choices.get("topology.kubernetes.io/zone") or (
             pool.node_labels["topology.kubernetes.io/zone"],
@@ -125,11 +129,14 @@ def node_pool(
             "template": {
                 "metadata": {"labels": dict(sorted(pool.declared_labels.items()))},
                 "spec": {
-                    "nodeClassRef": {
-                        "group": "karpenter.k8s.aws",
-                        "kind": "EC2NodeClass",
-                        "name": node_class,
-                    },
+                    "nodeClassRef": dict(
+                        node_class_ref
+                        or {
+                            "group": "karpenter.k8s.aws",
+                            "kind": "EC2NodeClass",
+                            "name": node_class,
+                        }
+                    ),
                     "requirements": requirements,
                     "taints": [
                         {"key": t.key, "value": t.value, "effect": t.effect}

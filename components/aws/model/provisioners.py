@@ -1,4 +1,12 @@
-"""What each EKS provisioner (cluster autoscaler or Karpenter) accepts and puts on its nodes."""
+"""What each EKS provisioner accepts and puts on its nodes: the cluster autoscaler (one auto
+scaling group or managed group per pool and zone), Karpenter, or EKS Auto Mode (AWS's managed
+Karpenter, whose nodes run AWS's own image with NVIDIA's driver and device plugin).
+
+Auto Mode facts (awsdocs/amazon-eks-user-guide at 4d52b4d, latest/ug/automode/): its NodePools
+take the well-known and `eks.amazonaws.com/instance-*` labels as requirements but not
+`kubernetes.io/os` (create-node-pool.adoc); nodes carry `eks.amazonaws.com/compute-type: auto`;
+a node runs at most 110 pods (create-node-class.adoc).
+"""
 
 from __future__ import annotations
 
@@ -9,14 +17,58 @@ from components.aws.model import karpenter
 from components.model.catalog.gpus import MachineType
 from components.model.managed_cloud import GpuNodeFacts
 from components.model.problems import Problem
-from components.model.schema import ClusterConfig, GpuPoolConfig
+from components.model.schema import ClusterConfig, GpuPoolConfig, SoftwareMode
+
+# Provisioners that launch a node per pending pod from a NodePool (no groups, no minimum).
+PER_POD = ("karpenter", "auto-mode")
+AUTO_MODE_COMPUTE_LABEL = "eks.amazonaws.com/compute-type"
+AUTO_MODE_GPU_MANUFACTURER_LABEL = "eks.amazonaws.com/instance-gpu-manufacturer"
+AUTO_MODE_GPU_COUNT_LABEL = "eks.amazonaws.com/instance-gpu-count"
+
+# nodeadm labels a node with NVIDIA devices `nvidia.com/gpu.present=true` from kubelet 1.35
+# (awslabs/amazon-eks-ami nodeadm/internal/kubelet/config.go, generateKubeletConfig, at
+# 81fec2e8; nodeadm/doc/api-concepts.md lists it as "since 1.35").
+NODEADM_GPU_LABEL = "nvidia.com/gpu.present"
+NODEADM_GPU_LABEL_SINCE = (1, 35)
+
+
+def provisioner(cluster: ClusterConfig) -> str:
+    return aws_config.cluster_options(cluster).provisioner
+
+
+def launches_per_pod(cluster: ClusterConfig) -> bool:
+    return provisioner(cluster) in PER_POD
+
+
+def display_name(cluster: ClusterConfig) -> str:
+    return {"karpenter": "Karpenter", "auto-mode": "EKS Auto Mode"}.get(
+        provisioner(cluster), "the cluster autoscaler"
+    )
+
+
+def memory_overhead(cluster: ClusterConfig) -> float:
+    # Auto Mode's overhead setting is AWS's and unpublished: its plan is taken as the node.
+    return karpenter.VM_MEMORY_OVERHEAD if provisioner(cluster) == "karpenter" else 0.0
+
+
+def nodeadm_labels_gpu(cluster: ClusterConfig, pool: GpuPoolConfig) -> bool:
+    """Whether nodeadm (AL2023, not Auto Mode's image) labels the pool's nodes GPU-present."""
+    if provisioner(cluster) == "auto-mode" or aws_config.pool_options(pool).ami_family != "al2023":
+        return False
+    major, minor = (int(part) for part in cluster.kubernetes_version.split(".")[:2])
+    return (major, minor) >= NODEADM_GPU_LABEL_SINCE
+
+
+def own_device_plugin(cluster: ClusterConfig, pool: GpuPoolConfig) -> bool:
+    """Bottlerocket's NVIDIA variant and Auto Mode's nodes run their own device plugin."""
+    if provisioner(cluster) == "auto-mode":
+        return True
+    return aws_config.pool_options(pool).ami_family == "bottlerocket"
 
 
 def cluster_problems(cluster: ClusterConfig) -> list[Problem]:
     """A Kubernetes minor the pinned Karpenter release does not support."""
-    if aws_config.cluster_options(cluster).provisioner != "karpenter":
-        return []
-    if karpenter.supports(cluster.kubernetes_version):
+    if provisioner(cluster) != "karpenter" or karpenter.supports(cluster.kubernetes_version):
         return []
     supported = [m for m in karpenter.MIN_KARPENTER_FOR_MINOR if karpenter.supports(m)]
     return [
@@ -28,6 +80,40 @@ def cluster_problems(cluster: ClusterConfig) -> list[Problem]:
             cluster.kubernetes_version,
         )
     ]
+
+
+def auto_software_mode(cluster: ClusterConfig) -> SoftwareMode | None:
+    """Auto Mode's nodes bring the GPU software themselves: `auto` means the cloud's."""
+    return "cloud-managed" if provisioner(cluster) == "auto-mode" else None
+
+
+def software_problems(
+    mode: SoftwareMode, cluster: ClusterConfig | None, pools: Sequence[GpuPoolConfig]
+) -> list[Problem]:
+    if cluster is None or provisioner(cluster) != "auto-mode":
+        return []
+    problems = [
+        Problem(
+            f"gpuPools[{index}].{'sharing' if pool.sharing else 'migPartitionSize'}",
+            "EKS Auto Mode runs its own NVIDIA device plugin, which gpufleet cannot configure "
+            "for sharing or MIG; use cluster.aws.provisioner karpenter or cluster-autoscaler "
+            "for this pool",
+            pool.sharing.strategy if pool.sharing else pool.mig_partition_size,
+        )
+        for index, pool in enumerate(pools)
+        if pool.sharing or pool.mig_partition_size
+    ]
+    if mode != "cloud-managed":
+        problems.append(
+            Problem(
+                "gpuSoftware.mode",
+                "EKS Auto Mode nodes come with NVIDIA's driver and device plugin and a read-only "
+                "root file system, so NVIDIA's plugin or operator from gpufleet would conflict or "
+                "have nothing to install; use auto (cloud-managed)",
+                mode,
+            )
+        )
+    return problems
 
 
 def _camel(key: str) -> str:
@@ -51,17 +137,25 @@ def provisioner_keys(
     ]
 
 
-def karpenter_pool_problems(pool: GpuPoolConfig, path: str) -> list[Problem]:
-    problems = provisioner_keys(
-        pool, path, aws_config.AUTOSCALER_ONLY_POOL_KEYS, "cluster-autoscaler"
-    )
+def pool_problems(cluster: ClusterConfig, pool: GpuPoolConfig, path: str) -> list[Problem]:
+    """A pool under Karpenter or Auto Mode: keys of the other provisioners, a minimum."""
+    name = display_name(cluster)
+    if provisioner(cluster) == "auto-mode":
+        # Auto Mode picks its own image: there is no AMI family to choose.
+        problems = provisioner_keys(
+            pool, path, (*aws_config.AUTOSCALER_ONLY_POOL_KEYS, "ami_family"), "cluster-autoscaler"
+        )
+    else:
+        problems = provisioner_keys(
+            pool, path, aws_config.AUTOSCALER_ONLY_POOL_KEYS, "cluster-autoscaler"
+        )
     if pool.min_nodes > 0:
         # A NodePool scales with pending pods only; its `replicas` (alpha) makes it a fixed size
         # that never scales, so neither is a floor under an autoscaling pool.
         problems.append(
             Problem(
                 f"{path}.minNodes",
-                "Karpenter keeps no minimum: a NodePool launches nodes for pending pods only; "
+                f"{name} keeps no minimum: a NodePool launches nodes for pending pods only; "
                 "set 0 (a placeholder Deployment can hold warm capacity) or use "
                 "cluster.aws.provisioner: cluster-autoscaler",
                 pool.min_nodes,
@@ -79,17 +173,42 @@ def karpenter_pool_problems(pool: GpuPoolConfig, path: str) -> list[Problem]:
     return problems
 
 
-def karpenter_labels(
-    facts: GpuNodeFacts, pool: GpuPoolConfig, machine: MachineType, machines: list[MachineType]
+def node_facts(
+    facts: GpuNodeFacts,
+    cluster: ClusterConfig,
+    pool: GpuPoolConfig,
+    machines: list[MachineType],
 ) -> None:
-    """Labels Karpenter puts on the nodes of a NodePool (and knows when it simulates one)."""
+    """The labels a pool's nodes get from how they are launched (and the launcher knows)."""
+    options = aws_config.pool_options(pool)
+    if nodeadm_labels_gpu(cluster, pool):
+        # nodeadm labels the node itself; declared too, so the autoscaler's template at zero
+        # (node-template tags, the managed group's labels, the NodePool) carries it as well.
+        facts.declared[NODEADM_GPU_LABEL] = "true"
+    kind = provisioner(cluster)
+    if kind in PER_POD:
+        _node_pool_labels(facts, pool, machines, auto_mode=kind == "auto-mode")
+    elif options.node_group == "managed":
+        # eks.amazonaws.com/nodegroup differs per zone (one group per zone): not a pool label.
+        facts.labels["eks.amazonaws.com/capacityType"] = "SPOT" if pool.spot else "ON_DEMAND"
+
+
+def _node_pool_labels(
+    facts: GpuNodeFacts, pool: GpuPoolConfig, machines: list[MachineType], *, auto_mode: bool
+) -> None:
+    """Labels Karpenter (or Auto Mode) puts on a NodePool's nodes and knows when it plans one."""
     options = aws_config.pool_options(pool)
     facts.labels[karpenter.NODEPOOL_LABEL] = pool.name
-    facts.labels[karpenter.NODECLASS_LABEL] = pool.name
-    facts.labels[karpenter.GPU_MANUFACTURER_LABEL] = "nvidia"
+    if auto_mode:
+        facts.labels[AUTO_MODE_COMPUTE_LABEL] = "auto"
+        manufacturer, count = AUTO_MODE_GPU_MANUFACTURER_LABEL, AUTO_MODE_GPU_COUNT_LABEL
+    else:
+        facts.labels[karpenter.NODECLASS_LABEL] = pool.name
+        manufacturer, count = karpenter.GPU_MANUFACTURER_LABEL, karpenter.GPU_COUNT_LABEL
+    facts.labels[manufacturer] = "nvidia"
     counts = {m.gpus for m in machines}
     if len(counts) == 1:
-        facts.labels[karpenter.GPU_COUNT_LABEL] = str(machine.gpus)
+        facts.labels[count] = str(counts.pop())
     capacity = karpenter.capacity_types(pool.spot, options.on_demand_fallback)
     if len(capacity) == 1:
         facts.labels[karpenter.CAPACITY_TYPE_LABEL] = capacity[0]

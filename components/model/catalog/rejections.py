@@ -135,6 +135,21 @@ DOWNTIME: Final[Mapping[str, str]] = MappingProxyType(
 )
 
 
+# What to do instead of a same-name replacement, where "delete it first" would be the wrong
+# advice: a cluster replaced delete-first takes every workload with it.
+_REBUILD_CLUSTER = (
+    "revert the change that forces the replacement; if the cluster really must be rebuilt, "
+    "create it in a new stack and move the workloads over"
+)
+SAME_NAME_INSTEAD: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "gcp:container/cluster:Cluster": _REBUILD_CLUSTER,
+        "azure-native:containerservice:ManagedCluster": _REBUILD_CLUSTER,
+        "aws:eks/cluster:Cluster": _REBUILD_CLUSTER,
+    }
+)
+
+
 def refusals(type_token: str) -> tuple[Refusal, ...]:
     return REFUSED_IN_PLACE.get(type_token, ())
 

@@ -1,0 +1,46 @@
+"""EKS Auto Mode, as data: the cluster's and nodes' IAM, and one NodeClass per GPU pool.
+
+Sources (awsdocs/amazon-eks-user-guide at 4d52b4d, latest/ug/): the cluster role needs
+AmazonEKSComputePolicy, AmazonEKSBlockStoragePolicy, AmazonEKSLoadBalancingPolicy and
+AmazonEKSNetworkingPolicy beside AmazonEKSClusterPolicy, and may tag sessions
+(security/iam-reference/auto-cluster-iam-role.adoc); the node role needs
+AmazonEKSWorkerNodeMinimalPolicy and AmazonEC2ContainerRegistryPullOnly and must not be the
+cluster's role (auto-create-node-role.adoc); a custom NodeClass's role needs an access entry of
+type EC2 with the AmazonEKSAutoNodePolicy access policy, and user tags on the instances need
+extra cluster-role permissions, so gpufleet sets none (automode/create-node-class.adoc); compute,
+block storage and load balancing are enabled together (automode/auto-enable-existing.adoc) and
+the cluster must not bootstrap self-managed add-ons (the AWS provider's aws_eks_cluster notes).
+The NodeClass fields: role, subnetSelectorTerms, securityGroupSelectorTerms and ephemeralStorage
+(create-node-class.adoc, "Node Class Specification").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from components.aws.model.karpenter import DISCOVERY_TAG
+
+CLUSTER_POLICIES = (
+    "AmazonEKSComputePolicy",
+    "AmazonEKSBlockStoragePolicy",
+    "AmazonEKSLoadBalancingPolicy",
+    "AmazonEKSNetworkingPolicy",
+)
+NODE_POLICIES = ("AmazonEKSWorkerNodeMinimalPolicy", "AmazonEC2ContainerRegistryPullOnly")
+NODE_ACCESS_ENTRY_TYPE = "EC2"
+NODE_ACCESS_POLICY = "AmazonEKSAutoNodePolicy"
+NODE_CLASS_API_VERSION = "eks.amazonaws.com/v1"
+NODE_CLASS_KIND = "NodeClass"
+NODE_CLASS_GROUP = "eks.amazonaws.com"
+
+
+def node_class_spec(*, cluster_name: str, node_role: str, disk_size_gb: int) -> dict[str, Any]:
+    """A pool's NodeClass: its node role, the cluster's private subnets and security group by
+    the discovery tag, and the pool's disk as the node's ephemeral storage."""
+    selector = [{"tags": {DISCOVERY_TAG: cluster_name}}]
+    return {
+        "role": node_role,
+        "subnetSelectorTerms": selector,
+        "securityGroupSelectorTerms": selector,
+        "ephemeralStorage": {"size": f"{disk_size_gb}Gi"},
+    }
