@@ -59,12 +59,18 @@ def test_karpenter_replaces_groups_and_the_cluster_autoscaler() -> None:
     assert patterns == sorted(p["detail-type"][0] for p in karpenter_iam.EVENT_PATTERNS.values())
 
 
-def test_custom_resources_wait_for_the_chart_that_brings_their_crds() -> None:
+def test_crds_upgrade_with_karpenter_and_come_before_everything_that_uses_them() -> None:
     plan = plan_of(STACK)
+    (crds,) = [r for r in plan.resources if r.name.endswith("-karpenter-crds")]
     (release,) = [r for r in plan.resources if r.name.endswith("-karpenter-release")]
+    # Their own chart at the controller's version: Helm never upgrades a chart's crds/ dir.
+    assert crds.inputs["chart"].endswith("/karpenter-crd")
+    assert crds.inputs["version"] == release.inputs["version"] == karpenter.CHART_VERSION
+    assert release.inputs["skipCrds"] is True
+    assert crds.urn in release.dependencies
     for resource in plan.resources:
         if resource.type in (NODE_POOL, NODE_CLASS):
-            assert release.urn in resource.dependencies, resource.name
+            assert {crds.urn, release.urn} <= set(resource.dependencies), resource.name
 
 
 def _crd_schema(file: str) -> dict[str, Any]:

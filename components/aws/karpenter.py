@@ -2,7 +2,8 @@
 pinned Helm release on the system pool) and, per GPU pool, an EC2NodeClass and a NodePool.
 
 Facts and sources: `components.aws.model.karpenter` and `components.aws.model.karpenter_iam`.
-The chart installs Karpenter's CRDs, so the custom resources wait for the release.
+Karpenter's CRDs are a release of their own (karpenter-crd, upgraded with the controller); the
+controller waits for them and the custom resources wait for the controller.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class KarpenterArgs:
 
 class Karpenter(pulumi.ComponentResource):
     queue: aws.sqs.Queue
+    crds: k8s.helm.v3.Release
     release: k8s.helm.v3.Release
 
     def __init__(
@@ -105,6 +107,20 @@ class Karpenter(pulumi.ComponentResource):
             ),
             opts=child,
         )
+        self.crds = k8s.helm.v3.Release(
+            f"{name}-crds",
+            k8s.helm.v3.ReleaseArgs(
+                name=karpenter.CRD_CHART,
+                chart=f"{karpenter.CHART_REPOSITORY}/{karpenter.CRD_CHART}",
+                version=karpenter.CHART_VERSION,
+                namespace=karpenter.NAMESPACE,
+                create_namespace=False,
+                atomic=True,
+                cleanup_on_fail=True,
+                max_history=5,
+            ),
+            opts=pulumi.ResourceOptions(parent=self, provider=args.k8s_provider),
+        )
         self.release = k8s.helm.v3.Release(
             f"{name}-release",
             k8s.helm.v3.ReleaseArgs(
@@ -114,6 +130,8 @@ class Karpenter(pulumi.ComponentResource):
                 version=karpenter.CHART_VERSION,
                 namespace=karpenter.NAMESPACE,
                 create_namespace=False,
+                # The CRDs are the karpenter-crd release's.
+                skip_crds=True,
                 values=pulumi.Output.all(self.queue.name, role.arn).apply(
                     lambda parts: karpenter.helm_values(
                         args.cluster_name, parts[0], parts[1], args.node_selector, args.replicas
@@ -124,7 +142,7 @@ class Karpenter(pulumi.ComponentResource):
                 max_history=5,
             ),
             opts=pulumi.ResourceOptions(
-                parent=self, provider=args.k8s_provider, depends_on=[policy]
+                parent=self, provider=args.k8s_provider, depends_on=[policy, self.crds]
             ),
         )
         self.register_outputs({"queueUrl": self.queue.url, "release": self.release.name})

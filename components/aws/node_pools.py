@@ -71,7 +71,7 @@ def build(config: StackConfig, pools: Sequence[PoolSpec], eks: EksCluster) -> li
         )
         built.append(controller)
         node_role_name = eks.self_managed_node_role.name
-        wait_for = [controller.release]
+        wait_for = [controller.crds, controller.release]
     by_name = {p.name: p for p in config.gpu_pools}
     for pool in pools:
         options = pool_options(by_name[pool.name])

@@ -26,6 +26,10 @@ from components.model.pool_spec import PoolSpec
 CHART_REPOSITORY = "oci://public.ecr.aws/karpenter"
 CHART = "karpenter"
 CHART_VERSION = "1.14.1"
+# The CRDs as their own release, so that a Karpenter bump upgrades them too: Helm installs a
+# chart's crds/ directory only on first install and never upgrades it (Karpenter's v1.14
+# upgrade guide, "CRD Upgrades", recommends this chart at the controller's version).
+CRD_CHART = "karpenter-crd"
 NAMESPACE = "kube-system"
 SERVICE_ACCOUNT = "karpenter"
 NODE_POOL_API_VERSION = "karpenter.sh/v1"
