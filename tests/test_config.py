@@ -264,3 +264,22 @@ def test_cli_reports_config_errors_with_exit_2_and_no_traceback(tmp_path: Any, c
 def test_cli_unknown_stack_exit_2(capsys: Any) -> None:
     assert cli_main(["plan", "no-such-stack"]) == 2
     assert "shipped stacks:" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("stack", ["gcp-dev", "aws-dev", "azure-dev", "existing-dev"])
+def test_another_clouds_section_is_refused_not_ignored(stack: str) -> None:
+    from components.model.registry import CLOUDS
+
+    raw = copy.deepcopy(dict(load_stack(stack).gpufleet))
+    others = [name for name in CLOUDS if name != raw["cloud"]]
+    # Clouds with a pool section of their own (an existing cluster's pools have none).
+    pool_sections = [name for name in others if CLOUDS[name].pool_options is not None]
+    for name in others:
+        raw["cluster"][name] = {}
+    for name in pool_sections:
+        raw["gpuPools"][0][name] = {}
+    with pytest.raises(ConfigError) as caught:
+        parse_config(raw)
+    found = {p.path for p in caught.value.problems}
+    assert found == {f"cluster.{n}" for n in others} | {f"gpuPools[0].{n}" for n in pool_sections}
+    assert all(f"this stack's cloud is {raw['cloud']}" in p.message for p in caught.value.problems)

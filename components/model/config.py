@@ -59,6 +59,19 @@ _SECTIONS: Mapping[str, Any] = {
 KNOWN_KEYS = ("cloud", "cluster", "gpuPools", "gpuSoftware", "samples", "kubeconfig")
 
 
+def _other_clouds_sections(cloud: str, owner: BaseModel, path: str) -> list[Problem]:
+    """Another cloud's own section written into this stack: it would be ignored silently."""
+    return [
+        Problem(
+            f"{path}.{name}",
+            f"applies only to cloud {name}; this stack's cloud is {cloud}; remove it",
+            getattr(owner, name).model_dump(by_alias=True, exclude_unset=True),
+        )
+        for name in sorted(CLOUDS)
+        if name != cloud and name in owner.model_fields_set
+    ]
+
+
 def clock_today() -> date:
     """The day version support is judged on when the caller names none (tests pin it)."""
     return date.today()
@@ -121,6 +134,7 @@ def parse_config(raw: Mapping[str, Any], today: date | None = None) -> StackConf
     warnings: list[str] = []
     checked: list[Problem] = []
     if cloud is not None and cluster is not None:
+        checked += _other_clouds_sections(cloud.name, cluster, "cluster")
         checked += check_cluster(cloud, cluster, warnings, today or clock_today())
     names: dict[str, int] = {}
     for index, pool in indexed_pools:
@@ -134,6 +148,8 @@ def parse_config(raw: Mapping[str, Any], today: date | None = None) -> StackConf
                 )
             )
         names.setdefault(pool.name, index)
+        if cloud is not None:
+            checked += _other_clouds_sections(cloud.name, pool, path)
         checked += check_pool(cloud, cluster, mode, pool, path, warnings)
     if software is not None:
         checked += check_software(cloud, software, pools, cluster)
