@@ -338,3 +338,18 @@ def test_helm_values_use_only_keys_of_the_pinned_chart() -> None:
     )
     # Two replicas spread over hosts: the system pool keeps two nodes.
     assert values["replicas"] == 2
+
+
+def test_labels_karpenter_reserves_are_refused_before_the_api_server_does() -> None:
+    raw = _raw()
+    raw["gpuPools"][0]["labels"] = {"karpenter.sh/team": "a", "team": "b"}
+    problems = _problems(raw)
+    assert any(
+        p.startswith("gpuPools[0].labels: Karpenter reserves these keys")
+        and "karpenter.sh/team" in p
+        for p in problems
+    ), problems
+    # What gpufleet itself puts on the template never is.
+    for document in _objects(plan_of(STACK), NODE_POOL).values():
+        labels = document["spec"]["template"]["metadata"]["labels"]
+        assert not [key for key in labels if karpenter.reserved_label(key)]

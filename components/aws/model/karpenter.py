@@ -62,6 +62,18 @@ EMPTY_NODE_TTL = "5m"
 _BOTTLEROCKET_OS_VOLUME_GIB = 4
 
 
+# NodePool template labels the v1.14.1 CRD refuses (its x-kubernetes-validations on
+# spec.template.metadata.labels): the karpenter.sh and karpenter.k8s.aws domains (gpufleet sets
+# none of their few allowed keys as labels) and kubernetes.io/hostname.
+_RESERVED_DOMAINS = ("karpenter.sh", "karpenter.k8s.aws")
+_RESERVED_KEYS = ("kubernetes.io/hostname",)
+
+
+def reserved_label(key: str) -> bool:
+    domain = key.split("/", 1)[0] if "/" in key else ""
+    return key in _RESERVED_KEYS or domain.endswith(_RESERVED_DOMAINS)
+
+
 def _minor_tuple(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.split("."))
 

@@ -161,6 +161,17 @@ def pool_problems(cluster: ClusterConfig, pool: GpuPoolConfig, path: str) -> lis
                 pool.min_nodes,
             )
         )
+    reserved = sorted(key for key in pool.labels if karpenter.reserved_label(key))
+    if reserved:
+        problems.append(
+            Problem(
+                f"{path}.labels",
+                "Karpenter reserves these keys (the karpenter.sh and karpenter.k8s.aws domains, "
+                "kubernetes.io/hostname) and the API server refuses a NodePool that sets them; "
+                "rename them",
+                reserved,
+            )
+        )
     options = aws_config.pool_options(pool)
     if options.on_demand_fallback and not pool.spot:
         problems.append(
