@@ -73,23 +73,21 @@ def test_crds_upgrade_with_karpenter_and_come_before_everything_that_uses_them()
             assert {crds.urn, release.urn} <= set(resource.dependencies), resource.name
 
 
-def _crd_schema(file: str) -> dict[str, Any]:
-    path = CRDS / file
-    if not path.exists():
-        pytest.skip(f"{path} not present (../shared/reference/karpenter)")
-    crd = yaml.safe_load(path.read_text())
-    (version,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1"]
-    schema: dict[str, Any] = version["schema"]["openAPIV3Schema"]
+FACTS = Path(__file__).resolve().parent / "data" / "karpenter_facts.json"
+
+
+def _facts() -> dict[str, Any]:
+    facts: dict[str, Any] = json.loads(FACTS.read_text())
+    return facts
+
+
+def _crd_schema(kind: str) -> dict[str, Any]:
+    """The CRD's structural schema, from the data file (scripts/karpenter_facts.py)."""
+    schema: dict[str, Any] = _facts()["crds"][kind]
     return schema
 
 
-@pytest.mark.parametrize(
-    ("kind", "crd"),
-    [
-        (NODE_POOL, "karpenter.sh_nodepools.yaml"),
-        (NODE_CLASS, "karpenter.k8s.aws_ec2nodeclasses.yaml"),
-    ],
-)
+@pytest.mark.parametrize(("kind", "crd"), [(NODE_POOL, "NodePool"), (NODE_CLASS, "EC2NodeClass")])
 def test_generated_objects_validate_against_the_crd_schemas(kind: str, crd: str) -> None:
     schema = _crd_schema(crd)
     objects = _objects(plan_of(STACK), kind)
@@ -104,7 +102,7 @@ def test_generated_objects_validate_against_the_crd_schemas(kind: str, crd: str)
 
 
 def test_a_schema_violation_is_caught() -> None:
-    schema = _crd_schema("karpenter.sh_nodepools.yaml")
+    schema = _crd_schema("NodePool")
     document = next(iter(_objects(plan_of(STACK), NODE_POOL).values()))
     broken = copy.deepcopy(document)
     broken["spec"]["disruption"]["consolidationPolicy"] = "Always"
@@ -323,10 +321,7 @@ def test_a_pod_karpenter_would_not_launch_for_is_called_out(
 def test_helm_values_use_only_keys_of_the_pinned_chart() -> None:
     from components.kubernetes import chart_values
 
-    path = CRDS.parent / "values.yaml"
-    if not path.exists():
-        pytest.skip(f"{path} not present (../shared/reference/karpenter)")
-    defaults = chart_values.load(path)
+    defaults = _facts()["values"]
     (release,) = [r for r in plan_of(STACK).resources if r.name.endswith("-karpenter-release")]
     values = release.inputs["values"]
     # nodeSelector is rendered verbatim (toYaml): any label may go below it.
@@ -353,3 +348,20 @@ def test_labels_karpenter_reserves_are_refused_before_the_api_server_does() -> N
     for document in _objects(plan_of(STACK), NODE_POOL).values():
         labels = document["spec"]["template"]["metadata"]["labels"]
         assert not [key for key in labels if karpenter.reserved_label(key)]
+
+
+@pytest.mark.skipif(not CRDS.is_dir(), reason="../shared/reference/karpenter is absent")
+def test_the_data_file_is_current_with_karpenter_and_gpufleets_values() -> None:
+    from scripts import karpenter_facts
+    from scripts.chart_facts import render
+
+    fresh = karpenter_facts.build(CRDS.parent, karpenter_facts.used_paths([plan_of(STACK)]))
+    assert render(fresh) == FACTS.read_text(), (
+        "tests/data/karpenter_facts.json is stale: run .venv/bin/python -m scripts.karpenter_facts"
+    )
+
+
+def test_the_data_file_is_small_and_only_data() -> None:
+    text = FACTS.read_text()
+    assert len(text) < 32_000
+    assert "{{" not in text and "description" not in text
