@@ -19,6 +19,7 @@ import pulumi_kubernetes as k8s
 
 from components.aws import iam
 from components.aws.model import karpenter, karpenter_iam
+from components.kubernetes.helm import pinned_release
 from components.model.pool_spec import PoolSpec
 
 
@@ -107,43 +108,31 @@ class Karpenter(pulumi.ComponentResource):
             ),
             opts=child,
         )
-        self.crds = k8s.helm.v3.Release(
+        self.crds = pinned_release(
             f"{name}-crds",
-            k8s.helm.v3.ReleaseArgs(
-                name=karpenter.CRD_CHART,
-                chart=f"{karpenter.CHART_REPOSITORY}/{karpenter.CRD_CHART}",
-                version=karpenter.CHART_VERSION,
-                namespace=karpenter.NAMESPACE,
-                create_namespace=False,
-                atomic=True,
-                cleanup_on_fail=True,
-                max_history=5,
-            ),
-            opts=pulumi.ResourceOptions(parent=self, provider=args.k8s_provider),
+            karpenter.CRD_PIN,
+            karpenter.CRD_CHART,
+            karpenter.NAMESPACE,
+            None,
+            pulumi.ResourceOptions(parent=self, provider=args.k8s_provider),
+            timeout=None,
         )
-        self.release = k8s.helm.v3.Release(
+        self.release = pinned_release(
             f"{name}-release",
-            k8s.helm.v3.ReleaseArgs(
-                name=karpenter.CHART,
-                # An OCI chart: the reference carries the repository.
-                chart=f"{karpenter.CHART_REPOSITORY}/{karpenter.CHART}",
-                version=karpenter.CHART_VERSION,
-                namespace=karpenter.NAMESPACE,
-                create_namespace=False,
-                # The CRDs are the karpenter-crd release's.
-                skip_crds=True,
-                values=pulumi.Output.all(self.queue.name, role.arn).apply(
-                    lambda parts: karpenter.helm_values(
-                        args.cluster_name, parts[0], parts[1], args.node_selector, args.replicas
-                    )
-                ),
-                atomic=True,
-                cleanup_on_fail=True,
-                max_history=5,
+            karpenter.PIN,
+            karpenter.CHART,
+            karpenter.NAMESPACE,
+            pulumi.Output.all(self.queue.name, role.arn).apply(
+                lambda parts: karpenter.helm_values(
+                    args.cluster_name, parts[0], parts[1], args.node_selector, args.replicas
+                )
             ),
-            opts=pulumi.ResourceOptions(
+            pulumi.ResourceOptions(
                 parent=self, provider=args.k8s_provider, depends_on=[policy, self.crds]
             ),
+            timeout=None,
+            # The CRDs are the karpenter-crd release's.
+            skip_crds=True,
         )
         self.register_outputs({"queueUrl": self.queue.url, "release": self.release.name})
 

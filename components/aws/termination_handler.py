@@ -18,6 +18,7 @@ import pulumi_kubernetes as k8s
 
 from components.aws import iam
 from components.aws.model import termination
+from components.kubernetes.helm import pinned_release
 
 
 @dataclass(frozen=True)
@@ -98,26 +99,17 @@ class NodeTerminationHandler(pulumi.ComponentResource):
             ).apply(lambda arns: json.dumps(termination.handler_policy(arns[0], list(arns[1:])))),
             opts=child,
         )
-        self.release = k8s.helm.v3.Release(
+        self.release = pinned_release(
             f"{name}-release",
-            k8s.helm.v3.ReleaseArgs(
-                name=termination.CHART,
-                # An OCI chart: the reference carries the repository.
-                chart=f"{termination.CHART_REPOSITORY}/{termination.CHART}",
-                version=termination.CHART_VERSION,
-                namespace=termination.NAMESPACE,
-                create_namespace=False,
-                values=pulumi.Output.all(self.queue.url, role.arn).apply(
-                    lambda parts: termination.handler_values(
-                        parts[0], args.region, parts[1], args.node_selector
-                    )
-                ),
-                atomic=True,
-                cleanup_on_fail=True,
-                max_history=5,
+            termination.PIN,
+            termination.CHART,
+            termination.NAMESPACE,
+            pulumi.Output.all(self.queue.url, role.arn).apply(
+                lambda parts: termination.handler_values(
+                    parts[0], args.region, parts[1], args.node_selector
+                )
             ),
-            opts=pulumi.ResourceOptions(
-                parent=self, provider=args.k8s_provider, depends_on=[policy]
-            ),
+            pulumi.ResourceOptions(parent=self, provider=args.k8s_provider, depends_on=[policy]),
+            timeout=None,
         )
         self.register_outputs({"queueUrl": self.queue.url, "release": self.release.name})

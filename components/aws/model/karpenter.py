@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from components.aws.model.amis import RELEASES, AmiFamily
+from components.model.catalog.charts import ChartPin
 from components.model.pool_spec import PoolSpec
 
 CHART_REPOSITORY = "oci://public.ecr.aws/karpenter"
@@ -31,6 +32,8 @@ CHART_VERSION = "1.14.1"
 # upgrade guide, "CRD Upgrades", recommends this chart at the controller's version).
 CRD_CHART = "karpenter-crd"
 NAMESPACE = "kube-system"
+PIN = ChartPin(CHART, CHART_VERSION, CHART_REPOSITORY, NAMESPACE)
+CRD_PIN = ChartPin(CRD_CHART, CHART_VERSION, CHART_REPOSITORY, NAMESPACE)
 SERVICE_ACCOUNT = "karpenter"
 NODE_POOL_API_VERSION = "karpenter.sh/v1"
 NODE_CLASS_API_VERSION = "karpenter.k8s.aws/v1"

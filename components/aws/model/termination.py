@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from components.model.catalog.charts import ChartPin
+
 # The chart is published to ECR Public as an OCI artifact.
 CHART_REPOSITORY = "oci://public.ecr.aws/aws-ec2/helm"
 CHART = "aws-node-termination-handler"
@@ -29,6 +31,7 @@ MANAGED_TAG = "aws-node-termination-handler/managed"
 LIFECYCLE_HEARTBEAT_TIMEOUT = 300
 # Events are useless after the instance is gone: keep them five minutes, as NTH's README does.
 MESSAGE_RETENTION_SECONDS = 300
+PIN = ChartPin(CHART, CHART_VERSION, CHART_REPOSITORY, NAMESPACE)
 
 # EventBridge patterns that feed the queue (README step 4): the groups' termination lifecycle
 # actions, Spot interruption warnings, rebalance recommendations, instance state changes and
