@@ -16,6 +16,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from components.aws import iam
+from components.aws.event_queue import irsa_role
 from components.kubernetes.helm import pinned_release
 from components.model.catalog import charts
 from components.model.pools import POOL_LABEL
@@ -118,17 +119,14 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         super().__init__("gpufleet:aws:ClusterAutoscaler", name, None, opts)
         pin = charts.CLUSTER_AUTOSCALER
         aws_child = pulumi.ResourceOptions(parent=self, provider=args.aws_provider)
-        self.role = aws.iam.Role(
+        self.role = irsa_role(
             f"{name}-irsa",
-            description=f"cluster-autoscaler of EKS {args.cluster_name} (IRSA)",
-            assume_role_policy=pulumi.Output.all(
-                args.oidc_provider_arn, args.oidc_issuer_url
-            ).apply(
-                lambda parts: iam.irsa_trust_policy(
-                    parts[0], parts[1], pin.namespace, SERVICE_ACCOUNT
-                )
-            ),
-            opts=aws_child,
+            f"cluster-autoscaler of EKS {args.cluster_name} (IRSA)",
+            args.oidc_provider_arn,
+            args.oidc_issuer_url,
+            pin.namespace,
+            SERVICE_ACCOUNT,
+            aws_child,
         )
         policy = aws.iam.RolePolicy(
             f"{name}-scaling",

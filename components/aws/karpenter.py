@@ -17,7 +17,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from components.aws import iam
+from components.aws.event_queue import interruption_queue, irsa_role
 from components.aws.model import karpenter, karpenter_iam
 from components.kubernetes.helm import pinned_release
 from components.model.pool_spec import PoolSpec
@@ -55,39 +55,23 @@ class Karpenter(pulumi.ComponentResource):
         discovery_tags(
             name, args.cluster_name, args.security_group_id, args.given_subnet_ids, child
         )
-        self.queue = aws.sqs.Queue(
+        self.queue = interruption_queue(
             f"{name}-interruptions",
-            message_retention_seconds=karpenter_iam.MESSAGE_RETENTION_SECONDS,
-            sqs_managed_sse_enabled=True,
+            name,
+            karpenter_iam.EVENT_PATTERNS,
+            lambda event: f"{event} events for Karpenter of EKS {args.cluster_name}",
+            retention_seconds=karpenter_iam.MESSAGE_RETENTION_SECONDS,
+            tls_only=True,
             opts=child,
         )
-        aws.sqs.QueuePolicy(
-            f"{name}-interruptions-policy",
-            queue_url=self.queue.url,
-            policy=self.queue.arn.apply(lambda arn: json.dumps(karpenter_iam.queue_policy(arn))),
-            opts=child,
-        )
-        for event, pattern in karpenter_iam.EVENT_PATTERNS.items():
-            rule = aws.cloudwatch.EventRule(
-                f"{name}-{event}",
-                description=f"{event} events for Karpenter of EKS {args.cluster_name}",
-                event_pattern=json.dumps(pattern),
-                opts=child,
-            )
-            aws.cloudwatch.EventTarget(
-                f"{name}-{event}-target", rule=rule.name, arn=self.queue.arn, opts=child
-            )
-        role = aws.iam.Role(
+        role = irsa_role(
             f"{name}-controller",
-            description=f"Karpenter controller of EKS {args.cluster_name} (IRSA)",
-            assume_role_policy=pulumi.Output.all(
-                args.oidc_provider_arn, args.oidc_issuer_url
-            ).apply(
-                lambda parts: iam.irsa_trust_policy(
-                    parts[0], parts[1], karpenter.NAMESPACE, karpenter.SERVICE_ACCOUNT
-                )
-            ),
-            opts=child,
+            f"Karpenter controller of EKS {args.cluster_name} (IRSA)",
+            args.oidc_provider_arn,
+            args.oidc_issuer_url,
+            karpenter.NAMESPACE,
+            karpenter.SERVICE_ACCOUNT,
+            child,
         )
         partition = aws.get_partition_output(opts=invoke).partition
         account = aws.get_caller_identity_output(opts=invoke).account_id

@@ -16,7 +16,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from components.aws import iam
+from components.aws.event_queue import interruption_queue, irsa_role
 from components.aws.model import termination
 from components.kubernetes.helm import pinned_release
 
@@ -47,29 +47,15 @@ class NodeTerminationHandler(pulumi.ComponentResource):
     ) -> None:
         super().__init__("gpufleet:aws:NodeTerminationHandler", name, None, opts)
         child = pulumi.ResourceOptions(parent=self, provider=args.aws_provider)
-        self.queue = aws.sqs.Queue(
+        self.queue = interruption_queue(
             f"{name}-queue",
-            message_retention_seconds=termination.MESSAGE_RETENTION_SECONDS,
-            sqs_managed_sse_enabled=True,
+            name,
+            termination.EVENT_PATTERNS,
+            lambda event: f"{event} events for the node termination handler of {args.cluster_name}",
+            retention_seconds=termination.MESSAGE_RETENTION_SECONDS,
+            tls_only=False,
             opts=child,
         )
-        aws.sqs.QueuePolicy(
-            f"{name}-queue-policy",
-            queue_url=self.queue.url,
-            policy=self.queue.arn.apply(lambda arn: json.dumps(termination.queue_policy(arn))),
-            opts=child,
-        )
-        for event, pattern in termination.EVENT_PATTERNS.items():
-            rule = aws.cloudwatch.EventRule(
-                f"{name}-{event}",
-                description=f"{event} events for the node termination handler of "
-                f"{args.cluster_name}",
-                event_pattern=json.dumps(pattern),
-                opts=child,
-            )
-            aws.cloudwatch.EventTarget(
-                f"{name}-{event}-target", rule=rule.name, arn=self.queue.arn, opts=child
-            )
         for key, group in args.spot_groups.items():
             aws.autoscaling.LifecycleHook(
                 f"{name}-{key}-hook",
@@ -79,17 +65,14 @@ class NodeTerminationHandler(pulumi.ComponentResource):
                 heartbeat_timeout=termination.LIFECYCLE_HEARTBEAT_TIMEOUT,
                 opts=child,
             )
-        role = aws.iam.Role(
+        role = irsa_role(
             f"{name}-irsa",
-            description=f"node termination handler of EKS {args.cluster_name} (IRSA)",
-            assume_role_policy=pulumi.Output.all(
-                args.oidc_provider_arn, args.oidc_issuer_url
-            ).apply(
-                lambda parts: iam.irsa_trust_policy(
-                    parts[0], parts[1], termination.NAMESPACE, termination.SERVICE_ACCOUNT
-                )
-            ),
-            opts=child,
+            f"node termination handler of EKS {args.cluster_name} (IRSA)",
+            args.oidc_provider_arn,
+            args.oidc_issuer_url,
+            termination.NAMESPACE,
+            termination.SERVICE_ACCOUNT,
+            child,
         )
         policy = aws.iam.RolePolicy(
             f"{name}-draining",

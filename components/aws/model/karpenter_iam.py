@@ -201,26 +201,3 @@ def controller_policy(
         _statement("ReadProfiles", "iam:GetInstanceProfile", profiles),
     ]
     return {"Version": "2012-10-17", "Statement": statements}
-
-
-def queue_policy(queue_arn: str) -> dict[str, Any]:
-    """EventBridge (and SQS) may send to the queue; nothing may reach it without TLS."""
-    return {
-        "Version": "2012-10-17",
-        "Statement": [
-            {
-                "Effect": "Allow",
-                "Principal": {"Service": ["events.amazonaws.com", "sqs.amazonaws.com"]},
-                "Action": "sqs:SendMessage",
-                "Resource": queue_arn,
-            },
-            {
-                "Sid": "DenyHTTP",
-                "Effect": "Deny",
-                "Principal": "*",
-                "Action": "sqs:*",
-                "Resource": queue_arn,
-                "Condition": {"Bool": {"aws:SecureTransport": "false"}},
-            },
-        ],
-    }

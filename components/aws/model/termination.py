@@ -86,21 +86,6 @@ def handler_policy(queue_arn: str, group_arns: list[str]) -> dict[str, Any]:
     }
 
 
-def queue_policy(queue_arn: str) -> dict[str, Any]:
-    """EventBridge may send to the queue (README step 1)."""
-    return {
-        "Version": "2012-10-17",
-        "Statement": [
-            {
-                "Effect": "Allow",
-                "Principal": {"Service": ["events.amazonaws.com", "sqs.amazonaws.com"]},
-                "Action": "sqs:SendMessage",
-                "Resource": queue_arn,
-            }
-        ],
-    }
-
-
 def handler_values(
     queue_url: str, region: str, role_arn: str, node_selector: Mapping[str, str]
 ) -> dict[str, Any]:

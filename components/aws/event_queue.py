@@ -1,0 +1,70 @@
+"""An SSE SQS queue fed EC2 interruption events by EventBridge rules, and an IRSA role: the
+plumbing the node termination handler and Karpenter both need (facts in their model modules)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+
+from components.aws import iam
+from components.aws.model import event_queue
+
+
+def interruption_queue(
+    name: str,
+    rule_prefix: str,
+    patterns: Mapping[str, Mapping[str, Any]],
+    describe: Callable[[str], str],
+    *,
+    retention_seconds: int,
+    tls_only: bool,
+    opts: pulumi.ResourceOptions,
+) -> aws.sqs.Queue:
+    """The queue `name` (policy `<name>-policy`) and one EventBridge rule `<rule_prefix>-<event>`
+    with its target per pattern, described by `describe(event)`."""
+    queue = aws.sqs.Queue(
+        name, message_retention_seconds=retention_seconds, sqs_managed_sse_enabled=True, opts=opts
+    )
+    aws.sqs.QueuePolicy(
+        f"{name}-policy",
+        queue_url=queue.url,
+        policy=queue.arn.apply(
+            lambda arn: json.dumps(event_queue.queue_policy(arn, tls_only=tls_only))
+        ),
+        opts=opts,
+    )
+    for event, pattern in patterns.items():
+        rule = aws.cloudwatch.EventRule(
+            f"{rule_prefix}-{event}",
+            description=describe(event),
+            event_pattern=json.dumps(pattern),
+            opts=opts,
+        )
+        aws.cloudwatch.EventTarget(
+            f"{rule_prefix}-{event}-target", rule=rule.name, arn=queue.arn, opts=opts
+        )
+    return queue
+
+
+def irsa_role(
+    name: str,
+    description: str,
+    oidc_provider_arn: pulumi.Input[str],
+    oidc_issuer_url: pulumi.Input[str],
+    namespace: str,
+    service_account: str,
+    opts: pulumi.ResourceOptions,
+) -> aws.iam.Role:
+    """A role exactly one Kubernetes service account assumes through the cluster's OIDC issuer."""
+    return aws.iam.Role(
+        name,
+        description=description,
+        assume_role_policy=pulumi.Output.all(oidc_provider_arn, oidc_issuer_url).apply(
+            lambda parts: iam.irsa_trust_policy(parts[0], parts[1], namespace, service_account)
+        ),
+        opts=opts,
+    )
