@@ -10,12 +10,11 @@ from typing import Any
 
 from pulumi_policy import (
     EnforcementLevel,
-    ReportViolation,
-    ResourceValidationArgs,
     ResourceValidationPolicy,
 )
 
 from .resources import CA_ENABLED_TAG, CA_TAG, LAUNCH_TEMPLATE, get, seq, unwrap
+from .rules import resource_rule
 
 IAM_POLICY_TYPES = (
     "aws:iam/policy:Policy",
@@ -150,28 +149,16 @@ def check_iam(resource_type: str, props: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def _validate_launch_template(
-    args: ResourceValidationArgs, report_violation: ReportViolation
-) -> None:
-    for message in check_launch_template(args.resource_type, args.props):
-        report_violation(message, None)
-
-
-def _validate_iam(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
-    for message in check_iam(args.resource_type, args.props):
-        report_violation(message, None)
-
-
 launch_templates = ResourceValidationPolicy(
     name="launch-templates-imdsv2-encrypted",
     description="EC2 launch templates require IMDSv2 (httpTokens=required) and encrypt every EBS volume.",
-    validate=_validate_launch_template,
+    validate=resource_rule(check_launch_template),
     enforcement_level=EnforcementLevel.MANDATORY,
 )
 iam_least_privilege = ResourceValidationPolicy(
     name="autoscaler-iam-least-privilege",
     description="IAM policies grant no '*' or whole-service actions, and auto scaling group changes only on groups tagged for this cluster.",
-    validate=_validate_iam,
+    validate=resource_rule(check_iam),
     enforcement_level=EnforcementLevel.MANDATORY,
 )
 

@@ -8,12 +8,11 @@ from typing import Any
 
 from pulumi_policy import (
     EnforcementLevel,
-    ReportViolation,
-    ResourceValidationArgs,
     ResourceValidationPolicy,
 )
 
 from .resources import HELM_TYPES, get
+from .rules import resource_rule
 
 # One exact SemVer 2 version, with the optional leading `v` some charts use (gpu-operator).
 EXACT_VERSION = re.compile(
@@ -37,15 +36,10 @@ def check_chart_pinned(resource_type: str, props: Mapping[str, Any]) -> list[str
     return []
 
 
-def _validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
-    for message in check_chart_pinned(args.resource_type, args.props):
-        report_violation(message, None)
-
-
 charts_pinned = ResourceValidationPolicy(
     name="helm-charts-pinned",
     description="Every Helm release pins one exact chart version (no empty version, 'latest', ranges or wildcards).",
-    validate=_validate,
+    validate=resource_rule(check_chart_pinned),
     enforcement_level=EnforcementLevel.MANDATORY,
 )
 

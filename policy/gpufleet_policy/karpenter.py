@@ -9,15 +9,13 @@ from typing import Any
 from pulumi_policy import (
     EnforcementLevel,
     PolicyResource,
-    ReportViolation,
-    ResourceValidationArgs,
     ResourceValidationPolicy,
-    StackValidationArgs,
     StackValidationPolicy,
 )
 from pulumi_policy.proxy import UnknownValueError
 
 from .resources import GPU_RESOURCE, HELM_TYPES, KARPENTER_NODE_POOL, get, gpu_pools
+from .rules import resource_rule, stack_rule
 
 EVENT_RULE = "aws:cloudwatch/eventRule:EventRule"
 SPOT_WARNING = "EC2 Spot Instance Interruption Warning"
@@ -100,26 +98,16 @@ def check_stack(resources: Sequence[PolicyResource]) -> list[tuple[str, str | No
     return problems
 
 
-def _validate_limits(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
-    for message in check_limits(args.resource_type, args.props):
-        report_violation(message, None)
-
-
-def _validate_stack(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-    for message, urn in check_stack(args.resources):
-        report_violation(message, urn)
-
-
 limits = ResourceValidationPolicy(
     name="karpenter-gpu-pools-limited",
     description="Every Karpenter GPU NodePool sets limits on nvidia.com/gpu.",
-    validate=_validate_limits,
+    validate=resource_rule(check_limits),
     enforcement_level=EnforcementLevel.MANDATORY,
 )
 interruptions = StackValidationPolicy(
     name="karpenter-handles-interruptions",
     description="GPU NodePools come with Karpenter and an interruption queue fed Spot warnings.",
-    validate=_validate_stack,
+    validate=stack_rule(check_stack),
     enforcement_level=EnforcementLevel.MANDATORY,
 )
 

@@ -13,10 +13,7 @@ from typing import Any
 from pulumi_policy import (
     EnforcementLevel,
     PolicyResource,
-    ReportViolation,
-    ResourceValidationArgs,
     ResourceValidationPolicy,
-    StackValidationArgs,
     StackValidationPolicy,
 )
 from pulumi_policy.proxy import UnknownValueError
@@ -44,6 +41,7 @@ from .resources import (
     pool_taints,
     seq,
 )
+from .rules import resource_rule, stack_rule
 
 GPU_TAINT_TEXT = "`nvidia.com/gpu` (or AKS's `sku=gpu`) with effect NoSchedule"
 
@@ -225,42 +223,28 @@ def check_eks_stack(resources: Sequence[PolicyResource]) -> list[tuple[str, str 
     return problems
 
 
-def _resource_rule(check: Any) -> Any:
-    def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
-        for message in check(args.resource_type, args.props):
-            report_violation(message, None)
-
-    validate.__doc__ = check.__doc__
-    return validate
-
-
-def _validate_eks_stack(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-    for message, urn in check_eks_stack(args.resources):
-        report_violation(message, urn)
-
-
 scale_to_zero = ResourceValidationPolicy(
     name="gpu-pools-scale-to-zero",
     description="Every GPU node pool (GKE node pool, EKS node group or ASG, AKS agent pool) can scale down to zero nodes.",
-    validate=_resource_rule(check_scale_to_zero),
+    validate=resource_rule(check_scale_to_zero),
     enforcement_level=EnforcementLevel.MANDATORY,
 )
 gpu_taint = ResourceValidationPolicy(
     name="gpu-pools-tainted",
     description="Every GPU node pool taints its nodes (nvidia.com/gpu, or sku=gpu on AKS, NoSchedule) so only GPU pods keep them up.",
-    validate=_resource_rule(check_gpu_taint),
+    validate=resource_rule(check_gpu_taint),
     enforcement_level=EnforcementLevel.MANDATORY,
 )
 autoscaler_template = ResourceValidationPolicy(
     name="eks-gpu-groups-visible-at-zero",
     description="Every EKS GPU auto scaling group carries the cluster autoscaler's discovery and node-template tags (GPUs per node, taints as value:Effect).",
-    validate=_resource_rule(check_autoscaler_template),
+    validate=resource_rule(check_autoscaler_template),
     enforcement_level=EnforcementLevel.MANDATORY,
 )
 eks_stack = StackValidationPolicy(
     name="eks-gpu-groups-autoscaled",
     description="EKS GPU groups are recognisable at zero, their nodes register the taints their tags announce, and a cluster autoscaler runs.",
-    validate=_validate_eks_stack,
+    validate=stack_rule(check_eks_stack),
     enforcement_level=EnforcementLevel.MANDATORY,
 )
 
