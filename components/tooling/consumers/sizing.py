@@ -28,46 +28,35 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from components.model.allocatable import GIB, MIB, tiered
 from components.model.pools import PoolSpec
 from components.model.registry import all_machine_types
 from components.tooling.scheduling import quantity
 
-MIB = 2**20
-GIB = 2**30
 DAEMONSET_CPU_MILLIS = 500
 DAEMONSET_MEMORY_BYTES = 1 * GIB
 EVICTION_MEMORY_BYTES = 750 * MIB
-# (cores up to, millicores reserved per core in that band)
-_CPU_RESERVE_BANDS = ((1, 60), (2, 40), (4, 20), (None, 10))
-# (GiB up to, fraction reserved of the memory in that band)
-_MEMORY_RESERVE_BANDS = ((4, 0.25), (8, 0.20), (16, 0.10), (128, 0.06), (None, 0.02))
+# (cores up to, millicores reserved per core in that band), for `model.allocatable.tiered`
+_CPU_RESERVE_BANDS: tuple[tuple[float | None, float], ...] = ((1, 60), (2, 40), (4, 20), (None, 10))
+# (bytes up to, fraction reserved of the memory in that band)
+_MEMORY_RESERVE_BANDS: tuple[tuple[float | None, float], ...] = (
+    (4 * GIB, 0.25),
+    (8 * GIB, 0.20),
+    (16 * GIB, 0.10),
+    (128 * GIB, 0.06),
+    (None, 0.02),
+)
 # Smallest requests worth writing down.
 MIN_CPU_MILLIS = 100
 MIN_MEMORY_BYTES = 256 * MIB
 
 
 def cpu_reserve_millis(cores: int) -> int:
-    reserved, below = 0, 0
-    for limit, per_core in _CPU_RESERVE_BANDS:
-        top = cores if limit is None else min(cores, limit)
-        if top > below:
-            reserved += (top - below) * per_core
-        if limit is None or cores <= limit:
-            break
-        below = limit
-    return reserved
+    return round(tiered(cores, _CPU_RESERVE_BANDS))
 
 
 def memory_reserve_bytes(memory: int) -> int:
-    reserved, below = 0.0, 0
-    for limit_gib, fraction in _MEMORY_RESERVE_BANDS:
-        top = memory if limit_gib is None else min(memory, limit_gib * GIB)
-        if top > below:
-            reserved += (top - below) * fraction
-        if limit_gib is None or memory <= limit_gib * GIB:
-            break
-        below = limit_gib * GIB
-    return int(reserved) + EVICTION_MEMORY_BYTES
+    return int(tiered(memory, _MEMORY_RESERVE_BANDS)) + EVICTION_MEMORY_BYTES
 
 
 def machine_shape(spec: PoolSpec) -> tuple[int, int] | None:
