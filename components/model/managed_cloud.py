@@ -430,7 +430,9 @@ class ManagedCloud(Cloud):
             scale_from_zero=self.scale_from_zero(config, pool),
             own_device_plugin=own_device_plugin,
             daemonsets=tuple(d.name for d in daemonsets),
-            type_per_pod=self.picks_type_per_pod(config.cluster) and len(machines) > 1,
+            sized_by=sized.name
+            if self.picks_type_per_pod(config.cluster) and len(machines) > 1
+            else None,
             pod_settings=self.pod_settings(pool, sharing_via),
         )
 

@@ -97,9 +97,9 @@ class PoolSpec:
     scale_from_zero: Literal["pool", "node-template-tags", "unmanaged"] = "pool"
     # The node image runs its own device plugin (a second one from us would conflict).
     own_device_plugin: bool = False
-    # The provisioner picks one of machine_types per pending pod (Karpenter): cpu, memory and
-    # allocatable are the largest type's, the one a pod that fits nothing smaller gets.
-    type_per_pod: bool = False
+    # Where the provisioner picks one of machine_types per pending pod (Karpenter): the largest,
+    # whose cpu, memory and allocatable these are (a pod that fits nothing smaller gets it).
+    sized_by: str | None = None
     # The DaemonSet pods whose requests `allocatable_per_node` has already taken off.
     daemonsets: tuple[str, ...] = ()
     # Pod-level fields a GPU pod on this pool must set (GKE MPS: hostIPC).

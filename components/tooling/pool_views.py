@@ -79,18 +79,6 @@ def _shape(spec: PoolSpec) -> tuple[int, int] | None:
     return None
 
 
-def _largest_type(spec: PoolSpec) -> str | None:
-    """The machine type a per-pod provisioner's pool is sized by (None: not such a pool)."""
-    if not spec.type_per_pod:
-        return None
-    sized = [
-        m
-        for m in all_machine_types()
-        if m.name in spec.machine_types and (m.vcpus, m.memory_gib) == (spec.vcpus, spec.memory_gib)
-    ]
-    return sized[0].name if sized else None
-
-
 def node_template(
     spec: PoolSpec,
     *,
@@ -107,7 +95,7 @@ def node_template(
     return NodeTemplate(
         shape_is_allocatable="cpu" in spec.allocatable_per_node,
         after_daemonsets="cpu" in spec.allocatable_per_node and bool(spec.daemonsets),
-        largest_type=_largest_type(spec),
+        largest_type=spec.sized_by,
         pool=spec.name,
         # A key that varies per node (zone, instance type) is only a choice, never fixed.
         labels={key: value for key, value in fixed.items() if key not in choices},
