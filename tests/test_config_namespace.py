@@ -38,9 +38,10 @@ def test_edit_distance_counts_a_swap_as_one() -> None:
 
 
 def test_a_typo_in_the_namespace_stops_the_plan_with_every_problem() -> None:
-    from pulumi.errors import RunError
+    # The program's RunError, as the offline engine reports it: the stack's bad input.
+    from components.tooling.commands import BadInput
 
-    with pytest.raises(RunError) as caught:
+    with pytest.raises(BadInput) as caught:
         plan_of("gcp-dev", {"gpuflet:gpuPools": [{"name": "x", "accelerator": "l4"}]})
     message = str(caught.value)
     assert (

@@ -82,7 +82,8 @@ class AksGpuAgentPoolArgs:
     pool: PoolSpec
     resource_group_name: pulumi.Input[str]
     cluster_name: pulumi.Input[str]
-    subnet_id: pulumi.Input[str]
+    # The node subnet (None: the cluster's AKS-managed VNet, on an adopted cluster without one).
+    subnet_id: pulumi.Input[str] | None
     driver: GpuDriver
     provider: AzureProvider
     tags: dict[str, str]

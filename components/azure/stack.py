@@ -7,14 +7,18 @@ from typing import Any
 
 import pulumi
 
+from components.azure.adopted import AdoptedAksCluster, AdoptedAksClusterArgs
 from components.azure.cluster import AksCluster, AksClusterArgs
 from components.azure.gpu_pool import AksGpuAgentPool, AksGpuAgentPoolArgs, gpu_driver
+from components.azure.model.cloud import AZURE
 from components.kubernetes.cluster import ClusterHandle
 from components.model.pools import PoolSpec
 from components.model.schema import StackConfig
 
 
 def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterHandle:
+    if AZURE.adopted(config.cluster):
+        return _adopt_cluster(config)
     assert system_pool is not None
     cluster = AksCluster(
         config.cluster.name, AksClusterArgs(config=config.cluster, system_pool=system_pool)
@@ -33,6 +37,21 @@ def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterH
     )
 
 
+def _adopt_cluster(config: StackConfig) -> ClusterHandle:
+    """A cluster that exists: looked up, with gpufleet's Kubernetes provider only."""
+    cluster = AdoptedAksCluster(config.cluster.name, AdoptedAksClusterArgs(config=config.cluster))
+    return ClusterHandle.of(
+        cluster,
+        name=cluster.facts.name,
+        exports={
+            "clusterEndpoint": cluster.server,
+            "clusterCaCertificate": cluster.certificate_authority,
+            "oidcIssuerUrl": cluster.facts.oidc_issuer_url,
+            "nodeIdentity": cluster.facts.kubelet_object_id,
+        },
+    )
+
+
 def _kubelet_object_id(profile: Any) -> str:
     identity = (profile or {}).get("kubeletidentity")
     return getattr(identity, "object_id", None) or ""
@@ -42,7 +61,11 @@ def build_gpu_pools(
     config: StackConfig, pools: Sequence[PoolSpec], cluster: ClusterHandle
 ) -> list[pulumi.Resource]:
     aks = cluster.component
-    assert isinstance(aks, AksCluster)
+    if isinstance(aks, AksCluster):
+        cluster_name: pulumi.Input[str] = aks.cluster.name
+    else:
+        assert isinstance(aks, AdoptedAksCluster)
+        cluster_name = aks.facts.name
     driver = gpu_driver(config)
     tags = {"managed-by": "gpufleet", "gpufleet-cluster": config.cluster.name}
     components: list[pulumi.Resource] = []
@@ -53,7 +76,7 @@ def build_gpu_pools(
             AksGpuAgentPoolArgs(
                 pool=pool,
                 resource_group_name=aks.resource_group_name,
-                cluster_name=aks.cluster.name,
+                cluster_name=cluster_name,
                 subnet_id=aks.subnet_id,
                 driver=driver,
                 provider=aks.azure_provider,

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.existing.model.config import cluster_options
 from components.kubernetes.cluster import ClusterHandle
+from components.model.existing_cluster import cluster_options
 from components.model.pools import PoolSpec
 from components.model.schema import ClusterConfig, StackConfig
 

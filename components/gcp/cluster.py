@@ -10,6 +10,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from components.gcp.model.config import cluster_options
+from components.gcp.node_identity import node_service_account
 from components.kubernetes.kubeconfig import exec_kubeconfig
 from components.model.maintenance import rfc3339, weekly_rrule, window_end, window_start
 from components.model.pools import PoolSpec
@@ -24,17 +25,6 @@ NODE_OAUTH_SCOPES = [
     "https://www.googleapis.com/auth/servicecontrol",
     "https://www.googleapis.com/auth/trace.append",
 ]
-# Least privilege for the nodes' own service account (GKE hardening guide; the first is GKE's
-# documented minimum for a node service account, cloud.google.com/kubernetes-engine/docs/how-to/
-# service-accounts#default-gke-service-agent).
-NODE_SERVICE_ACCOUNT_ROLES = (
-    "roles/container.defaultNodeServiceAccount",
-    "roles/logging.logWriter",
-    "roles/monitoring.metricWriter",
-    "roles/monitoring.viewer",
-    "roles/stackdriver.resourceMetadata.writer",
-    "roles/artifactregistry.reader",
-)
 
 
 @dataclass(frozen=True)
@@ -71,23 +61,8 @@ class GkeCluster(pulumi.ComponentResource):
 
         network, subnetwork = self._network(name, args, child)
 
-        account = gcp.serviceaccount.Account(
-            f"{name}-nodes",
-            account_id=f"{cfg.name[:24]}-nodes",
-            display_name=f"gpufleet nodes of {cfg.name}",
-            opts=child,
-        )
+        account, node_roles = node_service_account(name, cfg.name, gcp_cfg.project, child)
         self.node_service_account = account.email
-        node_roles = [
-            gcp.projects.IAMMember(
-                f"{name}-nodes-{role.split('/')[1].replace('.', '-').lower()}",
-                project=gcp_cfg.project or account.project,
-                role=role,
-                member=account.email.apply(lambda email: f"serviceAccount:{email}"),
-                opts=child,
-            )
-            for role in NODE_SERVICE_ACCOUNT_ROLES
-        ]
         # The temporary default pool (and the system pool) use gpufleet's node service account,
         # never the Compute Engine default one, which many projects delete or disable; nodes
         # start only once its roles exist.

@@ -6,17 +6,20 @@ from collections.abc import Sequence
 
 import pulumi
 
+from components.gcp.adopted import AdoptedGkeCluster, AdoptedGkeClusterArgs
 from components.gcp.cluster import GkeCluster, GkeClusterArgs
 from components.gcp.driver_installer import GkeDriverInstaller, GkeDriverInstallerArgs
 from components.gcp.gpu_pool import GkeGpuNodePool, GkeGpuNodePoolArgs
-from components.gcp.model.cloud import gke_driver
-from components.gcp.model.config import pool_options
+from components.gcp.model.cloud import GCP, gke_driver
+from components.gcp.model.config import cluster_options, pool_options
 from components.kubernetes.cluster import ClusterHandle
 from components.model.pools import PoolSpec
 from components.model.schema import StackConfig
 
 
 def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterHandle:
+    if GCP.adopted(config.cluster):
+        return _adopt_cluster(config)
     assert system_pool is not None
     cluster = GkeCluster(
         config.cluster.name, GkeClusterArgs(config=config.cluster, system_pool=system_pool)
@@ -36,11 +39,37 @@ def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterH
     )
 
 
+def _adopt_cluster(config: StackConfig) -> ClusterHandle:
+    """A cluster that exists: looked up, with gpufleet's node identity and provider only."""
+    cluster = AdoptedGkeCluster(config.cluster.name, AdoptedGkeClusterArgs(config=config.cluster))
+    facts = cluster.facts
+    project = cluster_options(config.cluster).project
+    return ClusterHandle.of(
+        cluster,
+        name=facts.name,
+        exports={
+            "clusterEndpoint": cluster.server,
+            "clusterCaCertificate": cluster.certificate_authority,
+            "oidcIssuerUrl": "https://container.googleapis.com/v1/projects/"
+            f"{project}/locations/{facts.location}/clusters/{facts.name}",
+            "nodeIdentity": cluster.node_service_account,
+        },
+    )
+
+
 def build_gpu_pools(
     config: StackConfig, pools: Sequence[PoolSpec], cluster: ClusterHandle
 ) -> list[pulumi.Resource]:
     gke = cluster.component
-    assert isinstance(gke, GkeCluster)
+    if isinstance(gke, GkeCluster):
+        cluster_name: pulumi.Input[str] = gke.cluster.name
+        # Pools depend on the system pool so GKE never makes a GPU pool the cluster's first.
+        after: list[pulumi.Resource] = [gke.system_node_pool]
+    else:
+        assert isinstance(gke, AdoptedGkeCluster)
+        cluster_name = gke.facts.name
+        # Nodes start only once their service account's roles exist.
+        after = list(gke.node_roles)
     configured = {p.name: p for p in config.gpu_pools}
     built: list[pulumi.Resource] = [
         GkeGpuNodePool(
@@ -49,13 +78,12 @@ def build_gpu_pools(
                 pool=pool,
                 driver=gke_driver(config.gpu_software_mode, configured[pool.name]),
                 reservation=pool_options(configured[pool.name]).reservation,
-                cluster_name=gke.cluster.name,
+                cluster_name=cluster_name,
                 region=config.cluster.region or "",
                 service_account=gke.node_service_account,
                 provider=gke.gcp_provider,
             ),
-            # Pools depend on the system pool so GKE never makes a GPU pool the cluster's first.
-            opts=pulumi.ResourceOptions(depends_on=[gke.system_node_pool]),
+            opts=pulumi.ResourceOptions(depends_on=after),
         )
         for pool in pools
     ]

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from components.model import existing_cluster
 from components.model.allocatable import NodeAllocatable
 from components.model.catalog.gpus import GpuModel, MachineCatalog
 from components.model.daemonsets import NodeDaemonSet
@@ -65,6 +66,22 @@ class Cloud(ABC):
     default_software_mode: ClassVar[SoftwareMode] = "device-plugin"
     # Whether the cloud itself shares GPUs (time-sharing, MPS, MIG) without NVIDIA's software.
     shares_gpus_itself: ClassVar[bool] = False
+    # Whether `cluster.existing` here means adopting a cluster the user already runs: gpufleet
+    # looks it up instead of creating it, and adds the GPU pools to it.
+    adopts_clusters: ClassVar[bool] = False
+    # The keys of `cluster.existing` this cloud reads (field names); the others are refused.
+    existing_keys: ClassVar[tuple[str, ...]] = ()
+    # The keys of this cloud's `cluster.<name>` that still mean something on an adopted cluster
+    # (field names); the others set up a cluster gpufleet creates and are refused there.
+    adopted_cluster_keys: ClassVar[tuple[str, ...]] = ()
+
+    def adopted(self, cluster: ClusterConfig | None) -> bool:
+        """Whether this stack adds GPU pools to a cluster it looks up rather than creates."""
+        return (
+            self.adopts_clusters
+            and cluster is not None
+            and existing_cluster.SECTION in cluster.model_fields_set
+        )
 
     def software_mode(
         self, mode: SoftwareMode, cluster: ClusterConfig | None = None

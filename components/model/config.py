@@ -19,8 +19,14 @@ from typing import Any
 
 from pydantic import BaseModel, Field, create_model
 
+from components.model import existing_cluster
 from components.model.catalog import charts
-from components.model.config_checks import check_cluster, check_pool, check_software
+from components.model.config_checks import (
+    check_adopted,
+    check_cluster,
+    check_pool,
+    check_software,
+)
 from components.model.problems import ConfigError, Problem
 from components.model.registry import CLOUDS
 from components.model.schema import (
@@ -68,7 +74,10 @@ def _other_clouds_sections(cloud: str, owner: BaseModel, path: str) -> list[Prob
             getattr(owner, name).model_dump(by_alias=True, exclude_unset=True),
         )
         for name in sorted(CLOUDS)
-        if name != cloud and name in owner.model_fields_set
+        if name != cloud
+        and name in owner.model_fields_set
+        # An adopting cloud reads its own keys of `cluster.existing` (check_adopted).
+        and not (name == existing_cluster.SECTION and CLOUDS[cloud].adopts_clusters)
     ]
 
 
@@ -135,6 +144,7 @@ def parse_config(raw: Mapping[str, Any], today: date | None = None) -> StackConf
     checked: list[Problem] = []
     if cloud is not None and cluster is not None:
         checked += _other_clouds_sections(cloud.name, cluster, "cluster")
+        checked += check_adopted(cloud, cluster)
         checked += check_cluster(cloud, cluster, warnings, today or clock_today())
     names: dict[str, int] = {}
     for index, pool in indexed_pools:

@@ -6,6 +6,9 @@ import re
 from collections.abc import Sequence
 from datetime import date
 
+from pydantic import BaseModel
+
+from components.model import existing_cluster
 from components.model.catalog import charts, gpus
 from components.model.cloud import Cloud
 from components.model.labels import RESERVED_LABEL_PREFIXES, label_key_problem, label_value_problem
@@ -18,6 +21,59 @@ from components.model.schema import (
     GpuSoftwareConfig,
     SoftwareMode,
 )
+
+# Cluster keys that configure what only the cluster's owner sets on an adopted cluster.
+_OWNER_KEYS = {
+    "system_pool": "systemPool",
+    "protect": "protect",
+    "maintenance": "maintenance",
+}
+
+
+def _alias(model: BaseModel, field: str) -> str:
+    return type(model).model_fields[field].alias or field
+
+
+def check_adopted(cloud: Cloud, cluster: ClusterConfig) -> list[Problem]:
+    """`cluster.existing` keys this cloud does not read, and on an adopted cluster the keys that
+    would configure the cluster itself (it is its owner's: gpufleet never changes it)."""
+    problems: list[Problem] = []
+    existing = getattr(cluster, existing_cluster.SECTION, None)
+    if isinstance(existing, BaseModel) and existing_cluster.SECTION in cluster.model_fields_set:
+        allowed = [_alias(existing, key) for key in cloud.existing_keys]
+        for key in sorted(existing.model_fields_set - set(cloud.existing_keys)):
+            problems.append(
+                Problem(
+                    f"cluster.existing.{_alias(existing, key)}",
+                    f"does not apply to cloud {cloud.name}; "
+                    f"allowed here: {', '.join(allowed) or 'none (an empty existing: {} adopts)'}",
+                    getattr(existing, key),
+                )
+            )
+    if not cloud.adopted(cluster):
+        return problems
+    owner_message = (
+        "belongs to the existing cluster, which gpufleet looks up and never changes; remove it "
+        "(its owner sets it on the cluster)"
+    )
+    for field, key in _OWNER_KEYS.items():
+        if field in cluster.model_fields_set:
+            value = getattr(cluster, field)
+            shown = value.model_dump(by_alias=True) if isinstance(value, BaseModel) else value
+            problems.append(Problem(f"cluster.{key}", owner_message, shown))
+    own = getattr(cluster, cloud.name, None)
+    if isinstance(own, BaseModel):
+        allowed = [_alias(own, key) for key in cloud.adopted_cluster_keys]
+        for key in sorted(own.model_fields_set - set(cloud.adopted_cluster_keys)):
+            problems.append(
+                Problem(
+                    f"cluster.{cloud.name}.{_alias(own, key)}",
+                    "sets up a cluster gpufleet creates; an adopted cluster keeps its own; "
+                    f"allowed with cluster.existing: {', '.join(allowed) or 'none'}",
+                    getattr(own, key),
+                )
+            )
+    return problems
 
 
 def check_cluster(
@@ -41,6 +97,12 @@ def check_cluster(
             problems.append(
                 Problem("cluster.kubernetesVersion", verdict.message, cluster.kubernetes_version)
             )
+        elif cloud.adopted(cluster) and verdict.is_warning:
+            # The cluster's support phase is its owner's choice (and bill); its pools follow.
+            warnings.append(
+                f"cluster.kubernetesVersion (the existing cluster's): {verdict.message}"
+            )
+            problems += cloud.version_problems(cluster, verdict)
         else:
             refused = cloud.version_problems(cluster, verdict)
             problems += refused

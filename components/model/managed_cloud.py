@@ -441,7 +441,10 @@ class ManagedCloud(Cloud):
         return {}
 
     def system_pool(self, config: StackConfig) -> PoolSpec | None:
-        """The CPU system pool every managed cluster keeps (>= 1 node)."""
+        """The CPU system pool every cluster gpufleet creates keeps (>= 1 node); an adopted
+        cluster's CPU nodes are its owner's."""
+        if self.adopted(config.cluster):
+            return None
         system = config.cluster.system_pool
         machine = system.machine_type or self.default_system_machine
         labels = {

@@ -9,6 +9,7 @@ real, so a wrong argument fails here too.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import runpy
 import sys
@@ -25,7 +26,10 @@ from pulumi.runtime.config import set_all_config
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from components.model.schema import ClusterConfig
 from components.tooling import mockcloud
+from components.tooling.commands import BadInput
+from components.tooling.mockcloud.world import World
 from components.tooling.stacks import PROGRAM, PROJECT, PROJECT_DIR, StackFile
 
 SECRET = "[secret]"
@@ -103,12 +107,15 @@ class Plan:
 
 
 class _Mocks(pulumi.runtime.Mocks):
+    def __init__(self, world: World) -> None:
+        self.world = world
+
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict]:
         return mockcloud.resource_state(args.typ, args.name, args.inputs)
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict, list[tuple[str, str]]]:
         # Pulumi iterates the failures list: None crashes every invoke (e.g. an SSM look-up).
-        return mockcloud.call_result(args.token, args.args), []
+        return mockcloud.call_result(args.token, args.args, self.world), []
 
 
 class _RecordingMonitor(pulumi_mocks.MockMonitor):
@@ -163,14 +170,17 @@ class _WarningCollector(logging.Handler):
         self.messages.append(record.getMessage())
 
 
-def plan_stack(stack: StackFile, config_overrides: Mapping[str, Any] | None = None) -> Plan:
+def plan_stack(
+    stack: StackFile,
+    config_overrides: Mapping[str, Any] | None = None,
+    world: World | None = None,
+) -> Plan:
     """Run the Pulumi program for `stack` under mocks and return the recorded graph.
 
     `config_overrides` replaces whole config keys (e.g. {"gpufleet:gpuPools": [...]}), which the
-    tests and the benchmark use to vary a shipped stack.
+    tests and the benchmark use to vary a shipped stack. `world` is what the mock cloud answers
+    about a cluster the stack adopts; by default, the cluster is as the stack describes it.
     """
-    import json
-
     config = {**stack.config, **(config_overrides or {})}
     flat = {
         key: value if isinstance(value, str) else json.dumps(value)
@@ -182,7 +192,7 @@ def plan_stack(stack: StackFile, config_overrides: Mapping[str, Any] | None = No
 
     pulumi_settings.reset_options(project=PROJECT, stack=stack.name)
     set_all_config(flat)
-    mocks = _Mocks()
+    mocks = _Mocks(world or described_world(config))
     monitor = _RecordingMonitor(mocks)
     logger = logging.getLogger(f"gpufleet.plan.{stack.name}")
     logger.propagate = False
@@ -195,7 +205,12 @@ def plan_stack(stack: StackFile, config_overrides: Mapping[str, Any] | None = No
     def program() -> None:
         runpy.run_path(str(PROGRAM), run_name="__main__")
 
-    _sync_await(run_pulumi_func(program))
+    try:
+        _sync_await(run_pulumi_func(program))
+    except pulumi.RunError as error:
+        # What `pulumi up` would print and stop on, before creating anything: the program's
+        # refusal (a looked-up cluster that cannot take the pools) is the stack's bad input.
+        raise BadInput(f"{stack.path}: {error}") from None
     root = pulumi_settings.get_root_resource()
     outputs = _sync_await(_resolve_outputs(getattr(root, "outputs", {})))
     return Plan(
@@ -206,6 +221,20 @@ def plan_stack(stack: StackFile, config_overrides: Mapping[str, Any] | None = No
         warnings=collector.messages,
         outputs_registered=frozenset(monitor.outputs_registered),
     )
+
+
+def described_world(config: Mapping[str, Any]) -> World:
+    """An adopted cluster as the stack describes it: running (a patch of) its minor."""
+    cluster = config.get("gpufleet:cluster")
+    if isinstance(cluster, str):
+        try:
+            cluster = json.loads(cluster)
+        except ValueError:
+            cluster = None
+    minor = cluster.get("kubernetesVersion") if isinstance(cluster, Mapping) else None
+    if not isinstance(minor, str):
+        minor = ClusterConfig.model_fields["kubernetes_version"].default
+    return World(kubernetes_version=f"{minor}.3")
 
 
 async def _resolve_outputs(outputs: Mapping[str, Any]) -> dict[str, Any]:

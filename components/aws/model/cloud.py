@@ -61,6 +61,10 @@ class Aws(ManagedCloud):
     name = "aws"
     version_lifecycle = versions.LIFECYCLE
     cluster_options = aws_config.AwsClusterOptions
+    adopts_clusters = True
+    existing_keys = ("autoscaler_installed", "karpenter_node_role")
+    # Where the GPU nodes go, what brings them up, and how gpufleet's own autoscaler expands.
+    adopted_cluster_keys = ("private_subnet_ids", "provisioner", "autoscaler_expander")
     pool_options = aws_config.AwsPoolOptions
     stack_module = "components.aws.stack"
     catalog = CATALOG
@@ -98,13 +102,15 @@ class Aws(ManagedCloud):
         return aws_daemonsets.node_daemonsets()
 
     def version_problems(self, cluster: ClusterConfig, verdict: Assessment) -> list[Problem]:
-        return version_rules.version_problems(cluster, verdict)
+        return version_rules.version_problems(cluster, verdict, adopted=self.adopted(cluster))
 
     def check_cluster(self, cluster: ClusterConfig) -> list[Problem]:
         """Zones, network ranges, subnets and the autoscaler expander of an EKS cluster."""
         aws = aws_config.cluster_options(cluster)
         problems = []
         problems += provisioners.cluster_problems(cluster)
+        if self.adopted(cluster):
+            problems += provisioners.adopted_problems(cluster)
         if len(cluster.name) > MAX_CLUSTER_NAME:
             problems.append(
                 Problem(

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from components.aws.model import config as aws_config
 from components.aws.model import karpenter
+from components.model import existing_cluster
 from components.model.catalog.gpus import MachineType
 from components.model.managed_cloud import GpuNodeFacts
 from components.model.problems import Problem
@@ -80,6 +81,41 @@ def cluster_problems(cluster: ClusterConfig) -> list[Problem]:
             cluster.kubernetes_version,
         )
     ]
+
+
+def adopted_problems(cluster: ClusterConfig) -> list[Problem]:
+    """What an adopted EKS cluster's `cluster.existing` keys need of the provisioner."""
+    existing = existing_cluster.cluster_options(cluster)
+    kind = provisioner(cluster)
+    problems = []
+    if existing.autoscaler_installed and kind == "auto-mode":
+        problems.append(
+            Problem(
+                "cluster.existing.autoscalerInstalled",
+                "EKS Auto Mode's node provisioning is AWS's, never installed; remove it",
+                True,
+            )
+        )
+    uses_role = existing.autoscaler_installed and kind == "karpenter"
+    if uses_role and not existing.karpenter_node_role:
+        problems.append(
+            Problem(
+                "cluster.existing.karpenterNodeRole",
+                "is required with a Karpenter already installed: the name of the node role its "
+                "controller may pass to instances (iam:PassRole), which has an access entry",
+                has_value=False,
+            )
+        )
+    if existing.karpenter_node_role and not uses_role:
+        problems.append(
+            Problem(
+                "cluster.existing.karpenterNodeRole",
+                "applies only with cluster.aws.provisioner karpenter and autoscalerInstalled: "
+                "true (otherwise gpufleet creates the node role)",
+                existing.karpenter_node_role,
+            )
+        )
+    return problems
 
 
 def auto_software_mode(cluster: ClusterConfig) -> SoftwareMode | None:

@@ -19,11 +19,14 @@ from components.model.problems import Problem
 from components.model.schema import ClusterConfig
 
 
-def version_problems(cluster: ClusterConfig, verdict: Assessment) -> list[Problem]:
+def version_problems(
+    cluster: ClusterConfig, verdict: Assessment, adopted: bool = False
+) -> list[Problem]:
+    """`adopted`: the cluster exists and its support type is its owner's (not refused here)."""
     problems = []
     minor = cluster.kubernetes_version
     support_type = aws_config.cluster_options(cluster).support_type
-    if verdict.status == "extended" and support_type == "STANDARD":
+    if verdict.status == "extended" and support_type == "STANDARD" and not adopted:
         problems.append(
             Problem(
                 "cluster.kubernetesVersion",

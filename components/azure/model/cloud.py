@@ -53,6 +53,15 @@ class Azure(ManagedCloud):
     name = "azure"
     version_lifecycle = versions.LIFECYCLE
     cluster_options = azure_config.AzureClusterOptions
+    adopts_clusters = True
+    # Where the existing cluster is, the node subnet for the GPU pools (default: the first
+    # agent pool's), and how the Kubernetes provider signs in on an Entra ID cluster.
+    adopted_cluster_keys = (
+        "subscription_id",
+        "resource_group_name",
+        "vnet_subnet_id",
+        "kubelogin_mode",
+    )
     pool_options = azure_config.AzurePoolOptions
     stack_module = "components.azure.stack"
     catalog = CATALOG
@@ -88,7 +97,17 @@ class Azure(ManagedCloud):
         return f"{region}-{zone}"
 
     def check_cluster(self, cluster: ClusterConfig) -> list[Problem]:
-        return check_cluster_options(azure_config.cluster_options(cluster))
+        options = azure_config.cluster_options(cluster)
+        problems = check_cluster_options(options, creates_cluster=not self.adopted(cluster))
+        if self.adopted(cluster) and options.resource_group_name is None:
+            problems.append(
+                Problem(
+                    "cluster.azure.resourceGroupName",
+                    "is required with cluster.existing: the resource group the AKS cluster is in",
+                    has_value=False,
+                )
+            )
+        return problems
 
     def node_allocatable(
         self, machine: str, vcpus: int, memory_gib: float, disk_size_gb: int
@@ -96,6 +115,8 @@ class Azure(ManagedCloud):
         return azure_allocatable.node_allocatable(vcpus, memory_gib)
 
     def version_problems(self, cluster: ClusterConfig, verdict: Assessment) -> list[Problem]:
+        if self.adopted(cluster):
+            return []  # an existing cluster runs this minor already; its support plan (LTS) is its owner's
         return version_rules.version_problems(cluster, verdict)
 
     def check_pool_keys(self, pool: GpuPoolConfig, path: str) -> list[Problem]:

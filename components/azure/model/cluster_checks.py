@@ -17,8 +17,11 @@ _AZURE_RESOURCE_GROUP = re.compile(r"^[-\w.()]{0,89}[-\w()]$")
 _GUID = re.compile(r"^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$")
 
 
-def check_cluster_options(azure: AzureClusterOptions) -> list[Problem]:
-    """AKS network ranges (overlay pods and services outside the VNet), ids and durations."""
+def check_cluster_options(
+    azure: AzureClusterOptions, creates_cluster: bool = True
+) -> list[Problem]:
+    """AKS network ranges (overlay pods and services outside the VNet), ids and durations;
+    what only a cluster gpufleet creates needs (`creates_cluster`), such as who may reach it."""
     problems = []
     where = "cluster.azure"
     networks: dict[str, ipaddress.IPv4Network] = {}
@@ -100,7 +103,7 @@ def check_cluster_options(azure: AzureClusterOptions) -> list[Problem]:
                     value,
                 )
             )
-    if not azure.api_server_authorized_cidrs:
+    if creates_cluster and not azure.api_server_authorized_cidrs:
         problems.append(
             Problem(
                 f"{where}.apiServerAuthorizedCidrs",

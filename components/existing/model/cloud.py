@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from components.existing.model import config as existing_config
+from components.model import existing_cluster as existing_config
 from components.model.catalog.gpus import GPU_MODELS
 from components.model.cloud import Cloud, NameRule
 from components.model.labels import DEVICE_PLUGIN_CONFIG_LABEL, GPU_RESOURCE, MIG_CONFIG_LABEL
@@ -29,6 +29,7 @@ _RULE = NameRule(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$", "1-63 of a-z 0-9 -")
 class Existing(Cloud):
     name = "existing"
     cluster_options = existing_config.ExistingClusterOptions
+    existing_keys = ("context", "distribution")
     stack_module = "components.existing.stack"
     pool_name_rule = _RULE
     cluster_name_rule = _RULE

@@ -92,6 +92,9 @@ class Gcp(ManagedCloud):
     # GKE brings driver and device plugin, and shares GPUs itself.
     default_software_mode = "cloud-managed"
     shares_gpus_itself = True
+    adopts_clusters = True
+    # The project the existing cluster is in (the lookup and the pools' provider use it).
+    adopted_cluster_keys = ("project",)
     gpu_taint = ("nvidia.com/gpu", "present")
     default_system_machine = "e2-standard-4"
     system_machine_shapes: ClassVar[Mapping[str, tuple[int, float]]] = {
@@ -123,6 +126,8 @@ class Gcp(ManagedCloud):
         return gcp_allocatable.node_allocatable(vcpus, memory_gib)
 
     def version_problems(self, cluster: ClusterConfig, verdict: Assessment) -> list[Problem]:
+        if self.adopted(cluster):
+            return []  # an existing cluster runs this minor already; its release channel is its owner's
         return version_rules.version_problems(cluster, verdict)
 
     def check_cluster(self, cluster: ClusterConfig) -> list[Problem]:

@@ -11,15 +11,20 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from components.tooling.mockcloud import aws, azure, gcp, kubernetes
+from components.tooling.mockcloud.world import World
 
 ResourceFake = Callable[[str, Mapping[str, Any]], dict[str, Any]]
 CallFake = Callable[[Mapping[str, Any]], dict[str, Any]]
+LookupFake = Callable[[Mapping[str, Any], World], dict[str, Any]]
 
 RESOURCES: dict[str, ResourceFake] = {}
 CALLS: dict[str, CallFake] = {}
+# Look-ups of a cluster a stack adopts: the answer depends on the world the test assumes.
+LOOKUPS: dict[str, LookupFake] = {}
 for _module in (gcp, aws, azure, kubernetes):
     RESOURCES.update(_module.RESOURCES)
     CALLS.update(_module.CALLS)
+    LOOKUPS.update(getattr(_module, "LOOKUPS", {}))
 
 
 def resource_state(type_: str, name: str, inputs: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -34,6 +39,9 @@ def resource_state(type_: str, name: str, inputs: Mapping[str, Any]) -> tuple[st
     return str(state.pop("__id", f"{name}-id")), state
 
 
-def call_result(token: str, args: Mapping[str, Any]) -> dict[str, Any]:
+def call_result(token: str, args: Mapping[str, Any], world: World | None = None) -> dict[str, Any]:
+    lookup = LOOKUPS.get(token)
+    if lookup is not None:
+        return lookup(args, world or World())
     fake = CALLS.get(token)
     return fake(args) if fake is not None else {}

@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from components.tooling.mockcloud.world import World
+
 SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
 TENANT = "11111111-1111-1111-1111-111111111111"
 DEPLOYER_OBJECT_ID = "22222222-2222-2222-2222-222222222222"
@@ -167,4 +169,49 @@ RESOURCES = {
 CALLS = {
     "azure-native:containerservice:listManagedClusterUserCredentials": _user_credentials,
     "azure-native:authorization:getClientConfig": _client_config,
+}
+
+
+def _get_managed_cluster(args: Mapping[str, Any], world: World) -> dict[str, Any]:
+    """An Entra ID AKS cluster on a custom VNet, as `get_managed_cluster` returns it."""
+    rg, cluster = args.get("resourceGroupName"), str(args.get("resourceName", "cluster"))
+    location = "eastus2"
+    subnet_id = (
+        f"{_rg_id(rg)}/providers/Microsoft.Network/virtualNetworks/{cluster}-vnet/subnets/nodes"
+    )
+    return {
+        **_managed_cluster(cluster, {"resourceName": cluster, "resourceGroupName": rg}),
+        "location": location,
+        "kubernetesVersion": world.kubernetes_version,
+        "currentKubernetesVersion": world.kubernetes_version,
+        "aadProfile": {"managed": True, "enableAzureRBAC": True, "tenantID": TENANT},
+        "disableLocalAccounts": True,
+        "enableRBAC": True,
+        "agentPoolProfiles": [
+            {
+                "name": "system",
+                "mode": "System",
+                "vmSize": "Standard_D4s_v5",
+                "vnetSubnetID": subnet_id,
+                "orchestratorVersion": world.kubernetes_version,
+                "currentOrchestratorVersion": world.kubernetes_version,
+            }
+        ],
+        "autoScalerProfile": {"skip-nodes-with-local-storage": "false"},
+        "autoUpgradeProfile": {"upgradeChannel": "patch", "nodeOSUpgradeChannel": "NodeImage"},
+    }
+
+
+def _get_maintenance_configuration(args: Mapping[str, Any], world: World) -> dict[str, Any]:
+    if not world.maintenance_window:
+        raise ValueError(f"maintenance configuration {args.get('configName')} not found")
+    return {
+        "name": args.get("configName"),
+        "maintenanceWindow": {"durationHours": 12, "startTime": "02:00", "utcOffset": "+00:00"},
+    }
+
+
+LOOKUPS: dict[str, Any] = {
+    "azure-native:containerservice:getManagedCluster": _get_managed_cluster,
+    "azure-native:containerservice:getMaintenanceConfiguration": _get_maintenance_configuration,
 }

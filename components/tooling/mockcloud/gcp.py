@@ -6,6 +6,8 @@ import base64
 from collections.abc import Mapping
 from typing import Any
 
+from components.tooling.mockcloud.world import World
+
 # The provider's project when a resource names none (stacks set cluster.gcp.project).
 PROJECT = "mock-project"
 FAKE_CA = base64.b64encode(
@@ -44,3 +46,52 @@ RESOURCES = {
     "gcp:serviceaccount/account:Account": _service_account,
 }
 CALLS: dict[str, Any] = {}
+
+
+def _get_cluster(args: Mapping[str, Any], world: World) -> dict[str, Any]:
+    """A regional GKE cluster as `gcp.container.get_cluster` returns it (list-valued blocks)."""
+    project = args.get("project") or PROJECT
+    location, name = args.get("location", "x"), args.get("name", "cluster")
+    cluster_id = f"projects/{project}/locations/{location}/clusters/{name}"
+    version = f"{world.kubernetes_version}-gke.1047000"
+    window = {
+        "startTime": "2026-01-03T02:00:00Z",
+        "endTime": "2026-01-03T14:00:00Z",
+        "recurrence": "FREQ=WEEKLY;BYDAY=SA",
+    }
+    return {
+        "id": cluster_id,
+        "name": name,
+        "location": location,
+        "project": project,
+        "selfLink": f"https://container.googleapis.com/v1/{cluster_id}",
+        "endpoint": "203.0.113.20",
+        "masterVersion": version,
+        "nodeVersion": version,
+        "minMasterVersion": "",
+        "nodeLocations": [f"{location}-a", f"{location}-b", f"{location}-c"],
+        "masterAuths": [{"clusterCaCertificate": FAKE_CA}],
+        "controlPlaneEndpointsConfigs": [
+            {
+                "dnsEndpointConfigs": [
+                    {
+                        "allowExternalTraffic": True,
+                        "endpoint": f"gke-fedcba9876543210fedcba9876543210-{project}.{location}"
+                        ".gke.goog",
+                    }
+                ]
+            }
+        ],
+        "workloadIdentityConfigs": (
+            [{"workloadPool": f"{project}.svc.id.goog"}] if world.workload_identity else []
+        ),
+        "releaseChannels": [{"channel": "REGULAR"}],
+        "maintenancePolicies": (
+            [{"recurringWindows": [window], "dailyMaintenanceWindows": []}]
+            if world.maintenance_window
+            else []
+        ),
+    }
+
+
+LOOKUPS: dict[str, Any] = {"gcp:container/getCluster:getCluster": _get_cluster}

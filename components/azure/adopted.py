@@ -1,0 +1,147 @@
+"""An AKS cluster gpufleet adopts (`cluster.existing`): looked up, never created or changed.
+
+The lookup runs while the program plans, so a cluster on another minor is an error before any
+resource exists. gpufleet adds only the Kubernetes provider here and (in
+`components.azure.stack`) the same GPU agent pools as on a cluster it creates. The pools run
+with the cluster's own kubelet identity and join its node subnet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+from pulumi_azure_native import containerservice
+from pulumi_azure_native.provider import Provider as AzureProvider
+
+from components.azure import credentials
+from components.azure.cluster import MAINTENANCE_CONFIGURATIONS
+from components.azure.model.adopted import AksClusterFacts, adoption_problems, adoption_warnings
+from components.azure.model.config import cluster_options
+from components.model.adoption import AdoptionError
+from components.model.problems import Problem
+from components.model.schema import ClusterConfig
+
+
+@dataclass(frozen=True)
+class AdoptedAksClusterArgs:
+    config: ClusterConfig
+
+
+class AdoptedAksCluster(pulumi.ComponentResource):
+    """The looked-up cluster's facts, the provider for its pools and the Kubernetes provider."""
+
+    facts: AksClusterFacts
+    azure_provider: AzureProvider
+    resource_group_name: str
+    subnet_id: str | None
+    server: pulumi.Output[str]
+    certificate_authority: pulumi.Output[str]
+    kubeconfig: pulumi.Output[str]
+    k8s_provider: k8s.Provider
+
+    def __init__(
+        self, name: str, args: AdoptedAksClusterArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("gpufleet:azure:AdoptedCluster", name, None, opts)
+        cfg = args.config
+        aks = cluster_options(cfg)
+        self.azure_provider = AzureProvider(
+            f"{name}-azure",
+            location=cfg.region or "",
+            subscription_id=aks.subscription_id,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        assert aks.resource_group_name is not None  # required with cluster.existing
+        self.resource_group_name = aks.resource_group_name
+        invoke = pulumi.InvokeOptions(parent=self, provider=self.azure_provider)
+        self.facts = facts = self._look_up(cfg, invoke)
+        problems = adoption_problems(facts, cfg)
+        if problems:
+            raise pulumi.RunError(AdoptionError(cfg.name, problems).render())
+        for warning in adoption_warnings(facts):
+            pulumi.log.warn(warning)
+        self.subnet_id = aks.vnet_subnet_id or facts.system_subnet_id
+
+        user_credentials = containerservice.list_managed_cluster_user_credentials_output(
+            resource_group_name=self.resource_group_name,
+            resource_name=cfg.name,
+            format="exec" if facts.entra_id else None,
+            opts=pulumi.InvokeOutputOptions(parent=self, provider=self.azure_provider),
+        )
+        document = user_credentials.kubeconfigs.apply(
+            lambda kubeconfigs: credentials.decode(kubeconfigs[0].value)
+        )
+        endpoint = document.apply(credentials.server_and_ca)
+        self.server = endpoint.apply(lambda parts: parts[0])
+        self.certificate_authority = endpoint.apply(lambda parts: parts[1])
+        if facts.entra_id:
+            document = document.apply(
+                lambda text: credentials.kubelogin_kubeconfig(text, cfg.name, aks.kubelogin_mode)
+            )
+        self.kubeconfig = pulumi.Output.secret(document)
+        self.k8s_provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=self.kubeconfig,
+            enable_server_side_apply=True,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.register_outputs(
+            {"clusterName": cfg.name, "kubernetesVersion": facts.kubernetes_version}
+        )
+
+    def _look_up(self, cfg: ClusterConfig, invoke: pulumi.InvokeOptions) -> AksClusterFacts:
+        try:
+            found = containerservice.get_managed_cluster(
+                resource_group_name=self.resource_group_name, resource_name=cfg.name, opts=invoke
+            )
+        except Exception as error:  # the provider's message says why (not found, no access)
+            raise pulumi.RunError(
+                AdoptionError(
+                    cfg.name,
+                    [
+                        Problem(
+                            "cluster.name",
+                            f"no AKS cluster {cfg.name} could be read in resource group "
+                            f"{self.resource_group_name}: {error}",
+                            cfg.name,
+                        )
+                    ],
+                ).render()
+            ) from None
+        try:
+            containerservice.get_maintenance_configuration(
+                config_name=MAINTENANCE_CONFIGURATIONS["auto-upgrade"],
+                resource_group_name=self.resource_group_name,
+                resource_name=cfg.name,
+                opts=invoke,
+            )
+            has_window = True
+        except Exception:  # AKS answers NotFound when the owner set no window
+            has_window = False
+        return facts_of(found, has_window)
+
+
+def facts_of(found: Any, has_auto_upgrade_window: bool) -> AksClusterFacts:
+    profiles = list(found.agent_pool_profiles or [])
+    system = next((p for p in profiles if p.mode == "System"), profiles[0] if profiles else None)
+    aad = found.aad_profile
+    kubelet = (found.identity_profile or {}).get("kubeletidentity")
+    autoscaler = found.auto_scaler_profile
+    upgrade = found.auto_upgrade_profile
+    return AksClusterFacts(
+        name=found.name,
+        kubernetes_version=found.current_kubernetes_version or found.kubernetes_version or "",
+        # An Entra ID cluster's user credentials are a kubelogin exec user (with or without
+        # local accounts); a cluster without it hands out a client certificate.
+        entra_id=bool(aad is not None and aad.managed),
+        system_subnet_id=getattr(system, "vnet_subnet_id", None),
+        oidc_issuer_url=getattr(found.oidc_issuer_profile, "issuer_url", None) or "",
+        kubelet_object_id=getattr(kubelet, "object_id", None) or "",
+        skips_nodes_with_local_storage=getattr(autoscaler, "skip_nodes_with_local_storage", None)
+        == "true",
+        auto_upgrade_channel=getattr(upgrade, "upgrade_channel", None),
+        has_auto_upgrade_window=has_auto_upgrade_window,
+    )

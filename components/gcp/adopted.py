@@ -1,0 +1,144 @@
+"""A GKE cluster gpufleet adopts (`cluster.existing`): looked up, never created or changed.
+
+The lookup runs while the program plans, so what keeps the GPU pools from joining (another
+minor, no Workload Identity) is an error before any resource exists. gpufleet adds its own node
+service account, the Kubernetes provider, and (in `components.gcp.stack`) the same GPU pools
+as on a cluster it creates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
+
+from components.gcp.model.adopted import (
+    GkeClusterFacts,
+    adoption_problems,
+    adoption_warnings,
+)
+from components.gcp.model.config import cluster_options
+from components.gcp.node_identity import node_service_account
+from components.kubernetes.kubeconfig import exec_kubeconfig
+from components.model.adoption import AdoptionError
+from components.model.problems import Problem
+from components.model.schema import ClusterConfig
+
+
+@dataclass(frozen=True)
+class AdoptedGkeClusterArgs:
+    config: ClusterConfig
+
+
+def look_up(config: ClusterConfig) -> GkeClusterFacts:
+    """The cluster named `cluster.name` in `cluster.region` of `cluster.gcp.project`."""
+    project = cluster_options(config).project
+    region = config.region or ""
+    try:
+        found = gcp.container.get_cluster(name=config.name, location=region, project=project)
+    except Exception as error:  # the provider's message says why (not found, no permission)
+        raise AdoptionError(
+            config.name,
+            [
+                Problem(
+                    "cluster.name",
+                    f"no GKE cluster {config.name} could be read in {region} of project "
+                    f"{project}: {error}",
+                    config.name,
+                )
+            ],
+        ) from None
+    return facts_of(found)
+
+
+def facts_of(found: Any) -> GkeClusterFacts:
+    endpoints = _first(found.control_plane_endpoints_configs)
+    dns = _first(getattr(endpoints, "dns_endpoint_configs", None))
+    policy = _first(found.maintenance_policies)
+    windows = [
+        *(getattr(policy, "recurring_windows", None) or []),
+        *(getattr(policy, "daily_maintenance_windows", None) or []),
+    ]
+    return GkeClusterFacts(
+        name=found.name,
+        location=found.location,
+        master_version=found.master_version or "",
+        workload_pool=getattr(_first(found.workload_identity_configs), "workload_pool", None),
+        release_channel=getattr(_first(found.release_channels), "channel", None),
+        has_maintenance_window=bool(windows),
+        dns_endpoint=dns.endpoint if dns is not None and dns.allow_external_traffic else None,
+        ip_endpoint=found.endpoint or "",
+        ca_certificate=getattr(_first(found.master_auths), "cluster_ca_certificate", "") or "",
+    )
+
+
+def _first(items: Any) -> Any:
+    return items[0] if items else None
+
+
+class AdoptedGkeCluster(pulumi.ComponentResource):
+    """The looked-up cluster's facts, gpufleet's node service account and Kubernetes provider."""
+
+    facts: GkeClusterFacts
+    gcp_provider: gcp.Provider
+    node_service_account: pulumi.Output[str]
+    node_roles: list[gcp.projects.IAMMember]
+    server: str
+    certificate_authority: str
+    kubeconfig: pulumi.Output[str]
+    k8s_provider: k8s.Provider
+
+    def __init__(
+        self, name: str, args: AdoptedGkeClusterArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        cfg = args.config
+        facts = look_up(cfg)
+        problems = adoption_problems(facts, cfg)
+        if problems:
+            raise pulumi.RunError(AdoptionError(cfg.name, problems).render())
+        for warning in adoption_warnings(facts):
+            pulumi.log.warn(warning)
+        super().__init__("gpufleet:gcp:AdoptedCluster", name, None, opts)
+        self.facts = facts
+        project = cluster_options(cfg).project
+        self.gcp_provider = gcp.Provider(
+            f"{name}-gcp",
+            project=project,
+            region=cfg.region or "",
+            default_labels={"managed-by": "gpufleet", "gpufleet-cluster": cfg.name},
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        child = pulumi.ResourceOptions(parent=self, provider=self.gcp_provider)
+        account, self.node_roles = node_service_account(name, cfg.name, project, child)
+        self.node_service_account = account.email
+        if facts.dns_endpoint:
+            # The DNS endpoint presents a publicly trusted certificate: no CA data.
+            self.server, self.certificate_authority = f"https://{facts.dns_endpoint}", ""
+        else:
+            self.server = f"https://{facts.ip_endpoint}"
+            self.certificate_authority = facts.ca_certificate
+        self.kubeconfig = pulumi.Output.secret(
+            exec_kubeconfig(
+                cluster=cfg.name,
+                server=self.server,
+                ca_data=self.certificate_authority,
+                command="gke-gcloud-auth-plugin",
+                args=[],
+            )
+        )
+        self.k8s_provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=self.kubeconfig,
+            enable_server_side_apply=True,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.register_outputs(
+            {
+                "clusterName": cfg.name,
+                "masterVersion": facts.master_version,
+                "releaseChannel": facts.release_channel or "",
+            }
+        )

@@ -1,0 +1,21 @@
+"""What the mock cloud assumes about the clusters a stack adopts (`cluster.existing`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class World:
+    """The existing cluster as the stack describes it, unless a test says otherwise: it runs
+    `kubernetes_version` (a full version, as the cloud reports it) and has what gpufleet needs."""
+
+    kubernetes_version: str = "1.36.3"
+    # GKE: Workload Identity on; EKS: API access entries; a maintenance window set.
+    workload_identity: bool = True
+    authentication_mode: str = "API_AND_CONFIG_MAP"
+    maintenance_window: bool = True
+    # EKS: whether the cluster's IAM OIDC provider exists.
+    oidc_provider: bool = True
+    # EKS: Auto Mode's compute enabled on the cluster.
+    auto_mode: bool = False
