@@ -25,6 +25,8 @@ class AutoModeNodesArgs:
     eks_cluster_name: pulumi.Input[str]
     security_group_id: pulumi.Input[str]
     given_subnet_ids: Sequence[str]
+    # False on an adopted cluster: its network is the owner's; node classes select it by id.
+    tag_for_discovery: bool
     aws_provider: aws.Provider
 
 
@@ -70,7 +72,8 @@ class AutoModeNodes(pulumi.ComponentResource):
             access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(type="cluster"),
             opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[entry])),
         )
-        discovery_tags(
-            name, args.cluster_name, args.security_group_id, args.given_subnet_ids, child
-        )
+        if args.tag_for_discovery:
+            discovery_tags(
+                name, args.cluster_name, args.security_group_id, args.given_subnet_ids, child
+            )
         self.register_outputs({"nodeRole": self.role.arn})

@@ -7,7 +7,7 @@ tags, and may resize only groups tagged as this cluster's (the IAM policy's cond
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +50,7 @@ def autoscaler_values(
     expander: str,
     role_arn: pulumi.Input[str],
     spot_group_patterns: Sequence[str],
+    node_selector: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Helm values for the pinned chart (keys checked against its values.yaml by the tests)."""
     values: dict[str, Any] = {
@@ -82,8 +83,11 @@ def autoscaler_values(
             "scale-down-delay-after-add": SCALE_DOWN_DELAY_AFTER_ADD,
             "expander": expander,
         },
-        # On the on-demand system pool: never on a Spot GPU node it might scale away.
-        "nodeSelector": {POOL_LABEL: SYSTEM_POOL_NAME},
+        # On the on-demand system pool: never on a Spot GPU node it might scale away (on an
+        # adopted cluster, its CPU nodes: the GPU nodes are tainted).
+        "nodeSelector": dict(
+            {POOL_LABEL: SYSTEM_POOL_NAME} if node_selector is None else node_selector
+        ),
         "podAnnotations": {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"},
         "resources": {
             "requests": {"cpu": "100m", "memory": "600Mi"},
@@ -104,6 +108,7 @@ class ClusterAutoscalerArgs:
     oidc_provider_arn: pulumi.Input[str]
     oidc_issuer_url: pulumi.Input[str]
     spot_group_patterns: Sequence[str]
+    node_selector: Mapping[str, str]
     aws_provider: aws.Provider
     k8s_provider: k8s.Provider
     depends_on: Sequence[pulumi.Resource] = ()
@@ -146,6 +151,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
                 args.expander,
                 self.role.arn,
                 args.spot_group_patterns,
+                args.node_selector,
             ),
             pulumi.ResourceOptions(
                 parent=self, provider=args.k8s_provider, depends_on=[policy, *args.depends_on]

@@ -3,8 +3,7 @@ Kubernetes provider that authenticates with `aws eks get-token`."""
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import pulumi
@@ -18,9 +17,10 @@ from components.aws.model.autoscaler_tags import default_tags
 from components.aws.model.cloud import AWS
 from components.aws.model.config import cluster_options, principal_slug
 from components.aws.network import EksNetwork, NetworkHandle, existing_network
+from components.aws.node_roles import self_managed_nodes, service_role
 from components.aws.user_data import ClusterJoin
 from components.kubernetes.kubeconfig import exec_kubeconfig
-from components.model.pools import PoolSpec
+from components.model.pools import POOL_LABEL, PoolSpec
 from components.model.schema import SYSTEM_POOL_NAME, ClusterConfig
 
 CONTROL_PLANE_LOGS = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
@@ -64,6 +64,7 @@ class EksCluster(pulumi.ComponentResource):
         super().__init__("gpufleet:aws:Cluster", name, None, opts)
         cfg = args.config
         region = cfg.region or ""
+        self._system_min_nodes = args.system_pool.min_nodes
         self.aws_provider = aws.Provider(
             f"{name}-aws",
             region=region,
@@ -83,7 +84,7 @@ class EksCluster(pulumi.ComponentResource):
         cluster_policies = iam.CLUSTER_POLICIES + (
             auto_mode.CLUSTER_POLICIES if args.auto_mode else ()
         )
-        role, role_policies = self._role(
+        role, role_policies = service_role(
             f"{name}-cluster", "eks.amazonaws.com", cluster_policies, partition, child
         )
         key = aws.kms.Key(
@@ -169,33 +170,19 @@ class EksCluster(pulumi.ComponentResource):
             client_id_lists=["sts.amazonaws.com"],
             opts=child,
         )
-        self.managed_node_role, self._managed_node_policies = self._role(
+        self.managed_node_role, self._managed_node_policies = service_role(
             f"{name}-managed-nodes", "ec2.amazonaws.com", iam.NODE_POLICIES, partition, child
         )
         self.self_managed_node_role = None
         self.self_managed_instance_profile = None
         self.self_managed_access = None
         if args.self_managed_nodes:
-            node_role, _ = self._role(
-                f"{name}-self-managed-nodes",
-                "ec2.amazonaws.com",
-                iam.NODE_POLICIES,
-                partition,
-                child,
+            nodes = self_managed_nodes(
+                name, self.cluster.name, partition, args.instance_profile, child
             )
-            self.self_managed_node_role = node_role
-            if args.instance_profile:
-                self.self_managed_instance_profile = aws.iam.InstanceProfile(
-                    f"{name}-self-managed-nodes", role=node_role.name, opts=child
-                )
-            # API authentication mode: without this entry self-managed nodes cannot join.
-            self.self_managed_access = aws.eks.AccessEntry(
-                f"{name}-self-managed-nodes",
-                cluster_name=self.cluster.name,
-                principal_arn=node_role.arn,
-                type="EC2_LINUX",
-                opts=child,
-            )
+            self.self_managed_node_role = nodes.role
+            self.self_managed_instance_profile = nodes.instance_profile
+            self.self_managed_access = nodes.access
 
         for arn in cluster_options(cfg).admin_principal_arns:
             # CI roles and teammates administer the cluster too (API authentication mode admits
@@ -252,27 +239,42 @@ class EksCluster(pulumi.ComponentResource):
             }
         )
 
-    def _role(
-        self,
-        name: str,
-        service: str,
-        policies: tuple[str, ...],
-        partition: pulumi.Output[str],
-        child: pulumi.ResourceOptions,
-    ) -> tuple[aws.iam.Role, list[aws.iam.RolePolicyAttachment]]:
-        """A role for an AWS service with AWS-managed policies. Managed and self-managed nodes
-        get separate roles: EKS creates the access entry of a managed group's role itself."""
-        role = aws.iam.Role(name, assume_role_policy=iam.service_trust_policy(service), opts=child)
-        attachments = [
-            aws.iam.RolePolicyAttachment(
-                f"{name}-{policy}",
-                role=role.name,
-                policy_arn=partition.apply(functools.partial(iam.managed_policy_arn, name=policy)),
-                opts=child,
-            )
-            for policy in policies
-        ]
-        return role, attachments
+    # What the GPU pools and controllers read (components/aws/node_host.py).
+    @property
+    def cluster_name(self) -> pulumi.Input[str]:
+        return self.cluster.name
+
+    @property
+    def cluster_version(self) -> pulumi.Input[str]:
+        return self.cluster.version
+
+    @property
+    def security_group_id(self) -> pulumi.Input[str]:
+        return self.cluster.vpc_config.cluster_security_group_id
+
+    @property
+    def oidc_provider_arn(self) -> pulumi.Input[str]:
+        return self.oidc_provider.arn
+
+    @property
+    def nodes_after(self) -> Sequence[pulumi.Resource]:
+        return [self.system_node_group]
+
+    @property
+    def control_plane(self) -> Sequence[pulumi.Resource]:
+        return [self.cluster]
+
+    @property
+    def controller_node_selector(self) -> Mapping[str, str]:
+        return {POOL_LABEL: SYSTEM_POOL_NAME}
+
+    @property
+    def controller_replicas(self) -> int:
+        return min(2, self._system_min_nodes)
+
+    @property
+    def selected_by_id(self) -> tuple[Sequence[str], Sequence[str]] | None:
+        return None
 
     def _system_node_group(
         self, name: str, args: EksClusterArgs, child: pulumi.ResourceOptions

@@ -37,6 +37,8 @@ class KarpenterArgs:
     # subnets the stack was given (gpufleet's own subnets carry the tag from creation).
     security_group_id: pulumi.Input[str]
     given_subnet_ids: Sequence[str]
+    # False on an adopted cluster: its network is the owner's; node classes select it by id.
+    tag_for_discovery: bool
     aws_provider: aws.Provider
     k8s_provider: k8s.Provider
 
@@ -52,9 +54,10 @@ class Karpenter(pulumi.ComponentResource):
         super().__init__("gpufleet:aws:Karpenter", name, None, opts)
         child = pulumi.ResourceOptions(parent=self, provider=args.aws_provider)
         invoke = pulumi.InvokeOutputOptions(parent=self, provider=args.aws_provider)
-        discovery_tags(
-            name, args.cluster_name, args.security_group_id, args.given_subnet_ids, child
-        )
+        if args.tag_for_discovery:
+            discovery_tags(
+                name, args.cluster_name, args.security_group_id, args.given_subnet_ids, child
+            )
         self.queue = interruption_queue(
             f"{name}-interruptions",
             name,

@@ -10,7 +10,6 @@ from typing import Any
 import pulumi
 
 from components.aws.auto_mode import AutoModeNodes, AutoModeNodesArgs
-from components.aws.cluster import EksCluster
 from components.aws.gpu_pool import POOL_TAG
 from components.aws.karpenter import (
     Karpenter,
@@ -23,29 +22,46 @@ from components.aws.model import auto_mode, karpenter
 from components.aws.model.autoscaler_tags import default_tags
 from components.aws.model.config import AwsPoolOptions, cluster_options, pool_options
 from components.aws.model.provisioners import provisioner
-from components.model.pools import POOL_LABEL, PoolSpec
-from components.model.schema import SYSTEM_POOL_NAME, StackConfig
+from components.aws.node_host import EksNodeHost
+from components.model import existing_cluster
+from components.model.pools import PoolSpec
+from components.model.schema import StackConfig
 
 
-def build(config: StackConfig, pools: Sequence[PoolSpec], eks: EksCluster) -> list[pulumi.Resource]:
+def build(
+    config: StackConfig, pools: Sequence[PoolSpec], eks: EksNodeHost
+) -> list[pulumi.Resource]:
     cfg = config.cluster
-    given_subnets = list(cluster_options(cfg).private_subnet_ids or [])
-    security_group = eks.cluster.vpc_config.cluster_security_group_id
+    # On a created cluster the node classes select by discovery tag: gpufleet's own subnets carry
+    # it and given ones get it; an adopted cluster's network is selected by id, never tagged.
+    by_id = eks.selected_by_id
+    given_subnets = [] if by_id else list(cluster_options(cfg).private_subnet_ids or [])
+    security_group = eks.security_group_id
+    existing = existing_cluster.cluster_options(cfg)
     built: list[pulumi.Resource] = []
-    if provisioner(cfg) == "auto-mode":
+    wait_for: list[pulumi.Resource]
+    node_role_name: pulumi.Input[str]
+    if provisioner(cfg) == "karpenter" and existing.autoscaler_installed:
+        # The running Karpenter (its CRDs, controller and interruption queue) takes the pools;
+        # it may pass only its own node role, which already has an access entry.
+        assert existing.karpenter_node_role is not None  # required by the config check
+        node_role_name = existing.karpenter_node_role
+        wait_for = list(eks.control_plane)
+    elif provisioner(cfg) == "auto-mode":
         nodes = AutoModeNodes(
             f"{cfg.name}-auto-mode-nodes",
             AutoModeNodesArgs(
                 cluster_name=cfg.name,
-                eks_cluster_name=eks.cluster.name,
+                eks_cluster_name=eks.cluster_name,
                 security_group_id=security_group,
                 given_subnet_ids=given_subnets,
+                tag_for_discovery=by_id is None,
                 aws_provider=eks.aws_provider,
             ),
         )
         built.append(nodes)
         node_role_name = nodes.role.name
-        wait_for: list[pulumi.Resource] = [nodes.access, eks.cluster]
+        wait_for = [nodes.access, *eks.control_plane]
     else:
         assert eks.self_managed_node_role is not None and eks.self_managed_access is not None
         controller = Karpenter(
@@ -54,20 +70,18 @@ def build(config: StackConfig, pools: Sequence[PoolSpec], eks: EksCluster) -> li
                 cluster_name=cfg.name,
                 region=cfg.region or "",
                 node_role=eks.self_managed_node_role,
-                oidc_provider_arn=eks.oidc_provider.arn,
+                oidc_provider_arn=eks.oidc_provider_arn,
                 oidc_issuer_url=eks.oidc_issuer,
-                node_selector={POOL_LABEL: SYSTEM_POOL_NAME},
-                # The chart spreads its replicas over hosts: no more than the system pool keeps.
-                replicas=min(2, cfg.system_pool.min_nodes),
+                node_selector=eks.controller_node_selector,
+                replicas=eks.controller_replicas,
                 security_group_id=security_group,
                 given_subnet_ids=given_subnets,
+                tag_for_discovery=by_id is None,
                 aws_provider=eks.aws_provider,
                 k8s_provider=eks.k8s_provider,
             ),
             # Nodes it launches may only start once they are allowed to join.
-            opts=pulumi.ResourceOptions(
-                depends_on=[eks.self_managed_access, eks.system_node_group]
-            ),
+            opts=pulumi.ResourceOptions(depends_on=[eks.self_managed_access, *eks.nodes_after]),
         )
         built.append(controller)
         node_role_name = eks.self_managed_node_role.name
@@ -75,7 +89,7 @@ def build(config: StackConfig, pools: Sequence[PoolSpec], eks: EksCluster) -> li
     by_name = {p.name: p for p in config.gpu_pools}
     for pool in pools:
         options = pool_options(by_name[pool.name])
-        node_class = _node_class(config, pool, options, node_role_name)
+        node_class = _node_class(config, pool, options, node_role_name, by_id or ((), ()))
         built.append(
             KarpenterGpuPool(
                 f"{cfg.name}-{pool.name}",
@@ -107,13 +121,23 @@ def _node_class_ref(config: StackConfig, name: str) -> Mapping[str, str] | None:
 
 
 def _node_class(
-    config: StackConfig, pool: PoolSpec, options: AwsPoolOptions, role: pulumi.Output[str]
+    config: StackConfig,
+    pool: PoolSpec,
+    options: AwsPoolOptions,
+    role_name: pulumi.Input[str],
+    by_id: tuple[Sequence[str], Sequence[str]],
 ) -> NodeClassDocument:
     cfg = config.cluster
+    role = pulumi.Output.from_input(role_name)
+    subnet_ids, security_group_ids = by_id
     if provisioner(cfg) == "auto-mode":
         spec: pulumi.Output[Any] = role.apply(
             lambda name: auto_mode.node_class_spec(
-                cluster_name=cfg.name, node_role=name, disk_size_gb=pool.disk_size_gb
+                cluster_name=cfg.name,
+                node_role=name,
+                disk_size_gb=pool.disk_size_gb,
+                subnet_ids=subnet_ids,
+                security_group_ids=security_group_ids,
             )
         )
         return NodeClassDocument(auto_mode.NODE_CLASS_API_VERSION, auto_mode.NODE_CLASS_KIND, spec)
@@ -131,6 +155,8 @@ def _node_class(
             node_role=name,
             disk_size_gb=pool.disk_size_gb,
             tags=tags,
+            subnet_ids=subnet_ids,
+            security_group_ids=security_group_ids,
         )["spec"]
     )
     return NodeClassDocument(karpenter.NODE_CLASS_API_VERSION, "EC2NodeClass", spec)

@@ -10,6 +10,7 @@ import pulumi_aws as aws
 
 from components.aws import node_pools
 from components.aws.addons import EksAddons, EksAddonsArgs
+from components.aws.adopted import AdoptedEksCluster, AdoptedEksClusterArgs
 from components.aws.autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs
 from components.aws.cluster import EksCluster, EksClusterArgs
 from components.aws.gpu_pool import (
@@ -23,17 +24,23 @@ from components.aws.managed_gpu_pool import (
     group_name_pattern,
 )
 from components.aws.model import provisioners
+from components.aws.model.adopted import Needs
+from components.aws.model.cloud import AWS
 from components.aws.model.config import cluster_options, pool_options
+from components.aws.node_host import EksNodeHost
 from components.aws.termination_handler import (
     NodeTerminationHandler,
     NodeTerminationHandlerArgs,
 )
 from components.kubernetes.cluster import ClusterHandle
-from components.model.pools import POOL_LABEL, PoolSpec
-from components.model.schema import SYSTEM_POOL_NAME, StackConfig
+from components.model import existing_cluster
+from components.model.pools import PoolSpec
+from components.model.schema import StackConfig
 
 
 def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterHandle:
+    if AWS.adopted(config.cluster):
+        return _adopt_cluster(config)
     assert system_pool is not None
     cluster = EksCluster(
         config.cluster.name,
@@ -70,12 +77,58 @@ def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterH
     )
 
 
+def _adopt_cluster(config: StackConfig) -> ClusterHandle:
+    """A cluster that exists: looked up, with gpufleet's node roles and provider only."""
+    cfg = config.cluster
+    kind = provisioners.provisioner(cfg)
+    installed = existing_cluster.cluster_options(cfg).autoscaler_installed
+    options = [pool_options(p) for p in config.gpu_pools]
+    per_group = kind == "cluster-autoscaler"
+    self_managed = _needs_self_managed_role(config) and not (kind == "karpenter" and installed)
+    # The node termination handler drains self-managed Spot groups (IRSA, like the controllers).
+    spot_drainer = per_group and any(
+        o.node_group == "self-managed" and p.spot
+        for o, p in zip(options, config.gpu_pools, strict=True)
+    )
+    cluster = AdoptedEksCluster(
+        cfg.name,
+        AdoptedEksClusterArgs(
+            config=cfg,
+            needs=Needs(
+                access_entries=self_managed or kind == "auto-mode",
+                irsa=(kind != "auto-mode" and not installed) or spot_drainer,
+                auto_mode=kind == "auto-mode",
+                zones=tuple(cfg.zones or ()),
+            ),
+            self_managed_nodes=self_managed,
+            instance_profile=kind != "karpenter",
+            managed_nodes=per_group and any(o.node_group == "managed" for o in options),
+        ),
+    )
+    facts = cluster.facts
+    roles = [cluster.managed_node_role, cluster.self_managed_node_role]
+    return ClusterHandle.of(
+        cluster,
+        name=facts.name,
+        exports={
+            "clusterEndpoint": facts.endpoint,
+            "clusterCaCertificate": facts.certificate_authority,
+            "oidcIssuerUrl": facts.oidc_issuer,
+            "oidcProviderArn": facts.oidc_provider_arn or "",
+            # The role gpufleet's GPU nodes run with (a running Karpenter's, when it has one).
+            "nodeIdentity": next(
+                (role.arn for role in roles if role is not None),
+                existing_cluster.cluster_options(cfg).karpenter_node_role or "",
+            ),
+        },
+    )
+
+
 def build_gpu_pools(
     config: StackConfig, pools: Sequence[PoolSpec], cluster: ClusterHandle
 ) -> list[pulumi.Resource]:
     """The GPU pools, then the autoscaler that owns their sizes."""
-    eks = cluster.component
-    assert isinstance(eks, EksCluster)
+    eks = node_host(cluster)
     cfg = config.cluster
     if provisioners.launches_per_pod(cfg):
         return node_pools.build(config, pools, eks)
@@ -88,19 +141,21 @@ def build_gpu_pools(
         name = f"{cfg.name}-{pool.name}"
         family = options[pool.name].ami_family
         if options[pool.name].node_group == "managed":
+            managed_role = eks.managed_node_role
+            assert managed_role is not None
             built.append(
                 ManagedGpuPool(
                     name,
                     ManagedGpuPoolArgs(
                         pool=pool,
-                        cluster_name=eks.cluster.name,
-                        cluster_version=eks.cluster.version,
+                        cluster_name=eks.cluster_name,
+                        cluster_version=eks.cluster_version,
                         ami_family=family,
-                        node_role_arn=eks.managed_node_role.arn,
+                        node_role_arn=managed_role.arn,
                         subnets_by_zone=eks.network.private_subnets_by_zone,
                         provider=eks.aws_provider,
                     ),
-                    opts=pulumi.ResourceOptions(depends_on=[eks.system_node_group]),
+                    opts=pulumi.ResourceOptions(depends_on=list(eks.nodes_after)),
                 )
             )
             if pool.spot:
@@ -116,7 +171,7 @@ def build_gpu_pools(
                 ami_family=family,
                 join=eks.join,
                 instance_profile_arn=eks.self_managed_instance_profile.arn,
-                security_group_ids=[eks.cluster.vpc_config.cluster_security_group_id],
+                security_group_ids=[eks.security_group_id],
                 subnets_by_zone=eks.network.private_subnets_by_zone,
                 provider=eks.aws_provider,
             ),
@@ -131,20 +186,8 @@ def build_gpu_pools(
                 {f"{pool.name}-{zone}": group for zone, group in self_managed.groups.items()}
             )
 
-    ClusterAutoscaler(
-        f"{cfg.name}-autoscaler",
-        ClusterAutoscalerArgs(
-            cluster_name=cfg.name,
-            region=cfg.region or "",
-            kubernetes_version=cfg.kubernetes_version,
-            expander=cluster_options(cfg).autoscaler_expander,
-            oidc_provider_arn=eks.oidc_provider.arn,
-            oidc_issuer_url=eks.oidc_issuer,
-            spot_group_patterns=spot_groups,
-            aws_provider=eks.aws_provider,
-            k8s_provider=eks.k8s_provider,
-        ),
-    )
+    if not existing_cluster.cluster_options(cfg).autoscaler_installed:
+        _cluster_autoscaler(config, eks, spot_groups)
     if self_managed_spot:
         NodeTerminationHandler(
             f"{cfg.name}-spot-drainer",
@@ -152,14 +195,41 @@ def build_gpu_pools(
                 cluster_name=cfg.name,
                 region=cfg.region or "",
                 spot_groups=self_managed_spot,
-                oidc_provider_arn=eks.oidc_provider.arn,
+                oidc_provider_arn=eks.oidc_provider_arn,
                 oidc_issuer_url=eks.oidc_issuer,
-                node_selector={POOL_LABEL: SYSTEM_POOL_NAME},
+                node_selector=eks.controller_node_selector,
                 aws_provider=eks.aws_provider,
                 k8s_provider=eks.k8s_provider,
             ),
         )
     return built
+
+
+def _cluster_autoscaler(config: StackConfig, eks: EksNodeHost, spot_groups: list[str]) -> None:
+    """gpufleet's cluster autoscaler, which owns the groups' sizes (unless one runs already)."""
+    cfg = config.cluster
+    ClusterAutoscaler(
+        f"{cfg.name}-autoscaler",
+        ClusterAutoscalerArgs(
+            cluster_name=cfg.name,
+            region=cfg.region or "",
+            kubernetes_version=cfg.kubernetes_version,
+            expander=cluster_options(cfg).autoscaler_expander,
+            oidc_provider_arn=eks.oidc_provider_arn,
+            oidc_issuer_url=eks.oidc_issuer,
+            spot_group_patterns=spot_groups,
+            node_selector=eks.controller_node_selector,
+            aws_provider=eks.aws_provider,
+            k8s_provider=eks.k8s_provider,
+        ),
+    )
+
+
+def node_host(cluster: ClusterHandle) -> EksNodeHost:
+    """The EKS cluster the pools go on: one gpufleet created or one it adopted."""
+    eks = cluster.component
+    assert isinstance(eks, EksCluster | AdoptedEksCluster)
+    return eks
 
 
 def _needs_self_managed_role(config: StackConfig) -> bool:

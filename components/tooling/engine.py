@@ -29,7 +29,7 @@ from pulumi.runtime.sync_await import _sync_await
 from components.model.schema import ClusterConfig
 from components.tooling import mockcloud
 from components.tooling.commands import BadInput
-from components.tooling.mockcloud.world import World
+from components.tooling.mockcloud.world import NotFound, World
 from components.tooling.stacks import PROGRAM, PROJECT, PROJECT_DIR, StackFile
 
 SECRET = "[secret]"
@@ -115,7 +115,10 @@ class _Mocks(pulumi.runtime.Mocks):
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict, list[tuple[str, str]]]:
         # Pulumi iterates the failures list: None crashes every invoke (e.g. an SSM look-up).
-        return mockcloud.call_result(args.token, args.args, self.world), []
+        try:
+            return mockcloud.call_result(args.token, args.args, self.world), []
+        except NotFound as missing:
+            return {}, [("", str(missing))]
 
 
 class _RecordingMonitor(pulumi_mocks.MockMonitor):

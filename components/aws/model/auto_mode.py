@@ -16,9 +16,10 @@ The NodeClass fields: role, subnetSelectorTerms, securityGroupSelectorTerms and 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from components.aws.model.karpenter import DISCOVERY_TAG
+from components.aws.model.karpenter import selector_terms
 
 CLUSTER_POLICIES = (
     "AmazonEKSComputePolicy",
@@ -34,13 +35,20 @@ NODE_CLASS_KIND = "NodeClass"
 NODE_CLASS_GROUP = "eks.amazonaws.com"
 
 
-def node_class_spec(*, cluster_name: str, node_role: str, disk_size_gb: int) -> dict[str, Any]:
-    """A pool's NodeClass: its node role, the cluster's private subnets and security group by
-    the discovery tag, and the pool's disk as the node's ephemeral storage."""
-    selector = [{"tags": {DISCOVERY_TAG: cluster_name}}]
+def node_class_spec(
+    *,
+    cluster_name: str,
+    node_role: str,
+    disk_size_gb: int,
+    subnet_ids: Sequence[str] = (),
+    security_group_ids: Sequence[str] = (),
+) -> dict[str, Any]:
+    """A pool's NodeClass: its node role, the cluster's private subnets and security group (by
+    the discovery tag, or by id on an adopted cluster), and the pool's disk as the node's
+    ephemeral storage. Its selector terms take `id` as Karpenter's do."""
     return {
         "role": node_role,
-        "subnetSelectorTerms": selector,
-        "securityGroupSelectorTerms": selector,
+        "subnetSelectorTerms": selector_terms(cluster_name, subnet_ids),
+        "securityGroupSelectorTerms": selector_terms(cluster_name, security_group_ids),
         "ephemeralStorage": {"size": f"{disk_size_gb}Gi"},
     }

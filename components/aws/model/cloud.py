@@ -175,7 +175,7 @@ class Aws(ManagedCloud):
                     aws.public_subnet_ids,
                 )
             )
-        if aws.public_endpoint_cidrs is None:
+        if aws.public_endpoint_cidrs is None and not self.adopted(cluster):
             problems.append(
                 Problem(
                     "cluster.aws.publicEndpointCidrs",
@@ -185,7 +185,7 @@ class Aws(ManagedCloud):
                     has_value=False,
                 )
             )
-        else:
+        elif aws.public_endpoint_cidrs is not None:
             problems += cidr_list_problems(
                 "cluster.aws.publicEndpointCidrs", aws.public_endpoint_cidrs
             )

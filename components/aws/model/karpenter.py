@@ -184,6 +184,12 @@ def node_pool(
     }
 
 
+def selector_terms(cluster_name: str, ids: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """Subnet or security group selector terms: by id where the stack names them (an adopted
+    cluster's network, which gpufleet never tags), else by the discovery tag."""
+    return [{"id": resource_id} for resource_id in ids] or [{"tags": {DISCOVERY_TAG: cluster_name}}]
+
+
 def ec2_node_class(
     name: str,
     *,
@@ -192,9 +198,12 @@ def ec2_node_class(
     node_role: str,
     disk_size_gb: int,
     tags: Mapping[str, str],
+    subnet_ids: Sequence[str] = (),
+    security_group_ids: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The pool's `karpenter.k8s.aws/v1` EC2NodeClass: pinned image, IMDSv2 with one hop,
-    encrypted gp3, the cluster's private subnets and security group by discovery tag."""
+    encrypted gp3, the cluster's private subnets and security group (by discovery tag, or by id
+    on an adopted cluster)."""
     root = {
         "volumeSize": f"{disk_size_gb}Gi",
         "volumeType": "gp3",
@@ -211,7 +220,6 @@ def ec2_node_class(
         ]
     else:
         devices = [{"deviceName": "/dev/xvda", "ebs": root}]
-    selector = [{"tags": {DISCOVERY_TAG: cluster_name}}]
     return {
         "apiVersion": NODE_CLASS_API_VERSION,
         "kind": "EC2NodeClass",
@@ -219,8 +227,8 @@ def ec2_node_class(
         "spec": {
             "amiSelectorTerms": [{"alias": ami_alias(family)}],
             "role": node_role,
-            "subnetSelectorTerms": selector,
-            "securityGroupSelectorTerms": selector,
+            "subnetSelectorTerms": selector_terms(cluster_name, subnet_ids),
+            "securityGroupSelectorTerms": selector_terms(cluster_name, security_group_ids),
             "metadataOptions": {
                 "httpEndpoint": "enabled",
                 "httpProtocolIPv6": "disabled",

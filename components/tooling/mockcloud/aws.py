@@ -8,6 +8,8 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
+from components.tooling.mockcloud.world import NotFound, World
+
 ACCOUNT = "123456789012"
 REGION = "us-east-1"
 FAKE_CA = base64.b64encode(
@@ -85,13 +87,63 @@ def _node_group(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     return {"nodeGroupName": group, "status": "ACTIVE"}
 
 
+# An adopted cluster's VPC: one private subnet per zone of the region (tagged internal-elb).
+ADOPTED_VPC = "vpc-0adc0ffee0adc0ffe"
+PRIVATE_SUBNETS = {
+    f"subnet-0{hashlib.sha256(zone.encode()).hexdigest()[:16]}": zone
+    for zone in (f"{REGION}{letter}" for letter in "abcdef")
+}
+
+
 def _subnets(args: Mapping[str, Any]) -> dict[str, Any]:
-    """Every subnet id asked for (the mock cannot know their zones)."""
+    """Every subnet id asked for (the mock cannot know their zones), or the private subnets of
+    the adopted cluster's VPC."""
     ids: list[str] = []
     for item in args.get("filters", []):
         if item.get("name") == "subnet-id":
             ids += list(item.get("values", []))
+        if item.get("name") == "vpc-id" and ADOPTED_VPC in item.get("values", []):
+            ids += sorted(PRIVATE_SUBNETS)
     return {"ids": ids, "id": REGION}
+
+
+def _subnet(args: Mapping[str, Any]) -> dict[str, Any]:
+    subnet_id = str(args.get("id"))
+    zone = PRIVATE_SUBNETS.get(subnet_id)
+    if zone is None:
+        raise NotFound(f"InvalidSubnetID.NotFound: The subnet ID '{subnet_id}' does not exist")
+    return {"id": subnet_id, "availabilityZone": zone, "vpcId": ADOPTED_VPC}
+
+
+def _get_cluster(args: Mapping[str, Any], world: World) -> dict[str, Any]:
+    """An EKS cluster as `aws.eks.get_cluster` returns it (list-valued blocks)."""
+    cluster = _cluster(str(args.get("name")), {"name": args.get("name")})
+    return {
+        **cluster,
+        "id": args.get("name"),
+        "name": args.get("name"),
+        "version": ".".join(world.kubernetes_version.split(".")[:2]),
+        "platformVersion": "eks.12",
+        "certificateAuthorities": [cluster["certificateAuthority"]],
+        "vpcConfig": {
+            "clusterSecurityGroupId": CLUSTER_SECURITY_GROUP,
+            "vpcId": ADOPTED_VPC,
+            "subnetIds": sorted(PRIVATE_SUBNETS)[:3],
+            "endpointPrivateAccess": True,
+            "endpointPublicAccess": False,
+            "securityGroupIds": [],
+            "publicAccessCidrs": [],
+        },
+        "accessConfigs": [{"authenticationMode": world.authentication_mode}],
+        "kubernetesNetworkConfigs": [{"ipFamily": "ipv4", "serviceIpv4Cidr": "172.20.0.0/16"}],
+        "computeConfigs": [{"enabled": world.auto_mode, "nodePools": []}],
+    }
+
+
+def _get_oidc_provider(args: Mapping[str, Any], world: World) -> dict[str, Any]:
+    if not world.oidc_provider:
+        raise NotFound(f"no IAM OIDC provider for {args.get('url')}")
+    return {**_oidc_provider("oidc", args), "url": args.get("url"), "clientIdLists": ["sts"]}
 
 
 RESOURCES: dict[str, Any] = {
@@ -135,10 +187,16 @@ CALLS: dict[str, Any] = {
         "id": "aws",
     },
     "aws:ec2/getSubnets:getSubnets": _subnets,
+    "aws:ec2/getSubnet:getSubnet": _subnet,
     "aws:index/getCallerIdentity:getCallerIdentity": lambda args: {
         "accountId": ACCOUNT,
         "arn": f"arn:aws:iam::{ACCOUNT}:user/gpufleet-ci",
         "userId": "AIDAGPUFLEETCI",
         "id": ACCOUNT,
     },
+}
+
+LOOKUPS: dict[str, Any] = {
+    "aws:eks/getCluster:getCluster": _get_cluster,
+    "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider": _get_oidc_provider,
 }

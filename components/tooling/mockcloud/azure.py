@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from components.tooling.mockcloud.world import World
+from components.tooling.mockcloud.world import NotFound, World
 
 SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
 TENANT = "11111111-1111-1111-1111-111111111111"
@@ -204,7 +204,7 @@ def _get_managed_cluster(args: Mapping[str, Any], world: World) -> dict[str, Any
 
 def _get_maintenance_configuration(args: Mapping[str, Any], world: World) -> dict[str, Any]:
     if not world.maintenance_window:
-        raise ValueError(f"maintenance configuration {args.get('configName')} not found")
+        raise NotFound(f"maintenance configuration {args.get('configName')} not found")
     return {
         "name": args.get("configName"),
         "maintenanceWindow": {"durationHours": 12, "startTime": "02:00", "utcOffset": "+00:00"},

@@ -19,3 +19,8 @@ class World:
     oidc_provider: bool = True
     # EKS: Auto Mode's compute enabled on the cluster.
     auto_mode: bool = False
+
+
+class NotFound(Exception):
+    """What the cloud answers a look-up of something that does not exist; the engine returns it
+    as the invoke's failure, as a provider does, so the program can catch it."""

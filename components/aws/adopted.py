@@ -1,0 +1,227 @@
+"""An EKS cluster gpufleet adopts (`cluster.existing`): looked up, never created or changed.
+
+The lookups (the cluster, its IAM OIDC provider, the private subnets and their zones) run while
+the program plans, so what keeps the GPU pools from joining is an error before any resource
+exists. gpufleet adds only what its nodes and controllers need: the node roles (with their
+access entries) and the Kubernetes provider; `components.aws.stack` then builds the same pools,
+autoscaler or Karpenter as on a cluster it creates. The cluster's add-ons, subnets and security
+groups stay its owner's: node classes select the network by id and nothing is tagged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_kubernetes as k8s
+
+from components.aws import iam
+from components.aws.cluster import eks_kubeconfig
+from components.aws.model.adopted import (
+    PRIVATE_SUBNET_TAG,
+    EksClusterFacts,
+    Needs,
+    adoption_problems,
+)
+from components.aws.model.autoscaler_tags import default_tags
+from components.aws.model.config import cluster_options
+from components.aws.network import NetworkHandle
+from components.aws.node_roles import self_managed_nodes, service_role
+from components.aws.user_data import ClusterJoin
+from components.model.adoption import AdoptionError
+from components.model.problems import Problem
+from components.model.schema import ClusterConfig
+
+
+@dataclass(frozen=True)
+class AdoptedEksClusterArgs:
+    config: ClusterConfig
+    needs: Needs
+    # Self-managed groups or gpufleet's Karpenter: a node role with an EC2_LINUX entry.
+    self_managed_nodes: bool
+    instance_profile: bool
+    # Managed node groups: a node role (EKS creates its access entry).
+    managed_nodes: bool
+
+
+class AdoptedEksCluster(pulumi.ComponentResource):
+    """The looked-up cluster's facts, gpufleet's node roles and its Kubernetes provider."""
+
+    facts: EksClusterFacts
+    aws_provider: aws.Provider
+    network: NetworkHandle
+    oidc_issuer: str
+    managed_node_role: aws.iam.Role | None
+    self_managed_node_role: aws.iam.Role | None
+    self_managed_instance_profile: aws.iam.InstanceProfile | None
+    self_managed_access: aws.eks.AccessEntry | None
+    join: pulumi.Output[ClusterJoin]
+    kubeconfig: pulumi.Output[str]
+    k8s_provider: k8s.Provider
+
+    def __init__(
+        self, name: str, args: AdoptedEksClusterArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("gpufleet:aws:AdoptedCluster", name, None, opts)
+        cfg = args.config
+        region = cfg.region or ""
+        self.aws_provider = aws.Provider(
+            f"{name}-aws",
+            region=region,
+            default_tags=aws.ProviderDefaultTagsArgs(tags=default_tags(cfg.name)),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        invoke = pulumi.InvokeOptions(parent=self, provider=self.aws_provider)
+        given = list(cluster_options(cfg).private_subnet_ids or [])
+        self.facts = facts = look_up(cfg, given, invoke)
+        problems = adoption_problems(facts, cfg, args.needs, subnets_given=bool(given))
+        if problems:
+            raise pulumi.RunError(AdoptionError(cfg.name, problems).render())
+
+        child = pulumi.ResourceOptions(parent=self, provider=self.aws_provider)
+        partition = aws.get_partition_output(
+            opts=pulumi.InvokeOutputOptions(parent=self, provider=self.aws_provider)
+        ).partition
+        self.managed_node_role = None
+        if args.managed_nodes:
+            self.managed_node_role, _ = service_role(
+                f"{name}-managed-nodes", "ec2.amazonaws.com", iam.NODE_POLICIES, partition, child
+            )
+        self.self_managed_node_role = None
+        self.self_managed_instance_profile = None
+        self.self_managed_access = None
+        if args.self_managed_nodes:
+            nodes = self_managed_nodes(name, facts.name, partition, args.instance_profile, child)
+            self.self_managed_node_role = nodes.role
+            self.self_managed_instance_profile = nodes.instance_profile
+            self.self_managed_access = nodes.access
+
+        zones = list(cfg.zones or [])
+        by_zone = {zone: list(facts.subnets_by_zone.get(zone, ())) for zone in zones}
+        self._subnet_ids = [subnet for zone in zones for subnet in by_zone[zone]]
+        self.network = NetworkHandle(
+            private_subnet_ids=self._subnet_ids,
+            public_subnet_ids=[],
+            private_subnets_by_zone=by_zone,
+        )
+        self.oidc_issuer = facts.oidc_issuer
+        self.join = pulumi.Output.from_input(
+            ClusterJoin(
+                name=facts.name,
+                endpoint=facts.endpoint,
+                certificate_authority=facts.certificate_authority,
+                service_cidr=facts.service_cidr,
+            )
+        )
+        self.kubeconfig = pulumi.Output.secret(
+            eks_kubeconfig(cfg.name, region, facts.endpoint, facts.certificate_authority)
+        )
+        self.k8s_provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=self.kubeconfig,
+            enable_server_side_apply=True,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.register_outputs({"clusterName": facts.name, "version": facts.version})
+
+    # What the GPU pools and controllers read (components/aws/node_host.py).
+    @property
+    def cluster_name(self) -> str:
+        return self.facts.name
+
+    @property
+    def cluster_version(self) -> str:
+        return self.facts.version
+
+    @property
+    def security_group_id(self) -> str:
+        return self.facts.security_group_id
+
+    @property
+    def oidc_provider_arn(self) -> str:
+        return self.facts.oidc_provider_arn or ""
+
+    @property
+    def nodes_after(self) -> Sequence[pulumi.Resource]:
+        return []
+
+    @property
+    def control_plane(self) -> Sequence[pulumi.Resource]:
+        return []
+
+    @property
+    def controller_node_selector(self) -> Mapping[str, str]:
+        # Its CPU nodes are the owner's and unlabelled by gpufleet; the GPU nodes are tainted.
+        return {"kubernetes.io/os": "linux"}
+
+    @property
+    def controller_replicas(self) -> int:
+        # How many CPU nodes it has is not gpufleet's to know: one replica always schedules.
+        return 1
+
+    @property
+    def selected_by_id(self) -> tuple[Sequence[str], Sequence[str]]:
+        return self._subnet_ids, [self.facts.security_group_id]
+
+
+def look_up(
+    cfg: ClusterConfig, given_subnets: list[str], invoke: pulumi.InvokeOptions
+) -> EksClusterFacts:
+    """The cluster named `cluster.name`, its OIDC provider, and its private subnets by zone."""
+    try:
+        found = aws.eks.get_cluster(name=cfg.name, opts=invoke)
+    except Exception as error:  # the provider's message says why (not found, no access)
+        raise pulumi.RunError(
+            AdoptionError(
+                cfg.name,
+                [
+                    Problem(
+                        "cluster.name",
+                        f"no EKS cluster {cfg.name} could be read in {cfg.region}: {error}",
+                        cfg.name,
+                    )
+                ],
+            ).render()
+        ) from None
+    vpc = found.vpc_config
+    identities = found.identities or []
+    oidcs = identities[0].oidcs if identities else []
+    issuer = (oidcs[0].issuer if oidcs else "") or ""
+    provider_arn: str | None
+    try:
+        provider_arn = aws.iam.get_open_id_connect_provider(url=issuer, opts=invoke).arn
+    except Exception:  # none for this issuer
+        provider_arn = None
+    ids = given_subnets or list(
+        aws.ec2.get_subnets(
+            filters=[
+                aws.ec2.GetSubnetsFilterArgs(name="vpc-id", values=[vpc.vpc_id]),
+                aws.ec2.GetSubnetsFilterArgs(name=f"tag:{PRIVATE_SUBNET_TAG}", values=["1"]),
+            ],
+            opts=invoke,
+        ).ids
+    )
+    by_zone: dict[str, list[str]] = {}
+    for subnet_id in sorted(ids):
+        zone = aws.ec2.get_subnet(id=subnet_id, opts=invoke).availability_zone
+        by_zone.setdefault(zone, []).append(subnet_id)
+    access = (found.access_configs or [None])[0]
+    network = (found.kubernetes_network_configs or [None])[0]
+    compute = (found.compute_configs or [None])[0]
+    authority = (found.certificate_authorities or [None])[0]
+    return EksClusterFacts(
+        name=found.name,
+        version=found.version,
+        endpoint=found.endpoint,
+        certificate_authority=getattr(authority, "data", "") or "",
+        vpc_id=vpc.vpc_id,
+        security_group_id=vpc.cluster_security_group_id,
+        oidc_issuer=issuer,
+        authentication_mode=getattr(access, "authentication_mode", None) or "CONFIG_MAP",
+        service_cidr=getattr(network, "service_ipv4_cidr", None) or "",
+        auto_mode=bool(getattr(compute, "enabled", False)),
+        oidc_provider_arn=provider_arn,
+        subnets_by_zone=by_zone,
+    )

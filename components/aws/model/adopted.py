@@ -1,0 +1,118 @@
+"""What gpufleet needs of an EKS cluster it adopts (`cluster.existing`), as rules on looked-up facts.
+
+Sources (EKS user guide, awsdocs/amazon-eks-user-guide):
+- Access entries: nodes gpufleet creates (self-managed groups, Karpenter's and Auto Mode's) join
+  through an access entry, which EKS accepts only in the `API` or `API_AND_CONFIG_MAP`
+  authentication modes ("Change authentication mode to use access entries"; the change is
+  one-way, the owner's: `aws eks update-cluster-config --access-config
+  authenticationMode=API_AND_CONFIG_MAP`).
+- IRSA: the cluster autoscaler, Karpenter and the node termination handler assume roles through
+  the cluster's IAM OIDC provider ("Create an IAM OIDC provider for your cluster").
+- Versions: managed node groups take the cluster's version; self-managed nodes get the GPU AMI of
+  the stack's minor. A node newer than the control plane is unsupported (Kubernetes version skew
+  policy), so `kubernetesVersion` must be the minor the cluster runs.
+- Subnets: by default the private subnets of the cluster's VPC, found by the
+  `kubernetes.io/role/internal-elb: 1` tag that EKS's subnet guidance gives them ("View Amazon
+  EKS networking requirements for VPC and subnets"); `cluster.aws.privateSubnetIds` overrides.
+- Auto Mode: NodePools of `eks.amazonaws.com` need the cluster's `computeConfig` enabled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from components.model.adoption import version_problem
+from components.model.problems import Problem
+from components.model.schema import ClusterConfig
+
+# The tag EKS's subnet guidance puts on private subnets (internal load balancers go there).
+PRIVATE_SUBNET_TAG = "kubernetes.io/role/internal-elb"
+ACCESS_ENTRY_MODES = ("API", "API_AND_CONFIG_MAP")
+
+
+@dataclass(frozen=True)
+class EksClusterFacts:
+    """What gpufleet reads of the looked-up cluster (`aws.eks.get_cluster`) and its network."""
+
+    name: str
+    version: str
+    endpoint: str
+    certificate_authority: str
+    vpc_id: str
+    security_group_id: str
+    oidc_issuer: str
+    authentication_mode: str
+    service_cidr: str
+    auto_mode: bool
+    # The IAM OIDC provider of the issuer (None: there is none).
+    oidc_provider_arn: str | None = None
+    # The private subnets GPU nodes may use, by zone.
+    subnets_by_zone: Mapping[str, Sequence[str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Needs:
+    """What the stack's plan needs of the cluster."""
+
+    access_entries: bool
+    irsa: bool
+    auto_mode: bool
+    zones: Sequence[str]
+
+
+def adoption_problems(
+    facts: EksClusterFacts, cluster: ClusterConfig, needs: Needs, subnets_given: bool
+) -> list[Problem]:
+    problems = []
+    version = version_problem(facts.name, cluster.kubernetes_version, facts.version)
+    if version is not None:
+        problems.append(version)
+    if needs.access_entries and facts.authentication_mode not in ACCESS_ENTRY_MODES:
+        problems.append(
+            Problem(
+                "cluster.existing",
+                f"cluster {facts.name} authenticates with {facts.authentication_mode} only; "
+                "gpufleet's GPU nodes join through access entries, which need API or "
+                "API_AND_CONFIG_MAP: its owner runs `aws eks update-cluster-config --name "
+                f"{facts.name} --access-config authenticationMode=API_AND_CONFIG_MAP`",
+                has_value=False,
+            )
+        )
+    if needs.irsa and not facts.oidc_provider_arn:
+        problems.append(
+            Problem(
+                "cluster.existing",
+                f"cluster {facts.name} has no IAM OIDC provider for {facts.oidc_issuer}, which "
+                "the autoscaler, Karpenter and the node termination handler assume roles "
+                "through; its owner runs `eksctl utils associate-iam-oidc-provider --cluster "
+                f"{facts.name} --approve`",
+                has_value=False,
+            )
+        )
+    if needs.auto_mode and not facts.auto_mode:
+        problems.append(
+            Problem(
+                "cluster.aws.provisioner",
+                f"cluster {facts.name} does not run EKS Auto Mode (computeConfig is off); "
+                "choose karpenter or cluster-autoscaler, or have its owner enable Auto Mode",
+                "auto-mode",
+            )
+        )
+    missing = [zone for zone in needs.zones if not facts.subnets_by_zone.get(zone)]
+    if missing:
+        where = "cluster.aws.privateSubnetIds" if subnets_given else "cluster.zones"
+        source = (
+            "the given subnets"
+            if subnets_given
+            else f"the private subnets of {facts.vpc_id} (tagged {PRIVATE_SUBNET_TAG}=1)"
+        )
+        problems.append(
+            Problem(
+                where,
+                f"{source} have none in {', '.join(missing)}; give private subnets there "
+                "(cluster.aws.privateSubnetIds) or choose the zones they are in",
+                list(needs.zones),
+            )
+        )
+    return problems

@@ -1,0 +1,68 @@
+"""The IAM roles GPU and system nodes run with, for a cluster gpufleet creates or adopts.
+
+Managed and self-managed nodes get separate roles: EKS creates the access entry of a managed
+group's role itself, while self-managed nodes (and Karpenter's) need an EC2_LINUX entry.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from components.aws import iam
+
+
+def service_role(
+    name: str,
+    service: str,
+    policies: tuple[str, ...],
+    partition: pulumi.Output[str],
+    child: pulumi.ResourceOptions,
+) -> tuple[aws.iam.Role, list[aws.iam.RolePolicyAttachment]]:
+    """A role for an AWS service with AWS-managed policies."""
+    role = aws.iam.Role(name, assume_role_policy=iam.service_trust_policy(service), opts=child)
+    attachments = [
+        aws.iam.RolePolicyAttachment(
+            f"{name}-{policy}",
+            role=role.name,
+            policy_arn=partition.apply(functools.partial(iam.managed_policy_arn, name=policy)),
+            opts=child,
+        )
+        for policy in policies
+    ]
+    return role, attachments
+
+
+@dataclass(frozen=True)
+class SelfManagedNodeRole:
+    role: aws.iam.Role
+    # Karpenter creates its node classes' instance profiles from the role itself (None).
+    instance_profile: aws.iam.InstanceProfile | None
+    # API authentication mode: without this entry the nodes cannot join.
+    access: aws.eks.AccessEntry
+
+
+def self_managed_nodes(
+    name: str,
+    cluster_name: pulumi.Input[str],
+    partition: pulumi.Output[str],
+    instance_profile: bool,
+    child: pulumi.ResourceOptions,
+) -> SelfManagedNodeRole:
+    """`<name>-self-managed-nodes`: the role, its instance profile and its EC2_LINUX entry."""
+    resource = f"{name}-self-managed-nodes"
+    role, _ = service_role(resource, "ec2.amazonaws.com", iam.NODE_POLICIES, partition, child)
+    profile = (
+        aws.iam.InstanceProfile(resource, role=role.name, opts=child) if instance_profile else None
+    )
+    access = aws.eks.AccessEntry(
+        resource,
+        cluster_name=cluster_name,
+        principal_arn=role.arn,
+        type="EC2_LINUX",
+        opts=child,
+    )
+    return SelfManagedNodeRole(role=role, instance_profile=profile, access=access)
