@@ -29,6 +29,12 @@ CLUSTERS: Mapping[str, tuple[str, str, str, str]] = {
         "location",
     ),
 }
+# The components of a cluster gpufleet looked up (`cluster.existing`) and never manages.
+ADOPTED_CLUSTERS: Mapping[str, str] = {
+    "gpufleet:gcp:AdoptedCluster": "GKE",
+    "gpufleet:aws:AdoptedCluster": "EKS",
+    "gpufleet:azure:AdoptedCluster": "AKS",
+}
 
 
 @dataclass(frozen=True)
@@ -130,6 +136,9 @@ def _cluster_label(plan: Plan) -> str:
             suffix = f"<br/>{', '.join(details)}" if details else ""
             return f"{kind} cluster {name}{suffix}"
     name = plan.outputs.get("clusterName") or plan.stack
+    for type_, kind in ADOPTED_CLUSTERS.items():
+        if plan.of_type(type_):
+            return f"existing {kind} cluster {name}<br/>looked up, not managed by gpufleet"
     return f"existing cluster {name}"
 
 
