@@ -383,3 +383,13 @@ def test_the_mock_cluster_runs_the_minor_the_stack_names_unless_a_test_says_othe
         plan_stack(
             load_stack("gcp-existing"), {"gpufleet:cluster": raw["cluster"]}, World("1.35.3")
         )
+
+
+@pytest.mark.parametrize("stack", ADOPTED)
+def test_a_cluster_that_cannot_be_read_is_named_with_the_providers_reason(stack: str) -> None:
+    with pytest.raises(BadInput) as caught:
+        plan_stack(load_stack(stack), world=World(exists=False))
+    message = str(caught.value)
+    assert "cluster.name: no cluster platform-prod could be read in " in message
+    assert "not found" in message
+    assert "Traceback" not in message

@@ -31,7 +31,6 @@ from components.aws.network import NetworkHandle
 from components.aws.node_roles import self_managed_nodes, service_role
 from components.aws.user_data import ClusterJoin
 from components.model.adoption import AdoptionError
-from components.model.problems import Problem
 from components.model.schema import ClusterConfig
 
 
@@ -173,18 +172,8 @@ def look_up(
     try:
         found = aws.eks.get_cluster(name=cfg.name, opts=invoke)
     except Exception as error:  # the provider's message says why (not found, no access)
-        raise pulumi.RunError(
-            AdoptionError(
-                cfg.name,
-                [
-                    Problem(
-                        "cluster.name",
-                        f"no EKS cluster {cfg.name} could be read in {cfg.region}: {error}",
-                        cfg.name,
-                    )
-                ],
-            ).render()
-        ) from None
+        where = f"in {cfg.region}"
+        raise pulumi.RunError(AdoptionError.unreadable(cfg.name, where, error).render()) from None
     vpc = found.vpc_config
     identities = found.identities or []
     oidcs = identities[0].oidcs if identities else []

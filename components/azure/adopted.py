@@ -16,12 +16,10 @@ import pulumi_kubernetes as k8s
 from pulumi_azure_native import containerservice
 from pulumi_azure_native.provider import Provider as AzureProvider
 
-from components.azure import credentials
-from components.azure.cluster import MAINTENANCE_CONFIGURATIONS
+from components.azure.cluster import MAINTENANCE_CONFIGURATIONS, user_access
 from components.azure.model.adopted import AksClusterFacts, adoption_problems, adoption_warnings
 from components.azure.model.config import cluster_options
 from components.model.adoption import AdoptionError
-from components.model.problems import Problem
 from components.model.schema import ClusterConfig
 
 
@@ -65,23 +63,16 @@ class AdoptedAksCluster(pulumi.ComponentResource):
             pulumi.log.warn(warning)
         self.subnet_id = aks.vnet_subnet_id or facts.system_subnet_id
 
-        user_credentials = containerservice.list_managed_cluster_user_credentials_output(
-            resource_group_name=self.resource_group_name,
-            resource_name=cfg.name,
-            format="exec" if facts.entra_id else None,
-            opts=pulumi.InvokeOutputOptions(parent=self, provider=self.azure_provider),
+        access = user_access(
+            self,
+            self.azure_provider,
+            self.resource_group_name,
+            cfg.name,
+            cfg.name,
+            kubelogin_mode=aks.kubelogin_mode if facts.entra_id else None,
         )
-        document = user_credentials.kubeconfigs.apply(
-            lambda kubeconfigs: credentials.decode(kubeconfigs[0].value)
-        )
-        endpoint = document.apply(credentials.server_and_ca)
-        self.server = endpoint.apply(lambda parts: parts[0])
-        self.certificate_authority = endpoint.apply(lambda parts: parts[1])
-        if facts.entra_id:
-            document = document.apply(
-                lambda text: credentials.kubelogin_kubeconfig(text, cfg.name, aks.kubelogin_mode)
-            )
-        self.kubeconfig = pulumi.Output.secret(document)
+        self.server, self.certificate_authority = access.server, access.certificate_authority
+        self.kubeconfig = access.kubeconfig
         self.k8s_provider = k8s.Provider(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
@@ -98,18 +89,9 @@ class AdoptedAksCluster(pulumi.ComponentResource):
                 resource_group_name=self.resource_group_name, resource_name=cfg.name, opts=invoke
             )
         except Exception as error:  # the provider's message says why (not found, no access)
+            where = f"in resource group {self.resource_group_name}"
             raise pulumi.RunError(
-                AdoptionError(
-                    cfg.name,
-                    [
-                        Problem(
-                            "cluster.name",
-                            f"no AKS cluster {cfg.name} could be read in resource group "
-                            f"{self.resource_group_name}: {error}",
-                            cfg.name,
-                        )
-                    ],
-                ).render()
+                AdoptionError.unreadable(cfg.name, where, error).render()
             ) from None
         try:
             containerservice.get_maintenance_configuration(

@@ -158,24 +158,17 @@ class AksCluster(pulumi.ComponentResource):
         admin_grant = self._role_assignments(name, args, child) if aks.role_assignments else []
         self._maintenance_windows(name, cfg.maintenance, child)
 
-        user_credentials = containerservice.list_managed_cluster_user_credentials_output(
-            resource_group_name=self.resource_group_name,
+        access = user_access(
+            self,
+            self.azure_provider,
+            self.resource_group_name,
             # The output (not the config name) so the call waits for the cluster to exist.
-            resource_name=self.cluster.name,
-            format="exec" if entra_id else None,
-            opts=pulumi.InvokeOutputOptions(parent=self, provider=self.azure_provider),
+            self.cluster.name,
+            cfg.name,
+            kubelogin_mode=aks.kubelogin_mode if entra_id else None,
         )
-        document = user_credentials.kubeconfigs.apply(
-            lambda kubeconfigs: credentials.decode(kubeconfigs[0].value)
-        )
-        endpoint = document.apply(credentials.server_and_ca)
-        self.server = endpoint.apply(lambda parts: parts[0])
-        self.certificate_authority = endpoint.apply(lambda parts: parts[1])
-        if entra_id:
-            document = document.apply(
-                lambda text: credentials.kubelogin_kubeconfig(text, cfg.name, aks.kubelogin_mode)
-            )
-        self.kubeconfig = pulumi.Output.secret(document)
+        self.server, self.certificate_authority = access.server, access.certificate_authority
+        self.kubeconfig = access.kubeconfig
         self.k8s_provider = k8s.Provider(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
@@ -296,3 +289,43 @@ def _dns_prefix(cluster_name: str) -> str:
     """AKS DNS prefix: 1-54 of letters, digits and hyphens, alphanumeric at both ends."""
     prefix = cluster_name.replace("_", "-")[:54].strip("-")
     return prefix or "aks"
+
+
+@dataclass(frozen=True)
+class UserAccess:
+    server: pulumi.Output[str]
+    certificate_authority: pulumi.Output[str]
+    kubeconfig: pulumi.Output[str]
+
+
+def user_access(
+    parent: pulumi.Resource,
+    provider: AzureProvider,
+    resource_group_name: pulumi.Input[str],
+    resource_name: pulumi.Input[str],
+    cluster_name: str,
+    kubelogin_mode: str | None,
+) -> UserAccess:
+    """The cluster's API server and the Kubernetes provider's kubeconfig from its user
+    credentials: kubelogin with `kubelogin_mode` on an Entra ID cluster (None: AKS's static
+    client certificate)."""
+    user_credentials = containerservice.list_managed_cluster_user_credentials_output(
+        resource_group_name=resource_group_name,
+        resource_name=resource_name,
+        format="exec" if kubelogin_mode else None,
+        opts=pulumi.InvokeOutputOptions(parent=parent, provider=provider),
+    )
+    document = user_credentials.kubeconfigs.apply(
+        lambda kubeconfigs: credentials.decode(kubeconfigs[0].value)
+    )
+    endpoint = document.apply(credentials.server_and_ca)
+    if kubelogin_mode:
+        mode = kubelogin_mode
+        document = document.apply(
+            lambda text: credentials.kubelogin_kubeconfig(text, cluster_name, mode)
+        )
+    return UserAccess(
+        server=endpoint.apply(lambda parts: parts[0]),
+        certificate_authority=endpoint.apply(lambda parts: parts[1]),
+        kubeconfig=pulumi.Output.secret(document),
+    )

@@ -24,7 +24,6 @@ from components.gcp.model.config import cluster_options
 from components.gcp.node_identity import node_service_account
 from components.kubernetes.kubeconfig import exec_kubeconfig
 from components.model.adoption import AdoptionError
-from components.model.problems import Problem
 from components.model.schema import ClusterConfig
 
 
@@ -40,16 +39,9 @@ def look_up(config: ClusterConfig) -> GkeClusterFacts:
     try:
         found = gcp.container.get_cluster(name=config.name, location=region, project=project)
     except Exception as error:  # the provider's message says why (not found, no permission)
-        raise AdoptionError(
-            config.name,
-            [
-                Problem(
-                    "cluster.name",
-                    f"no GKE cluster {config.name} could be read in {region} of project "
-                    f"{project}: {error}",
-                    config.name,
-                )
-            ],
+        where = f"in {region} of project {project}"
+        raise pulumi.RunError(
+            AdoptionError.unreadable(config.name, where, error).render()
         ) from None
     return facts_of(found)
 

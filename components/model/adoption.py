@@ -42,6 +42,20 @@ class AdoptionError(ConfigError):
         self.cluster_name = cluster_name
         super().__init__(problems)
 
+    @classmethod
+    def unreadable(cls, cluster_name: str, where: str, error: Exception) -> AdoptionError:
+        """The lookup failed: the provider's message says why (not found, no permission)."""
+        return cls(
+            cluster_name,
+            [
+                Problem(
+                    "cluster.name",
+                    f"no cluster {cluster_name} could be read {where}: {error}",
+                    cluster_name,
+                )
+            ],
+        )
+
     def render(self) -> str:
         lines = [
             f"the existing cluster {self.cluster_name} cannot take gpufleet's GPU pools "

@@ -117,6 +117,8 @@ def _subnet(args: Mapping[str, Any]) -> dict[str, Any]:
 
 def _get_cluster(args: Mapping[str, Any], world: World) -> dict[str, Any]:
     """An EKS cluster as `aws.eks.get_cluster` returns it (list-valued blocks)."""
+    if not world.exists:
+        raise NotFound(f"cluster {args.get('name') or args.get('resourceName')} not found")
     cluster = _cluster(str(args.get("name")), {"name": args.get("name")})
     return {
         **cluster,

@@ -174,6 +174,8 @@ CALLS = {
 
 def _get_managed_cluster(args: Mapping[str, Any], world: World) -> dict[str, Any]:
     """An Entra ID AKS cluster on a custom VNet, as `get_managed_cluster` returns it."""
+    if not world.exists:
+        raise NotFound(f"cluster {args.get('name') or args.get('resourceName')} not found")
     rg, cluster = args.get("resourceGroupName"), str(args.get("resourceName", "cluster"))
     location = "eastus2"
     subnet_id = (

@@ -6,7 +6,7 @@ import base64
 from collections.abc import Mapping
 from typing import Any
 
-from components.tooling.mockcloud.world import World
+from components.tooling.mockcloud.world import NotFound, World
 
 # The provider's project when a resource names none (stacks set cluster.gcp.project).
 PROJECT = "mock-project"
@@ -50,6 +50,8 @@ CALLS: dict[str, Any] = {}
 
 def _get_cluster(args: Mapping[str, Any], world: World) -> dict[str, Any]:
     """A regional GKE cluster as `gcp.container.get_cluster` returns it (list-valued blocks)."""
+    if not world.exists:
+        raise NotFound(f"cluster {args.get('name') or args.get('resourceName')} not found")
     project = args.get("project") or PROJECT
     location, name = args.get("location", "x"), args.get("name", "cluster")
     cluster_id = f"projects/{project}/locations/{location}/clusters/{name}"

@@ -11,6 +11,8 @@ class World:
     `kubernetes_version` (a full version, as the cloud reports it) and has what gpufleet needs."""
 
     kubernetes_version: str = "1.36.3"
+    # Whether the cluster the stack names exists at all (and the deployer may read it).
+    exists: bool = True
     # GKE: Workload Identity on; EKS: API access entries; a maintenance window set.
     workload_identity: bool = True
     authentication_mode: str = "API_AND_CONFIG_MAP"
