@@ -30,6 +30,7 @@ from components.aws.model.config import cluster_options
 from components.aws.network import NetworkHandle
 from components.aws.node_roles import self_managed_nodes, service_role
 from components.aws.user_data import ClusterJoin
+from components.kubernetes.cluster import stop_unless_adoptable
 from components.model.adoption import AdoptionError
 from components.model.schema import ClusterConfig
 
@@ -75,9 +76,9 @@ class AdoptedEksCluster(pulumi.ComponentResource):
         invoke = pulumi.InvokeOptions(parent=self, provider=self.aws_provider)
         given = list(cluster_options(cfg).private_subnet_ids or [])
         self.facts = facts = look_up(cfg, given, invoke)
-        problems = adoption_problems(facts, cfg, args.needs, subnets_given=bool(given))
-        if problems:
-            raise pulumi.RunError(AdoptionError(cfg.name, problems).render())
+        stop_unless_adoptable(
+            cfg.name, adoption_problems(facts, cfg, args.needs, subnets_given=bool(given))
+        )
 
         child = pulumi.ResourceOptions(parent=self, provider=self.aws_provider)
         partition = aws.get_partition_output(

@@ -19,6 +19,7 @@ from pulumi_azure_native.provider import Provider as AzureProvider
 from components.azure.cluster import MAINTENANCE_CONFIGURATIONS, user_access
 from components.azure.model.adopted import AksClusterFacts, adoption_problems, adoption_warnings
 from components.azure.model.config import cluster_options
+from components.kubernetes.cluster import stop_unless_adoptable
 from components.model.adoption import AdoptionError
 from components.model.schema import ClusterConfig
 
@@ -56,11 +57,7 @@ class AdoptedAksCluster(pulumi.ComponentResource):
         self.resource_group_name = aks.resource_group_name
         invoke = pulumi.InvokeOptions(parent=self, provider=self.azure_provider)
         self.facts = facts = self._look_up(cfg, invoke)
-        problems = adoption_problems(facts, cfg)
-        if problems:
-            raise pulumi.RunError(AdoptionError(cfg.name, problems).render())
-        for warning in adoption_warnings(facts):
-            pulumi.log.warn(warning)
+        stop_unless_adoptable(cfg.name, adoption_problems(facts, cfg), adoption_warnings(facts))
         self.subnet_id = aks.vnet_subnet_id or facts.system_subnet_id
 
         access = user_access(

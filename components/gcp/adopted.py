@@ -15,6 +15,7 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from components.gcp.cluster import gke_kubeconfig
 from components.gcp.model.adopted import (
     GkeClusterFacts,
     adoption_problems,
@@ -22,7 +23,7 @@ from components.gcp.model.adopted import (
 )
 from components.gcp.model.config import cluster_options
 from components.gcp.node_identity import node_service_account
-from components.kubernetes.kubeconfig import exec_kubeconfig
+from components.kubernetes.cluster import stop_unless_adoptable
 from components.model.adoption import AdoptionError
 from components.model.schema import ClusterConfig
 
@@ -88,11 +89,7 @@ class AdoptedGkeCluster(pulumi.ComponentResource):
     ) -> None:
         cfg = args.config
         facts = look_up(cfg)
-        problems = adoption_problems(facts, cfg)
-        if problems:
-            raise pulumi.RunError(AdoptionError(cfg.name, problems).render())
-        for warning in adoption_warnings(facts):
-            pulumi.log.warn(warning)
+        stop_unless_adoptable(cfg.name, adoption_problems(facts, cfg), adoption_warnings(facts))
         super().__init__("gpufleet:gcp:AdoptedCluster", name, None, opts)
         self.facts = facts
         project = cluster_options(cfg).project
@@ -113,13 +110,7 @@ class AdoptedGkeCluster(pulumi.ComponentResource):
             self.server = f"https://{facts.ip_endpoint}"
             self.certificate_authority = facts.ca_certificate
         self.kubeconfig = pulumi.Output.secret(
-            exec_kubeconfig(
-                cluster=cfg.name,
-                server=self.server,
-                ca_data=self.certificate_authority,
-                command="gke-gcloud-auth-plugin",
-                args=[],
-            )
+            gke_kubeconfig(cfg.name, self.server, self.certificate_authority)
         )
         self.k8s_provider = k8s.Provider(
             f"{name}-k8s",

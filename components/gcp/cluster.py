@@ -198,13 +198,7 @@ class GkeCluster(pulumi.ComponentResource):
             self.certificate_authority = self.cluster.master_auth.cluster_ca_certificate
         self.kubeconfig = pulumi.Output.secret(
             pulumi.Output.all(self.server, self.certificate_authority).apply(
-                lambda parts: exec_kubeconfig(
-                    cluster=cfg.name,
-                    server=parts[0],
-                    ca_data=parts[1] or "",
-                    command="gke-gcloud-auth-plugin",
-                    args=[],
-                )
+                lambda parts: gke_kubeconfig(cfg.name, parts[0], parts[1] or "")
             )
         )
         self.k8s_provider = k8s.Provider(
@@ -269,6 +263,17 @@ class GkeCluster(pulumi.ComponentResource):
             opts=child,
         )
         return network.id, subnetwork.id
+
+
+def gke_kubeconfig(cluster_name: str, server: str, ca_data: str) -> str:
+    """A kubeconfig whose tokens come from `gke-gcloud-auth-plugin` (short-lived, never stored)."""
+    return exec_kubeconfig(
+        cluster=cluster_name,
+        server=server,
+        ca_data=ca_data,
+        command="gke-gcloud-auth-plugin",
+        args=[],
+    )
 
 
 def _dns_endpoint(config: Any) -> str:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import pulumi
 import pulumi_kubernetes as k8s
+
+from components.model.adoption import AdoptionError
+from components.model.problems import Problem
 
 
 @dataclass(frozen=True)
@@ -45,3 +48,14 @@ class ClusterComponent(Protocol):
 
     kubeconfig: pulumi.Output[str]
     k8s_provider: k8s.Provider
+
+
+def stop_unless_adoptable(
+    cluster_name: str, problems: Sequence[Problem], warnings: Sequence[str] = ()
+) -> None:
+    """Stop the program (no traceback, nothing created) with every problem of a looked-up
+    cluster, or pass its warnings on to the user."""
+    if problems:
+        raise pulumi.RunError(AdoptionError(cluster_name, problems).render())
+    for warning in warnings:
+        pulumi.log.warn(warning)
