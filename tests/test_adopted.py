@@ -321,6 +321,8 @@ def test_keys_that_would_configure_the_cluster_are_refused_all_at_once() -> None
         "cluster.existing.autoscalerInstalled",
     }
     assert "belongs to the existing cluster" in found["cluster.systemPool"]
+    (system,) = [p for p in caught.value.problems if p.path == "cluster.systemPool"]
+    assert system.value == {"minNodes": 2}  # as written, not with the defaults
     assert "allowed with cluster.existing: project" in found["cluster.gcp.releaseChannel"]
     assert "does not apply to cloud gcp" in found["cluster.existing.context"]
 

@@ -59,7 +59,12 @@ def check_adopted(cloud: Cloud, cluster: ClusterConfig) -> list[Problem]:
     for field, key in _OWNER_KEYS.items():
         if field in cluster.model_fields_set:
             value = getattr(cluster, field)
-            shown = value.model_dump(by_alias=True) if isinstance(value, BaseModel) else value
+            # As written (what the user set), like another cloud's section is shown.
+            shown = (
+                value.model_dump(by_alias=True, exclude_unset=True)
+                if isinstance(value, BaseModel)
+                else value
+            )
             problems.append(Problem(f"cluster.{key}", owner_message, shown))
     own = getattr(cluster, cloud.name, None)
     if isinstance(own, BaseModel):
