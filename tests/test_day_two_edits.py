@@ -117,12 +117,12 @@ CLUSTERS = {
 # What each cloud does with each edit, per resource type that carries GPU or system nodes.
 EXPECTED: dict[str, dict[str, str]] = {
     "gcp:container/nodePool:NodePool": {
-        # nodeConfig.spot is ForceNew; machine type (same GPUs), zones, disk and sizes update
-        # in place (GKE rolls the nodes).
+        # nodeConfig.spot is ForceNew; machine type (same GPUs) and disk update in place, but
+        # GKE recreates every node of the pool for them; zones and sizes update in place.
         "spot": "replace",
-        "machine-type": "update",
+        "machine-type": "roll",
         "zones": "update",
-        "disk-size": "update",
+        "disk-size": "roll",
         "min-nodes": "update",
         "system-pool-size": "update",
     },
@@ -159,7 +159,8 @@ EXPECTED: dict[str, dict[str, str]] = {
     "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass": {"disk-size": "update"},
     "kubernetes:eks.amazonaws.com/v1:NodeClass": {"disk-size": "update"},
     "aws:eks/nodeGroup:NodeGroup": {
-        "kubernetes-minor": "update",
+        # A new version is UpdateNodegroupVersion: every node of the group is replaced.
+        "kubernetes-minor": "roll",
         # capacityType and instanceTypes are ForceNew: gpufleet replaces, deleting first.
         "spot": "replace",
         "machine-type": "replace",
@@ -238,6 +239,9 @@ def test_every_edit_has_the_clouds_verdict(stack: str, edit: str) -> None:
             assert change.verdict == expected, (change.type, change.name, change.replace_paths)
         if change.verdict == "reject":
             assert all("instead:" in reason for reason in change.refusals)
+        # What an in-place update does to the running nodes is known for every edit here.
+        unknown = [note.paths for note in change.node_notes if note.effect == "unknown"]
+        assert not unknown, (change.type, change.name, unknown)
     assert not [ref for ref in diff.removed if ref.type in CLUSTERS]
 
 
@@ -251,10 +255,10 @@ def test_the_walk_covers_every_verdict_on_every_cloud() -> None:
             diff = _diff_after(stack, edit)
             for change in diff.changed if diff else ():
                 seen.setdefault(change.type, set()).add(change.verdict)
-    assert seen["gcp:container/nodePool:NodePool"] >= {"update", "replace"}
+    assert seen["gcp:container/nodePool:NodePool"] >= {"update", "roll", "replace"}
     assert seen["azure-native:containerservice:AgentPool"] >= {"update", "replace"}
     assert seen["azure-native:containerservice:ManagedCluster"] >= {"update", "reject"}
-    assert seen["aws:eks/nodeGroup:NodeGroup"] >= {"update", "replace", "reject"}
+    assert seen["aws:eks/nodeGroup:NodeGroup"] >= {"update", "roll", "replace", "reject"}
     assert seen["aws:autoscaling/group:Group"] >= {"update"}
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from components.model.catalog import component_roles, node_effects
 from components.model.catalog.replacements import (
     REPLACEMENT_PATHS,
     path_matches,
@@ -33,6 +34,9 @@ from components.tooling.diff import (
     render_text,
     stacks_note,
 )
+from components.tooling.diff_paths import parse_property_path
+from components.tooling.stacks import shipped_stacks
+from tests.conftest import plan_of
 
 STACK = "gcp-dev"
 PROJECT = "gpufleet"
@@ -617,15 +621,20 @@ def test_text_rendering_warns_and_summarises() -> None:
     diff = diff_plans(*replaced_plan_pair())
     text = render_text(diff)
     lines = text.splitlines()
-    assert lines[-1] == "0 to add, 2 to change (1 replaced), 0 to delete"
-    assert lines[-2] == (
+    assert lines[-1] == "0 to add, 2 to change (1 replaced; 1 roll running nodes), 0 to delete"
+    assert lines[-3] == (
         f"!! REPLACES {GKE_POOL} l4-spot: nodeConfig.guestAccelerators "
         "(the provider recreates this resource; down while it is recreated: every node of "
         "this pool and the pods on it)"
     )
+    # A machine type GKE changes in place still recreates every node of the pool.
+    assert lines[-2].startswith(
+        f"~ ROLLS {GKE_POOL} t4: nodeConfig.machineType (GKE recreates every node of the pool"
+    )
     assert f"~ {GKE_POOL} l4-spot (replace)" in lines
+    assert f"~ {GKE_POOL} t4 (update in place, rolls running nodes)" in lines
     assert '    nodeConfig.machineType: "g2-standard-8" -> "n1-standard-16"' in lines
-    assert '    nodeConfig.guestAccelerators: [{"count":1,"gpuDriverInstallationConfig":' in text
+    assert '    nodeConfig.guestAccelerators[type="nvidia-l4"].count: 1 -> 2' in lines
 
 
 def test_long_values_are_truncated_with_the_cut_size() -> None:
@@ -638,7 +647,7 @@ def test_long_values_are_truncated_with_the_cut_size() -> None:
     assert int(re.findall(r"\+(\d+)", old_part)[0]) + old_part.index(".") == 502
 
 
-def test_long_values_differing_far_in_are_windowed_on_the_difference() -> None:
+def test_long_lists_of_named_items_show_the_changed_key() -> None:
     accelerators: list[dict[str, Any]] = [
         {
             "count": 1,
@@ -652,12 +661,12 @@ def test_long_values_differing_far_in_are_windowed_on_the_difference() -> None:
     change = one_change(
         GKE_POOL, l4_pool(guestAccelerators=accelerators), l4_pool(guestAccelerators=changed)
     )
+    # A list of named items too long for one line is shown item by item, key by key.
     (line,) = render_text(diff_of(change)).splitlines()[1:2]
-    old_part, new_part = line.split(": ", 1)[1].split(" -> ")
-    assert old_part.startswith("...") and new_part.startswith("...")
-    assert '"maxSharedClientsPerGpu":4' in old_part
-    assert '"maxSharedClientsPerGpu":8' in new_part
-    assert len(old_part) <= 80 and len(new_part) <= 80
+    assert line == (
+        '    nodeConfig.guestAccelerators[type="nvidia-l4"]'
+        ".gpuSharingConfig.maxSharedClientsPerGpu: 4 -> 8"
+    )
 
 
 def test_same_name_in_two_parents_is_disambiguated_by_urn() -> None:
@@ -671,20 +680,24 @@ def test_same_name_in_two_parents_is_disambiguated_by_urn() -> None:
 def test_markdown_lists_replacements_before_the_diff_block() -> None:
     markdown = render_markdown(diff_plans(*replaced_plan_pair()))
     assert markdown.startswith(f"### Plan diff: {PROJECT} / {STACK}\n")
-    assert "**0 to add, 2 to change (1 replaced), 0 to delete**" in markdown
+    assert "**0 to add, 2 to change (1 replaced; 1 roll running nodes), 0 to delete**" in markdown
     warning = markdown.index("> [!WARNING]")
     fence = markdown.index("```diff\n")
     assert warning < fence
     assert f"> - `{GKE_POOL} l4-spot` because of `nodeConfig.guestAccelerators`" in markdown
+    rolls = markdown.index("its running nodes** in place")
+    assert warning < rolls < fence
+    assert f"> - `{GKE_POOL} t4` because of `nodeConfig.machineType`: GKE recreates" in markdown
     assert "!! REPLACES" in markdown[fence:]
     assert markdown.rstrip().endswith("```")
 
 
 def test_markdown_without_replacements_has_no_warning() -> None:
     old = make_plan(res(GKE_POOL, "l4", l4_pool()))
-    new = make_plan(res(GKE_POOL, "l4", l4_pool(machineType="g2-standard-16")))
+    new = make_plan(res(GKE_POOL, "l4", l4_pool(labels={"team": "vision"})))
     markdown = render_markdown(diff_plans(old, new))
     assert "[!WARNING]" not in markdown
+    assert "running nodes: GKE applies the new Kubernetes labels to the running nodes" in markdown
     assert "```diff" in markdown
     assert "No changes." in render_markdown(diff_plans(old, old))
 
@@ -990,3 +1003,206 @@ def test_real_plans_of_another_stack_name_compare_by_logical_identity(
     assert main([base_path, write(tmp_path, "edited.json", edited), "--fail-on-replace"]) == 1
     out = capsys.readouterr().out
     assert out.rstrip().splitlines()[-1] == "0 to add, 1 to change (1 replaced), 0 to delete"
+
+
+# --------------------------------------------------------------------------------------------
+# What an in-place update does to running nodes (components/model/catalog/node_effects.py)
+# --------------------------------------------------------------------------------------------
+
+EKS_GROUP_BASE: dict[str, Any] = {
+    "capacityType": "ON_DEMAND",
+    "instanceTypes": ["p5.48xlarge"],
+    "launchTemplate": {"id": "lt-1", "version": "1"},
+    "labels": {"gpufleet.io/pool": "h100"},
+    "scalingConfig": {"desiredSize": 0, "maxSize": 2, "minSize": 0},
+    "subnetIds": ["a"],
+}
+ASG = "aws:autoscaling/group:Group"
+
+
+def test_a_new_launch_template_version_rolls_a_managed_group() -> None:
+    """EKS answers a launch template version change with UpdateNodegroupVersion: every node of
+    the group is drained and replaced (eks-2 N7)."""
+    change = one_change(
+        EKS_NODE_GROUP,
+        EKS_GROUP_BASE,
+        {**EKS_GROUP_BASE, "launchTemplate": {"id": "lt-1", "version": "2"}},
+    )
+    assert change.verdict == "roll"
+    (note,) = change.node_notes
+    assert (note.effect, note.paths) == ("rolls", ("launchTemplate",))
+    text = render_text(diff_of(change))
+    assert f"~ ROLLS {EKS_NODE_GROUP} r: launchTemplate (EKS replaces every node" in text
+    assert "running nodes: EKS replaces every node of the group" in text
+
+
+def test_the_same_change_on_a_self_managed_group_only_shapes_new_instances() -> None:
+    old = {"mixedInstancesPolicy": {"launchTemplate": {"version": "1"}}, "maxSize": 2}
+    new = {"mixedInstancesPolicy": {"launchTemplate": {"version": "2"}}, "maxSize": 2}
+    change = one_change(ASG, old, new)
+    assert change.verdict == "update"
+    (note,) = change.node_notes
+    assert note.effect == "new-nodes"
+    assert "running instances keep theirs" in render_text(diff_of(change))
+
+
+def test_labels_apply_to_running_nodes_and_bounds_touch_none() -> None:
+    change = one_change(
+        EKS_NODE_GROUP,
+        EKS_GROUP_BASE,
+        {
+            **EKS_GROUP_BASE,
+            "labels": {"gpufleet.io/pool": "h100", "team": "llm"},
+            "scalingConfig": {"desiredSize": 0, "maxSize": 4, "minSize": 0},
+        },
+    )
+    assert change.verdict == "update"
+    assert [(note.effect, note.paths) for note in change.node_notes] == [
+        ("in-place", ("labels",)),
+        ("none", ("scalingConfig",)),
+    ]
+
+
+def test_the_most_specific_entry_wins_and_a_block_change_finds_entries_inside() -> None:
+    # An operator-mode MIG layout is a node label, but changing it reboots the node.
+    mig = 'nodeConfig.labels["nvidia.com/mig.config"]'
+    old = l4_pool(labels={"nvidia.com/mig.config": "all-1g.10gb"})
+    new = l4_pool(labels={"nvidia.com/mig.config": "all-3g.40gb"})
+    change = one_change(GKE_POOL, old, new)
+    assert change.verdict == "roll"
+    assert [(note.effect, note.paths) for note in change.node_notes] == [("rolls", (mig,))]
+    other = one_change(GKE_POOL, old, l4_pool(labels={**old["nodeConfig"]["labels"], "a": "b"}))
+    assert [(note.effect, note.paths) for note in other.node_notes] == [
+        ("in-place", ("nodeConfig.labels",))
+    ]
+    # The labels block added as a whole: the entry above it and every entry inside it whose
+    # value differs are named.
+    unlabelled = l4_pool()
+    del unlabelled["nodeConfig"]["labels"]
+    block = one_change(GKE_POOL, unlabelled, new)
+    assert [(note.effect, note.paths) for note in block.node_notes] == [
+        ("rolls", (mig,)),
+        ("in-place", ("nodeConfig.labels",)),
+    ]
+    # A replaced pool's nodes are all new: no note.
+    replaced = one_change(
+        GKE_POOL, old, {**new, "nodeConfig": {**new["nodeConfig"], "spot": False}}
+    )
+    assert replaced.replaces and replaced.node_notes == ()
+
+
+def test_a_node_property_without_a_fact_is_said_to_be_unknown() -> None:
+    old = {**EKS_GROUP_BASE, "somethingNew": 1}
+    change = one_change(EKS_NODE_GROUP, old, {**old, "somethingNew": 2})
+    (note,) = change.node_notes
+    assert note.effect == "unknown" and note.paths == ("somethingNew",)
+    assert "running nodes: not known" in render_text(diff_of(change))
+
+
+def test_types_without_nodes_get_no_notes() -> None:
+    change = one_change(
+        HELM_RELEASE, {"name": "a", "values": {"x": 1}}, {"name": "a", "values": {"x": 2}}
+    )
+    assert change.node_notes == ()
+
+
+@pytest.mark.parametrize("type_token", sorted(node_effects.NODE_EFFECTS))
+def test_node_effect_paths_parse_and_are_unique(type_token: str) -> None:
+    effects = node_effects.NODE_EFFECTS[type_token]
+    assert len({effect.path for effect in effects}) == len(effects)
+    for effect in effects:
+        assert effect.effect in node_effects.EFFECTS
+        assert effect.says and effect.source
+        # A path the diff can follow: dict keys only (it compares lists whole).
+        parsed = parse_property_path(effect.path)
+        assert parsed is not None and not parsed[1], effect.path
+
+
+# --------------------------------------------------------------------------------------------
+# Resources that come or go together, and long lists and maps
+# --------------------------------------------------------------------------------------------
+
+NTH = "gpufleet:aws:NodeTerminationHandler"
+
+
+def test_resources_that_go_with_a_component_are_grouped_under_it_with_its_reason() -> None:
+    drainer = res(NTH, "spot-drainer")
+    queue = res("aws:sqs/queue:Queue", "spot-drainer-queue", parent=drainer["urn"])
+    rule = res("aws:cloudwatch/eventRule:EventRule", "spot-drainer-rule", parent=drainer["urn"])
+    target = res("aws:cloudwatch/eventTarget:EventTarget", "t", parent=rule["urn"])
+    lonely = res("aws:iam/role:Role", "other-role")
+    text = render_text(diff_plans(make_plan(drainer, queue, rule, target, lonely), make_plan()))
+    lines = text.splitlines()
+    assert lines[0] == (
+        f"- {NTH} spot-drainer (with the 3 resources under it; exists only while "
+        f"{component_roles.role(NTH)})"
+    )
+    assert "    - aws:sqs/queue:Queue spot-drainer-queue" in lines
+    assert "    - aws:cloudwatch/eventTarget:EventTarget t" in lines  # a grandchild too
+    assert "- aws:iam/role:Role other-role" in lines
+    assert lines[-1] == "0 to add, 0 to change (0 replaced), 5 to delete"
+
+
+def test_a_child_removed_without_its_parent_stands_alone() -> None:
+    drainer = res(NTH, "spot-drainer")
+    hook = res("aws:autoscaling/lifecycleHook:LifecycleHook", "hook", parent=drainer["urn"])
+    text = render_text(diff_plans(make_plan(drainer, hook), make_plan(drainer)))
+    assert text.splitlines()[0] == "- aws:autoscaling/lifecycleHook:LifecycleHook hook"
+
+
+def test_every_component_in_the_shipped_plans_says_why_it_exists() -> None:
+    for stack in shipped_stacks():
+        for resource in plan_of(stack).to_json()["resources"]:
+            if resource["type"].startswith("gpufleet:"):
+                assert component_roles.role(resource["type"]), (stack, resource["type"])
+
+
+LONG_TAG = {"key": "aws-node-termination-handler/managed", "propagateAtLaunch": True}
+
+
+def test_a_long_list_of_named_items_is_shown_item_by_item() -> None:
+    tags = [
+        {"key": f"k8s.io/cluster-autoscaler/node-template/label/n{i}", "value": str(i)}
+        for i in range(4)
+    ]
+    changed = [*tags[:2], {**tags[2], "value": "x"}, {**LONG_TAG, "value": "true"}]
+    change = one_change(ASG, {"tags": tags}, {"tags": changed})
+    lines = render_text(diff_of(change)).splitlines()
+    assert (
+        '    tags[key="k8s.io/cluster-autoscaler/node-template/label/n2"].value: "2" -> "x"'
+        in lines
+    )
+    assert (
+        '    tags[key="k8s.io/cluster-autoscaler/node-template/label/n3"]: '
+        '{"key":"k8s.io/cluster-autoscaler/node-template/label/n3","value":"3"} -> (absent)'
+    ) in lines
+    assert (
+        f'    tags[key="{LONG_TAG["key"]}"]: (absent) -> '
+        '{"key":"aws-node-termination-handler/managed","propagateAtLaunch":true,"value":"true"}'
+    ) in lines
+    assert not any("..." in line for line in lines)
+
+
+def test_a_long_list_of_plain_items_shows_what_left_and_what_came() -> None:
+    old = [f"^gpufleet-dev-t4-spot-us-east-1{zone}$" for zone in "abc"]
+    new = [*old[:2], "^gpufleet-dev-t4-spot-us-east-1d$"]
+    change = one_change(HELM_RELEASE, {"values": {"p": old}}, {"values": {"p": new}})
+    lines = render_text(diff_of(change)).splitlines()
+    assert lines[1:4] == [
+        "    values.p: 3 items -> 3 items",
+        '      - "^gpufleet-dev-t4-spot-us-east-1c$"',
+        '      + "^gpufleet-dev-t4-spot-us-east-1d$"',
+    ]
+    gone = one_change(HELM_RELEASE, {"values": {"p": old}}, {"values": {}})
+    assert render_text(diff_of(gone)).splitlines()[1:5] == [
+        "    values.p: 3 items -> (absent)",
+        *[f'      - "{item}"' for item in old],
+    ]
+
+
+def test_a_long_map_that_appears_is_shown_key_by_key() -> None:
+    labels = {f"example.com/label-{i}": f"value-{i}" for i in range(5)}
+    change = one_change(HELM_RELEASE, {"values": {}}, {"values": {"labels": labels}})
+    lines = render_text(diff_of(change)).splitlines()
+    assert lines[1] == "    values.labels: (absent) -> (a map)"
+    assert '    values.labels["example.com/label-4"]: (absent) -> "value-4"' in lines

@@ -13,7 +13,9 @@ Exit status: 0; 1 when the cloud would refuse a change (``pulumi up`` would fail
 ``--fail-on-replace`` when something is replaced; 2 (one line on stderr) when a file cannot be
 read, is not a plan, or the plans are of different projects.
 
-Every changed resource gets a verdict: **update** in place, **replace** (with what that takes
+Every changed resource gets a verdict: **update** in place, **roll** (an update in place after
+which the cloud drains and replaces the running nodes: `diff_nodes`, data in
+:mod:`components.model.catalog.node_effects`), **replace** (with what that takes
 down: every node of a pool, or the whole cluster), or **reject**: the cloud refuses the change,
 either a property it fixes at creation or a replacement created under the name the old resource
 still holds (`diff_verdicts`, data in :mod:`components.model.catalog.rejections`).
@@ -60,6 +62,7 @@ from components.tooling.diff_model import (
     ResourceChange,
     ResourceRef,
 )
+from components.tooling.diff_nodes import node_notes
 from components.tooling.diff_paths import (
     Path,
     apply_ignores,
@@ -235,7 +238,13 @@ def _name_of(resource: Mapping[str, Any]) -> str:
 
 
 def _ref(resource: Mapping[str, Any]) -> ResourceRef:
-    return ResourceRef(urn=resource["urn"], type=_type_of(resource), name=_name_of(resource))
+    parent = resource.get("parent")
+    return ResourceRef(
+        urn=resource["urn"],
+        type=_type_of(resource),
+        name=_name_of(resource),
+        parent=parent if isinstance(parent, str) and parent else None,
+    )
 
 
 def _sort_key(item: ResourceRef | ResourceChange) -> tuple[str, str, str]:
@@ -291,6 +300,11 @@ def _diff_resource(old: Mapping[str, Any], new: Mapping[str, Any]) -> ResourceCh
         changes = [PropertyChange(format_path(p) or "inputs", a, b) for p, a, b in ignored]
     if not changes:
         return None
+    notes = (
+        ()
+        if triggers
+        else node_notes(type_token, old_inputs, new_inputs, [path for path, _, _ in raw])
+    )
     return ResourceChange(
         urn=new["urn"],
         type=type_token,
@@ -299,6 +313,7 @@ def _diff_resource(old: Mapping[str, Any], new: Mapping[str, Any]) -> ResourceCh
         replace_paths=tuple(triggers),
         refusals=tuple(refusals),
         downtime=verdict_note(type_token) if triggers else "",
+        node_notes=notes,
     )
 
 
@@ -323,7 +338,13 @@ def diff_plans(old: Mapping[str, Any], new: Mapping[str, Any]) -> PlanDiff:
     )
     removed = sorted(
         (
-            _ref({**old_index[urn], "urn": original[urn]})
+            _ref(
+                {
+                    **old_index[urn],
+                    "urn": original[urn],
+                    "parent": original.get(old_index[urn].get("parent") or ""),
+                }
+            )
             for urn in old_index.keys() - new_index.keys()
         ),
         key=_sort_key,
@@ -369,9 +390,14 @@ def _parser() -> argparse.ArgumentParser:
             "Compare two plan documents written by 'python -m components plan STACK --json' "
             "and show what 'pulumi up' would add, change and delete. Changes that make the "
             "provider delete and recreate a resource (a GPU pool's accelerator or VM size, "
-            "an EKS node group's instance types, ...) are flagged with '!! REPLACES', and "
-            "changes the cloud refuses (an AKS pool's Spot priority, a same-name replacement, "
-            "an EKS managed group's minimum above its desired size) with '!! REJECTED'."
+            "an EKS node group's instance types, ...) are flagged with '!! REPLACES'; "
+            "updates in place that drain and replace a pool's running nodes (an EKS managed "
+            "group's new launch template or version, a GKE pool's machine type or disk) with "
+            "'~ ROLLS'; changes the cloud refuses (a property it fixes at creation, a "
+            "same-name replacement, an EKS managed group's minimum above its desired size) "
+            "with '!! REJECTED'. Every in-place change of a pool says what happens to its "
+            "running nodes ('running nodes: ...'); resources that come or go with a "
+            "component are listed under it, with why it exists."
         ),
         epilog=(
             "Exit status: 0 on success; 1 when the cloud would refuse a change, or with "

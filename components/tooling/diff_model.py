@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Literal
+
+from components.model.catalog.node_effects import Effect
 
 SECRET: Final = "[secret]"
 """How the plan document masks a secret value."""
@@ -51,11 +53,25 @@ class PropertyChange:
 
 @dataclass(frozen=True)
 class ResourceRef:
-    """An added or removed resource."""
+    """An added or removed resource (``parent``: its parent's URN, where the plan says)."""
 
     urn: str
     type: str
     name: str
+    parent: str | None = None
+
+
+NodeEffectOrUnknown = Effect | Literal["unknown"]
+
+
+@dataclass(frozen=True)
+class NodeNote:
+    """What an in-place change does to the running nodes: the effect, said in a sentence, and
+    the changed paths it comes from (``unknown``: gpufleet has no fact for those paths)."""
+
+    effect: NodeEffectOrUnknown
+    says: str
+    paths: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -64,7 +80,8 @@ class ResourceChange:
 
     ``replace_paths`` are the paths that make Pulumi delete and recreate it (empty for an
     in-place update); ``refusals`` say why the cloud would refuse the change (empty when it
-    accepts it); ``downtime`` is what a replacement takes down.
+    accepts it); ``downtime`` is what a replacement takes down; ``node_notes`` say what an
+    in-place update of a resource that carries nodes does to the nodes already running.
     """
 
     urn: str
@@ -74,6 +91,7 @@ class ResourceChange:
     replace_paths: tuple[str, ...] = ()
     refusals: tuple[str, ...] = ()
     downtime: str = ""
+    node_notes: tuple[NodeNote, ...] = ()
 
     @property
     def replaces(self) -> bool:
@@ -81,11 +99,19 @@ class ResourceChange:
         return bool(self.replace_paths)
 
     @property
+    def rolls(self) -> bool:
+        """True when the update, made in place, drains and replaces (or reboots) running nodes."""
+        return not self.replaces and any(note.effect == "rolls" for note in self.node_notes)
+
+    @property
     def verdict(self) -> str:
-        """What the cloud does: ``reject``, ``replace`` or ``update``."""
+        """What the cloud does: ``reject``, ``replace``, ``roll`` (an update in place that
+        drains and replaces the running nodes) or ``update``."""
         if self.refusals:
             return "reject"
-        return "replace" if self.replaces else "update"
+        if self.replaces:
+            return "replace"
+        return "roll" if self.rolls else "update"
 
 
 @dataclass(frozen=True)
@@ -105,6 +131,11 @@ class PlanDiff:
         return tuple(change for change in self.changed if change.replaces)
 
     @property
+    def rolled(self) -> tuple[ResourceChange, ...]:
+        """The changed resources updated in place in a way that rolls their running nodes."""
+        return tuple(change for change in self.changed if change.rolls)
+
+    @property
     def rejected(self) -> tuple[ResourceChange, ...]:
         """The changed resources whose change the cloud refuses."""
         return tuple(change for change in self.changed if change.refusals)
@@ -115,9 +146,10 @@ class PlanDiff:
         return not (self.added or self.removed or self.changed)
 
     def summary(self) -> str:
-        """``N to add, N to change (N replaced), N to delete``."""
+        """``N to add, N to change (N replaced[; N roll running nodes]), N to delete``."""
+        rolled = f"; {len(self.rolled)} roll running nodes" if self.rolled else ""
         return (
             f"{len(self.added)} to add, {len(self.changed)} to change "
-            f"({len(self.replaced)} replaced), {len(self.removed)} to delete"
+            f"({len(self.replaced)} replaced{rolled}), {len(self.removed)} to delete"
             + (f"; {len(self.rejected)} refused by the cloud" if self.rejected else "")
         )

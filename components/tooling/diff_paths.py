@@ -71,7 +71,7 @@ def format_path(path: Path) -> str:
     return text
 
 
-def _parse_property_path(text: str) -> tuple[Path, bool] | None:
+def parse_property_path(text: str) -> tuple[Path, bool] | None:
     """Parse a Pulumi property path (``a.b``, ``a["k.8s/x"]``, ``a[0].b``, ``a[*]``).
 
     Returns the dict segments up to the first list index and whether the path went on past
@@ -139,7 +139,7 @@ def ignore_prefixes(options: Mapping[str, Any]) -> list[Path]:
         if entry == "*":
             prefixes.append(())
             continue
-        parsed = _parse_property_path(entry)
+        parsed = parse_property_path(entry)
         if parsed is not None and not parsed[1]:
             prefixes.append(parsed[0])
     return prefixes
@@ -172,7 +172,7 @@ def replacement_triggers(
             if not same(old_inputs, new_inputs):
                 triggers.append("*")
             continue
-        parsed = _parse_property_path(entry)
+        parsed = parse_property_path(entry)
         # A path through a list index is cut at the list: over-warning, never under-warning.
         if parsed is not None and parsed[0] and differs(parsed[0]) and entry not in triggers:
             triggers.append(entry)

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from components.model.catalog.component_roles import role
 from components.tooling.diff_model import (
     ABSENT,
     DIFF_CONTEXT_CHARS,
@@ -17,6 +18,7 @@ from components.tooling.diff_model import (
     ResourceChange,
     ResourceRef,
 )
+from components.tooling.diff_paths import Path, format_path, same, walk
 
 # --------------------------------------------------------------------------------------------
 # Rendering
@@ -67,6 +69,145 @@ def _change_line(item: PropertyChange) -> str:
     return f"    {item.path}: {old_text} -> {new_text}"
 
 
+# Element keys that name a list item (a pool, a tag): lists of such items are shown item by
+# item, then key by key, instead of as two long values.
+_ITEM_KEYS = ("name", "key")
+
+# Longest rendering of one list item or one value inside a list or map that changed: lists and
+# maps are shown in full, only a blob (user data) inside them is cut.
+MAX_ITEM_CHARS = 400
+
+
+def _item_key(items: list[Any]) -> str | None:
+    """The key that names every item of a list uniquely, if there is one: ``name`` or ``key``
+    first, else any key every item has with a distinct string value (``resourceType``)."""
+    if not items or not all(isinstance(item, dict) for item in items):
+        return None
+    common = set.intersection(*(set(item) for item in items))
+    for key in (*[key for key in _ITEM_KEYS if key in common], *sorted(common)):
+        names = [item[key] for item in items]
+        if all(isinstance(name, str) for name in names) and len(set(names)) == len(names):
+            return key
+    return None
+
+
+def _leaf_lines(path: str, old: Any, new: Any) -> list[str]:
+    """One line per changed leaf under ``path`` (maps key by key)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        leaves: list[tuple[Path, Any, Any]] = []
+        walk(old, new, (), leaves)
+        return [
+            f"    {path}{_suffix(leaf)}: {_clip(_json(a), limit=MAX_ITEM_CHARS)} -> "
+            f"{_clip(_json(b), limit=MAX_ITEM_CHARS)}"
+            for leaf, a, b in leaves
+        ]
+    old_text, new_text = _format_pair(old, new)
+    return [f"    {path}: {old_text} -> {new_text}"]
+
+
+def _suffix(leaf: Path) -> str:
+    text = format_path(leaf)
+    return "" if not text else (text if text.startswith("[") else f".{text}")
+
+
+def _list_lines(path: str, old: list[Any], new: list[Any]) -> list[str]:
+    """A changed list: named items key by key, other items as whole removed and added items."""
+    old_key, new_key = _item_key(old), _item_key(new)
+    if old and new and old_key and old_key == new_key:
+        old_items = {item[old_key]: item for item in old}
+        new_items = {item[new_key]: item for item in new}
+        lines: list[str] = []
+        for name in dict.fromkeys([*old_items, *new_items]):
+            before, after = old_items.get(name, ABSENT), new_items.get(name, ABSENT)
+            if same(before, after):
+                continue
+            item_path = f"{path}[{old_key}={json.dumps(name, ensure_ascii=False)}]"
+            if before is ABSENT or after is ABSENT:
+                lines.append(
+                    f"    {item_path}: {_clip(_json(before), limit=MAX_ITEM_CHARS)} -> "
+                    f"{_clip(_json(after), limit=MAX_ITEM_CHARS)}"
+                )
+            else:
+                lines += _leaf_lines(item_path, before, after)
+        return lines or [f"    {path}: the same items in a new order"]
+    unmatched = list(new)
+    removed = []
+    for item in old:
+        match = next((index for index, other in enumerate(unmatched) if same(item, other)), None)
+        if match is None:
+            removed.append(item)
+        else:
+            unmatched.pop(match)
+    lines = [f"    {path}: {len(old)} items -> {len(new)} items"]
+    lines += [f"      - {_clip(_json(item), limit=MAX_ITEM_CHARS)}" for item in removed]
+    lines += [f"      + {_clip(_json(item), limit=MAX_ITEM_CHARS)}" for item in unmatched]
+    if not removed and not unmatched:
+        lines[0] = f"    {path}: the same items in a new order"
+    return lines
+
+
+def _missing(value: Any) -> bool:
+    return value is ABSENT or value is None
+
+
+def _describe(value: Any) -> str:
+    return f"{len(value)} items" if isinstance(value, list) else _json(value)
+
+
+def _property_lines(item: PropertyChange) -> list[str]:
+    """A changed property on one ``path: old -> new`` line; a list or map too long for one line
+    is shown item by item (named items key by key) or key by key instead of being cut."""
+    old, new = item.old, item.new
+    if len(_json(old)) <= MAX_VALUE_CHARS and len(_json(new)) <= MAX_VALUE_CHARS:
+        return [_change_line(item)]
+    if (isinstance(old, list) or _missing(old)) and (isinstance(new, list) or _missing(new)):
+        lines = _list_lines(
+            item.path, old if isinstance(old, list) else [], new if isinstance(new, list) else []
+        )
+        if not (isinstance(old, list) and isinstance(new, list)):
+            lines[0] = f"    {item.path}: {_describe(old)} -> {_describe(new)}"
+        return lines
+    for present, other, added in ((new, old, True), (old, new, False)):
+        if isinstance(present, dict) and present and _missing(other):
+            shown = (_json(other), "(a map)") if added else ("(a map)", _json(other))
+            leaves = (
+                _leaf_lines(item.path, {}, present)
+                if added
+                else _leaf_lines(item.path, present, {})
+            )
+            return [f"    {item.path}: {shown[0]} -> {shown[1]}", *leaves]
+    return [_change_line(item)]
+
+
+def _grouped_lines(sign: str, refs: Iterable[ResourceRef], labels: dict[str, str]) -> list[str]:
+    """Added or removed resources, each under the topmost component that comes or goes with
+    it, so one cause (a pool, the Spot drainer) reads as one entry with its reason."""
+    refs = list(refs)
+    moving = {ref.urn: ref for ref in refs}
+
+    def top(ref: ResourceRef) -> ResourceRef:
+        while ref.parent in moving:
+            ref = moving[ref.parent]
+        return ref
+
+    members: dict[str, list[ResourceRef]] = {}
+    for ref in refs:
+        members.setdefault(top(ref).urn, []).append(ref)
+    lines: list[str] = []
+    for urn, group in members.items():
+        head = moving[urn]
+        under = [ref for ref in group if ref.urn != urn]
+        reason = role(head.type)
+        if not under:
+            lines.append(f"{sign} {labels[urn]}")
+            continue
+        why = f"; exists only while {reason}" if reason else ""
+        noun = "resource" if len(under) == 1 else "resources"
+        lines.append(f"{sign} {labels[urn]} (with the {len(under)} {noun} under it{why})")
+        lines += [f"    {sign} {labels[ref.urn]}" for ref in under]
+    return lines
+
+
 def _labels(items: Iterable[ResourceRef | ResourceChange]) -> dict[str, str]:
     """``type name`` per URN; the URN is appended where two entries would read the same."""
     items = list(items)
@@ -95,18 +236,43 @@ def _reject_lines(change: ResourceChange, label: str) -> list[str]:
     return [f"!! REJECTED {label}: {reason}" for reason in change.refusals]
 
 
-_VERDICT_WORDS = {"update": "update in place", "replace": "replace", "reject": "REJECTED"}
+def _node_lines(change: ResourceChange) -> list[str]:
+    """``running nodes:`` lines under an in-place update of a resource that carries nodes."""
+    return [
+        f"    running nodes: {note.says} ({', '.join(note.paths)})" for note in change.node_notes
+    ]
+
+
+def _roll_lines(change: ResourceChange, label: str) -> list[str]:
+    return [
+        f"~ ROLLS {label}: {', '.join(note.paths)} ({note.says})"
+        for note in change.node_notes
+        if note.effect == "rolls"
+    ]
+
+
+_VERDICT_WORDS = {
+    "update": "update in place",
+    "roll": "update in place, rolls running nodes",
+    "replace": "replace",
+    "reject": "REJECTED",
+}
 
 
 def _body_lines(diff: PlanDiff) -> list[str]:
-    """The ``+``/``-``/``~`` blocks followed by the ``!! REPLACES`` lines."""
+    """The ``+``/``-``/``~`` blocks followed by the ``!! REPLACES``, ``~ ROLLS`` and
+    ``!! REJECTED`` lines."""
     labels = _labels([*diff.added, *diff.removed, *diff.changed])
-    lines = [f"+ {labels[ref.urn]}" for ref in diff.added]
-    lines += [f"- {labels[ref.urn]}" for ref in diff.removed]
+    lines = _grouped_lines("+", diff.added, labels)
+    lines += _grouped_lines("-", diff.removed, labels)
     for change in diff.changed:
         lines.append(f"~ {labels[change.urn]} ({_VERDICT_WORDS[change.verdict]})")
-        lines += [_change_line(item) for item in change.changes]
+        for item in change.changes:
+            lines += _property_lines(item)
+        lines += _node_lines(change)
     lines += [_replace_line(change, labels[change.urn]) for change in diff.replaced]
+    for change in diff.rolled:
+        lines += _roll_lines(change, labels[change.urn])
     for change in diff.rejected:
         lines += _reject_lines(change, labels[change.urn])
     return lines
@@ -117,7 +283,7 @@ def render_text(diff: PlanDiff) -> str:
     lines = _body_lines(diff)
     if diff.outputs:
         lines.append("Outputs:")
-        lines += [_change_line(item) for item in diff.outputs]
+        lines += [line for item in diff.outputs for line in _property_lines(item)]
     if not lines:
         lines.append("No changes.")
     lines.append(diff.summary())
@@ -167,11 +333,28 @@ def render_markdown(diff: PlanDiff) -> str:
             paths = ", ".join(_md_code(path) for path in change.replace_paths)
             down = f" (down: {change.downtime})" if change.downtime else ""
             parts.append(f"> - {_md_code(labels[change.urn])} because of {paths}{down}")
+    rolled = diff.rolled
+    if rolled:
+        noun = "resource rolls" if len(rolled) == 1 else "resources roll"
+        parts += [
+            "",
+            "> [!WARNING]",
+            f"> {len(rolled)} {noun} **its running nodes** in place: the resource is updated, "
+            "but the cloud drains and replaces (or reboots) the nodes, evicting their pods "
+            "(training jobs included).",
+        ]
+        for change in rolled:
+            for note in change.node_notes:
+                if note.effect == "rolls":
+                    paths = ", ".join(_md_code(path) for path in note.paths)
+                    parts.append(
+                        f"> - {_md_code(labels[change.urn])} because of {paths}: {note.says}"
+                    )
 
     body = _body_lines(diff)
     if diff.outputs:
         body.append("Outputs:")
-        body += [_change_line(item) for item in diff.outputs]
+        body += [line for item in diff.outputs for line in _property_lines(item)]
     if body:
         content = "\n".join(body)
         fence = _fence(content)

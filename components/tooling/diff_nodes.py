@@ -1,0 +1,68 @@
+"""What an in-place update does to the running nodes of a pool, from
+:mod:`components.model.catalog.node_effects`: the ``running nodes:`` lines and the ``~ ROLLS``
+verdict of `diff`."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+from components.model.catalog.node_effects import EFFECTS, NodeEffect, node_effects
+from components.tooling.diff_model import NodeEffectOrUnknown, NodeNote
+from components.tooling.diff_paths import Path, format_path, lookup, parse_property_path, same
+
+_UNKNOWN = (
+    "not known: gpufleet has no fact on what the cloud does to running nodes on this change; "
+    "check the cloud's documentation before `pulumi up`"
+)
+_ORDER = {effect: position for position, effect in enumerate((*EFFECTS, "unknown"))}
+
+
+@functools.cache
+def _parsed(type_token: str) -> tuple[tuple[Path, NodeEffect], ...] | None:
+    effects = node_effects(type_token)
+    if effects is None:
+        return None
+    parsed = []
+    for effect in effects:
+        path = parse_property_path(effect.path)
+        if path is None or path[1]:
+            raise ValueError(f"node effect path {effect.path!r} of {type_token} is not a dict path")
+        parsed.append((path[0], effect))
+    return tuple(parsed)
+
+
+def node_notes(
+    type_token: str, old_inputs: Any, new_inputs: Any, changed: Sequence[Path]
+) -> tuple[NodeNote, ...]:
+    """The notes for the changed input paths of one resource (empty for a type without nodes).
+
+    A changed path takes the most specific entry at or above it; a block changed as a whole
+    (added or removed) takes every entry inside it whose value differs. A path no entry covers
+    is "not known".
+    """
+    entries = _parsed(type_token)
+    if entries is None:
+        return ()
+    grouped: dict[tuple[NodeEffectOrUnknown, str], list[str]] = {}
+    for path in changed:
+        above = [entry for entry in entries if path[: len(entry[0])] == entry[0]]
+        inside = [
+            entry
+            for entry in entries
+            if len(entry[0]) > len(path)
+            and entry[0][: len(path)] == path
+            and not same(lookup(old_inputs, entry[0]), lookup(new_inputs, entry[0]))
+        ]
+        found = [max(above, key=lambda entry: len(entry[0]))] if above else []
+        found += inside
+        for entry_path, effect in found:
+            grouped.setdefault((effect.effect, effect.says), []).append(format_path(entry_path))
+        if not found:
+            grouped.setdefault(("unknown", _UNKNOWN), []).append(format_path(path))
+    notes = [
+        NodeNote(effect=effect, says=says, paths=tuple(dict.fromkeys(paths)))
+        for (effect, says), paths in grouped.items()
+    ]
+    return tuple(sorted(notes, key=lambda note: (_ORDER[note.effect], note.paths)))
