@@ -140,7 +140,7 @@ def spot_marks(config: StackConfig, spec: PoolSpec) -> tuple[dict[str, str], fro
     pool = next((p for p in config.gpu_pools if p.name == spec.name), None)
     if not spec.spot or pool is None:
         return {}, frozenset()
-    on_demand = resolve_pool(config, pool.model_copy(update={"spot": False}))
+    on_demand = resolve_pool(config, pool.model_copy(update={"spot": False, "capacity": None}))
     labels = {k: v for k, v in spec.node_labels.items() if on_demand.node_labels.get(k) != v}
     return labels, frozenset(spec.node_taints) - frozenset(on_demand.node_taints)
 
