@@ -20,7 +20,9 @@ from components.model.cloud import Cloud
 from components.model.config import ConfigError, parse_config
 from components.model.pools import resolve_pool, resolve_pools
 from components.model.registry import CLOUDS
+from components.tooling.snapshots import snapshot_text
 from components.tooling.stacks import load_stack, shipped_stacks
+from tests.conftest import plan_of
 
 QUEUED_STACK = str(Path(__file__).parent / "fixtures" / "capacity" / "existing-queued.yaml")
 ATOMIC = "best-effort-atomic-scale-up.autoscaling.x-k8s.io"
@@ -90,6 +92,17 @@ def test_spot_true_and_capacity_spot_build_the_same_pool_on_every_shipped_stack(
             assert after.spot and after.capacity == ("spot",)
             checked += 1
     assert checked >= 3  # GKE, EKS and AKS examples have Spot pools
+
+
+def test_capacity_spot_plans_the_same_graph_as_spot_true() -> None:
+    """On EKS self-managed groups, whose pool code reads `spot` in many places (the mixed
+    instances policy, the termination handler's queue and hooks): the whole plan is unchanged."""
+    pools = raw_of("aws-dev")["gpuPools"]
+    for pool in pools:
+        if pool.pop("spot", False):
+            pool["capacity"] = "spot"
+    rewritten = plan_of("aws-dev", {"gpufleet:gpuPools": pools})
+    assert snapshot_text(rewritten) == snapshot_text(plan_of("aws-dev"))
 
 
 def test_without_capacity_a_pool_says_what_spot_says() -> None:
