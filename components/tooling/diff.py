@@ -51,6 +51,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
+from components.tooling.diff_cost import cost_change
 from components.tooling.diff_model import (
     ABSENT,
     SECRET,
@@ -354,6 +355,7 @@ def diff_plans(old: Mapping[str, Any], new: Mapping[str, Any]) -> PlanDiff:
         project=project if isinstance(project, str) else None,
         stack=stack if isinstance(stack, str) else None,
         outputs=tuple(PropertyChange(format_path(p), a, b) for p, a, b in output_changes),
+        cost=cost_change(old.get("cost"), new.get("cost")),
     )
 
 

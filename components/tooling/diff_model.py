@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
+from components.tooling.diff_cost import CostChange
+
 SECRET: Final = "[secret]"
 """How the plan document masks a secret value."""
 
@@ -98,6 +100,8 @@ class PlanDiff:
     project: str | None = None
     stack: str | None = None
     outputs: tuple[PropertyChange, ...] = ()
+    # What the stack costs idle and at full scale, before and after (None: neither plan says).
+    cost: CostChange | None = None
 
     @property
     def replaced(self) -> tuple[ResourceChange, ...]:

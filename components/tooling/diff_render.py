@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from components.tooling.diff_cost import cost_lines, cost_markdown
 from components.tooling.diff_model import (
     ABSENT,
     DIFF_CONTEXT_CHARS,
@@ -120,6 +121,8 @@ def render_text(diff: PlanDiff) -> str:
         lines += [_change_line(item) for item in diff.outputs]
     if not lines:
         lines.append("No changes.")
+    if diff.cost is not None:
+        lines += cost_lines(diff.cost)
     lines.append(diff.summary())
     return "\n".join(lines) + "\n"
 
@@ -178,4 +181,6 @@ def render_markdown(diff: PlanDiff) -> str:
         parts += ["", f"{fence}diff", content, fence]
     else:
         parts += ["", "No changes."]
+    if diff.cost is not None:
+        parts += ["", *cost_markdown(diff.cost)]
     return "\n".join(parts) + "\n"
