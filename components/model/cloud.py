@@ -19,6 +19,7 @@ from components.model.catalog.gpus import GpuModel, MachineCatalog
 from components.model.daemonsets import NodeDaemonSet
 from components.model.lifecycle import Assessment, VersionLifecycle
 from components.model.pool_spec import PoolSpec
+from components.model.prices import Pricing
 from components.model.problems import Problem
 from components.model.schema import (
     ClusterConfig,
@@ -74,6 +75,8 @@ class Cloud(ABC):
     # The keys of this cloud's `cluster.<name>` that still mean something on an adopted cluster
     # (field names); the others set up a cluster gpufleet creates and are refused there.
     adopted_cluster_keys: ClassVar[tuple[str, ...]] = ()
+    # How this cloud's nodes and control plane are priced (None: gpufleet prices nothing here).
+    pricing: ClassVar[Pricing | None] = None
 
     def adopted(self, cluster: ClusterConfig | None) -> bool:
         """Whether this stack adds GPU pools to a cluster it looks up rather than creates."""

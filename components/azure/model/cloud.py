@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 from components.azure.model import allocatable as azure_allocatable
 from components.azure.model import config as azure_config
-from components.azure.model import version_rules, versions
+from components.azure.model import prices, version_rules, versions
 from components.azure.model.catalog import (
     AKS_MIG_PROFILES,
     AKS_MIG_SIZES,
@@ -75,6 +75,7 @@ class Azure(ManagedCloud):
     distribution = "aks"
     gpu_taint = ("sku", "gpu")
     default_system_machine = "Standard_D4s_v5"
+    pricing = prices.PRICING
     system_machine_shapes: ClassVar[Mapping[str, tuple[int, float]]] = {
         "Standard_D2s_v5": (2, 8),
         "Standard_D4s_v5": (4, 16),
