@@ -15,6 +15,7 @@ from components.aws.model import allocatable as aws_allocatable
 from components.aws.model import autoscaler_tags, provisioners, version_rules, versions
 from components.aws.model import config as aws_config
 from components.aws.model import daemonsets as aws_daemonsets
+from components.aws.model import offerings as aws_offerings
 from components.aws.model.catalog import CATALOG
 from components.model.allocatable import NodeAllocatable
 from components.model.catalog.gpus import GpuModel, MachineType
@@ -23,6 +24,7 @@ from components.model.daemonsets import NodeDaemonSet
 from components.model.lifecycle import Assessment
 from components.model.managed_cloud import GpuNodeFacts, ManagedCloud, SharingVia
 from components.model.networks import cidr_list_problems
+from components.model.offerings import Offerings
 from components.model.problems import Problem
 from components.model.schema import (
     ClusterConfig,
@@ -87,6 +89,7 @@ class Aws(ManagedCloud):
     }
     several_machine_types = True
     accelerator_label = ACCELERATOR_LABEL
+    offerings: ClassVar[Offerings] = aws_offerings
 
     def zone_rule(self, region: str) -> NameRule:
         return NameRule(rf"{re.escape(region)}[a-z]", f"{region}<letter>")
