@@ -307,6 +307,7 @@ class Aws(ManagedCloud):
         instance = 5 + (1 if pool.spot else 0)
         labelled_by_nodeadm = provisioners.nodeadm_labels_gpu(cluster, pool)
         own_labels = len(FIXED_GPU_LABELS) + (1 if labelled_by_nodeadm else 0)
+        own_labels += 1 if pool.spot else 0  # provisioners.SPOT_LABEL
         fixed = 2 + instance + 2 + own_labels + 1 + (1 if configured_by_label else 0)
         total = fixed + len(pool.labels) + len(pool.taints)
         if total > autoscaler_tags.MAX_TAGS_PER_GROUP:
