@@ -9,5 +9,5 @@ PolicyPack(
     enforcement_level=EnforcementLevel.MANDATORY,
     description="GPU pools scale to zero and are tainted, the EKS autoscaler sees them at zero, "
     "IMDSv2 and encrypted disks, least-privilege autoscaler IAM, pinned charts, protected "
-    "production clusters.",
+    "production clusters, a budget for the full-scale cost.",
 )

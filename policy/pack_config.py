@@ -1,16 +1,23 @@
-"""Write the policy pack config for a stack: which stacks count as production.
+"""Write the policy pack config for a stack: which stacks count as production, and what the
+stack costs (with the budget, if one is given).
 
-    python policy/pack_config.py stacks/Pulumi.<stack>.yaml > policy-config.json
+    python policy/pack_config.py stacks/Pulumi.<stack>.yaml [--max-per-hour USD] > policy-config.json
 
 A stack is production when its file sets `gpufleet:cluster.protect: true` (the key gpufleet
 documents for production stacks) or when its name says so (`prod`, `production`, `*-prod`,
 `prod-*`). The marker is read from the stack file, not from the program, so the
 `clusters-protected-in-production` policy catches a program that fails to protect the cluster,
 and a stack named prod whose file forgot `protect`.
+
+`gpu-cost-at-full-scale` gets the stack's `cost` (what `plan STACK --json` prints, computed from
+the stack file with gpufleet's model, so run this with the program's virtualenv) and, with
+`--max-per-hour`, its budget; without a budget the rule passes. A file gpufleet cannot read gets
+no `cost` (`plan` reports its problems).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import sys
@@ -21,6 +28,8 @@ from typing import Any
 import yaml
 
 POLICY = "clusters-protected-in-production"
+COST_POLICY = "gpu-cost-at-full-scale"
+PROJECT_DIR = Path(__file__).resolve().parents[1]
 PRODUCTION_NAME = re.compile(r"(^|[-_.])(prod|production)($|[-_.])", re.IGNORECASE)
 
 
@@ -37,18 +46,49 @@ def is_production(name: str, config: Mapping[str, Any]) -> bool:
     return protected or bool(PRODUCTION_NAME.search(name))
 
 
-def pack_config(path: Path) -> dict[str, Any]:
+def stack_cost(path: Path) -> dict[str, Any] | None:
+    """The stack's `cost` object, as `plan --json` prints it; None if gpufleet cannot read it."""
+    if str(PROJECT_DIR) not in sys.path:
+        sys.path.insert(0, str(PROJECT_DIR))
+    from components.model import config as model_config
+    from components.model.cost import stack_cost as cost_of
+    from components.tooling.stack_yaml import StackFileError
+    from components.tooling.stacks import load_stack
+
+    try:
+        stack = load_stack(str(path))
+        today = model_config.clock_today()
+        return cost_of(model_config.parse_config(stack.gpufleet, today), today).to_json()
+    except (StackFileError, model_config.ConfigError, KeyError):
+        return None
+
+
+def pack_config(path: Path, max_per_hour: float | None = None) -> dict[str, Any]:
     document = yaml.safe_load(path.read_text()) or {}
     config = document.get("config") or {}
-    return {POLICY: {"production": is_production(stack_name(path), config)}}
+    cost: dict[str, Any] = {}
+    if max_per_hour is not None:
+        cost["maxPerHour"] = max_per_hour
+    stack = stack_cost(path)
+    if stack is not None:
+        cost["cost"] = stack
+    return {POLICY: {"production": is_production(stack_name(path), config)}, COST_POLICY: cost}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) != 1:
-        print("usage: python policy/pack_config.py stacks/Pulumi.<stack>.yaml", file=sys.stderr)
-        return 2
-    print(json.dumps(pack_config(Path(args[0])), indent=2, sort_keys=True))
+    parser = argparse.ArgumentParser(
+        prog="python policy/pack_config.py",
+        description="Write the policy pack config for a stack (JSON on stdout).",
+    )
+    parser.add_argument("stack_file", type=Path, metavar="stacks/Pulumi.<stack>.yaml")
+    parser.add_argument(
+        "--max-per-hour",
+        type=float,
+        help="budget for gpu-cost-at-full-scale: USD per hour with every pool full",
+    )
+    options = parser.parse_args(argv)
+    config = pack_config(options.stack_file, options.max_per_hour)
+    print(json.dumps(config, indent=2, sort_keys=True))
     return 0
 
 

@@ -34,6 +34,7 @@ from components.tooling.diff import (
     render_text,
     stacks_note,
 )
+from components.tooling.diff_cost import CostChange, cost_lines
 from components.tooling.diff_paths import parse_property_path
 from components.tooling.stacks import shipped_stacks
 from tests.conftest import plan_of
@@ -998,6 +999,8 @@ def test_real_plans_of_another_stack_name_compare_by_logical_identity(
         "Stacks differ (old: gcp-dev, new: gcp-staging, project gpufleet): resources are matched "
         "by logical identity (type, parent chain and name: the URN without its stack).",
         "No changes.",
+        # The cost of the stack, which the copy does not change (its figures: tests/test_cost.py).
+        *cost_lines(CostChange(base["cost"], copy["cost"])),
         "0 to add, 0 to change (0 replaced), 0 to delete",
     ]
     assert main([base_path, write(tmp_path, "edited.json", edited), "--fail-on-replace"]) == 1

@@ -307,6 +307,12 @@ def test_the_diff_step_comments_changes_new_and_removed_stacks_and_policy_violat
     gone = plan_count(tmp_path / "plans" / "base" / "gone.json")
     assert f"0 to add, 0 to change (0 replaced), {gone} to delete" in sections["gone"]
     assert "The policy pack rejects" not in sections["fresh"]
+    # The comment carries the cost: warming the T4 pool (no T4 price) makes idle unknown.
+    assert (
+        "| idle | $" in sections["gcp-dev"]
+        and "| unknown (no price for pool t4) |" in sections["gcp-dev"]
+    )
+    assert "| idle | not in the plan |" in sections["fresh"]
     assert output.read_text().strip() == "violations=1"
 
 

@@ -14,12 +14,14 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from components.model import existing_cluster
+from components.model import offerings as offering_tables
 from components.model.allocatable import NodeAllocatable
 from components.model.capacity import ON_DEMAND, SPOT, CapacityOrder, ReservationCap
-from components.model.catalog.gpus import GpuModel, MachineCatalog
+from components.model.catalog.gpus import GpuModel, MachineCatalog, MachineType
 from components.model.daemonsets import NodeDaemonSet
 from components.model.lifecycle import Assessment, VersionLifecycle
 from components.model.pool_spec import PoolSpec
+from components.model.prices import Pricing
 from components.model.problems import Problem
 from components.model.schema import (
     ClusterConfig,
@@ -59,6 +61,8 @@ class Cloud(ABC):
     cluster_name_rule: ClassVar[NameRule]
     # None: the cloud has no region (gpufleet does not create the cluster).
     region_rule: ClassVar[NameRule | None] = None
+    # The dated table of its regions and where it sells each GPU machine (None: none).
+    offerings: ClassVar[offering_tables.Offerings | None] = None
     # The minors this cloud creates, with their support dates (None: not gpufleet's to check).
     version_lifecycle: ClassVar[VersionLifecycle | None] = None
     # Which Kubernetes distribution the GPU software is configured for ("generic": none).
@@ -75,6 +79,8 @@ class Cloud(ABC):
     # The keys of this cloud's `cluster.<name>` that still mean something on an adopted cluster
     # (field names); the others set up a cluster gpufleet creates and are refused there.
     adopted_cluster_keys: ClassVar[tuple[str, ...]] = ()
+    # How this cloud's nodes and control plane are priced (None: gpufleet prices nothing here).
+    pricing: ClassVar[Pricing | None] = None
 
     def adopted(self, cluster: ClusterConfig | None) -> bool:
         """Whether this stack adds GPU pools to a cluster it looks up rather than creates."""
@@ -115,6 +121,25 @@ class Cloud(ABC):
     def check_cluster(self, cluster: ClusterConfig) -> list[Problem]:
         """This cloud's cluster rules, after the shared name, version, region and zone checks."""
         return []
+
+    def region_problems(self, cluster: ClusterConfig) -> list[Problem]:
+        """The cluster's region (and zones) against this cloud's dated region table
+        (components/<cloud>/model/offerings.json), for a region of the right form."""
+        return self.offerings.region_problems(cluster) if self.offerings else []
+
+    def offered(self, machine: MachineType, region: str) -> bool | None:
+        """Whether the cloud sells `machine` in `region` per its dated offerings table (None:
+        the table has no answer there)."""
+        return self.offerings.offered(machine, region) if self.offerings else None
+
+    def offering_problems(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str, warnings: list[str]
+    ) -> list[Problem]:
+        """The pool's machine types where the cloud sells them, said "not checked" where the
+        table has no answer (for machines of the cloud's catalog only)."""
+        if self.offerings is None or not offering_tables.catalog_knows(self.catalog, pool):
+            return []
+        return self.offerings.pool_problems(cluster, pool, path, warnings)
 
     def node_allocatable(
         self, machine: str, vcpus: int, memory_gib: float, disk_size_gb: int

@@ -131,6 +131,7 @@ def check_cluster(
                     Problem("cluster.region", f"must be {cloud.region_rule.rule}", cluster.region)
                 )
             else:
+                problems += cloud.region_problems(cluster)
                 # Zones are judged against a valid region only: a wrong region is one mistake.
                 problems += cloud.zone_problems(
                     cluster.region, cluster.zones or [], "cluster.zones"
@@ -203,6 +204,7 @@ def check_pool(
 
     if cloud is not None and cluster is not None:
         problems += cloud.check_pool(cluster, mode, pool, path, warnings)
+        problems += cloud.offering_problems(cluster, pool, path, warnings)
     if pool.sharing is not None:
         problems += _check_sharing(pool, model, path)
     if pool.mig_partition_size is not None:

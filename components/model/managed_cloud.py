@@ -45,6 +45,8 @@ class GpuNodeFacts:
     taints: list[Taint] = field(default_factory=list)
     # Labels whose value differs between the pool's nodes (e.g. Spot or on-demand).
     choices: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Labels of `labels` on the nodes that the autoscaler's template of the pool at zero lacks.
+    only_on_nodes: set[str] = field(default_factory=set)
 
 
 class ManagedCloud(Cloud):
@@ -386,6 +388,8 @@ class ManagedCloud(Cloud):
         # What the autoscaler sees at zero. EKS self-managed: the ASG's node-template tags, which
         # gpufleet writes from exactly these declared labels and taints. GKE/AKS: the pool's API.
         autoscaler_labels = {**generic, **facts.labels, **declared}
+        for key in facts.only_on_nodes:
+            autoscaler_labels.pop(key, None)
         return PoolSpec(
             name=pool.name,
             cloud=self.name,

@@ -12,6 +12,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
+from components.model.schema import StackConfig
 from components.tooling.commands import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -114,7 +115,8 @@ def plan_main(argv: list[str]) -> int:
 
     from components.tooling.engine import plan_stack
 
-    stack, _ = load_validated(options.stack)
+    stack, config = load_validated(options.stack)
+    _warn_stale_prices(config)
 
     plan = plan_stack(stack)
     if options.json:
@@ -129,4 +131,19 @@ def plan_main(argv: list[str]) -> int:
         print(render_tree(plan))
         print()
         print(render_pool_table(plan.outputs.get("gpuPools", [])))
+        if plan.cost is not None:
+            from components.tooling.cost_view import render_cost
+
+            print()
+            print(render_cost(plan.cost))
     return EXIT_OK
+
+
+def _warn_stale_prices(config: StackConfig) -> None:
+    """Prices older than the model allows make every `plan` warn (stderr, all formats)."""
+    from components.model import config as model_config
+    from components.model.cost import stale_prices
+
+    warning = stale_prices(config, model_config.clock_today())
+    if warning:
+        print(f"warning: {warning}", file=sys.stderr)

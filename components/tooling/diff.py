@@ -53,6 +53,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
+from components.tooling.diff_cost import cost_change
 from components.tooling.diff_model import (
     ABSENT,
     SECRET,
@@ -375,6 +376,7 @@ def diff_plans(old: Mapping[str, Any], new: Mapping[str, Any]) -> PlanDiff:
         project=project if isinstance(project, str) else None,
         stack=stack if isinstance(stack, str) else None,
         outputs=tuple(PropertyChange(format_path(p), a, b) for p, a, b in output_changes),
+        cost=cost_change(old.get("cost"), new.get("cost")),
     )
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from components.model.catalog.node_effects import Effect
+from components.tooling.diff_cost import CostChange
 
 SECRET: Final = "[secret]"
 """How the plan document masks a secret value."""
@@ -124,6 +125,8 @@ class PlanDiff:
     project: str | None = None
     stack: str | None = None
     outputs: tuple[PropertyChange, ...] = ()
+    # What the stack costs idle and at full scale, before and after (None: neither plan says).
+    cost: CostChange | None = None
 
     @property
     def replaced(self) -> tuple[ResourceChange, ...]:

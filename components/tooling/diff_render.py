@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from components.model.catalog.component_roles import role
+from components.tooling.diff_cost import cost_lines, cost_markdown
 from components.tooling.diff_model import (
     ABSENT,
     DIFF_CONTEXT_CHARS,
@@ -286,6 +287,8 @@ def render_text(diff: PlanDiff) -> str:
         lines += [line for item in diff.outputs for line in _property_lines(item)]
     if not lines:
         lines.append("No changes.")
+    if diff.cost is not None:
+        lines += cost_lines(diff.cost)
     lines.append(diff.summary())
     return "\n".join(lines) + "\n"
 
@@ -361,4 +364,6 @@ def render_markdown(diff: PlanDiff) -> str:
         parts += ["", f"{fence}diff", content, fence]
     else:
         parts += ["", "No changes."]
+    if diff.cost is not None:
+        parts += ["", *cost_markdown(diff.cost)]
     return "\n".join(parts) + "\n"

@@ -26,6 +26,8 @@ from pulumi.runtime.config import set_all_config
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from components.model import config as model_config
+from components.model.cost import stack_cost
 from components.model.schema import ClusterConfig
 from components.tooling import mockcloud
 from components.tooling.commands import BadInput
@@ -87,14 +89,19 @@ class Plan:
     warnings: list[str] = field(default_factory=list)
     # URNs of the resources that called register_outputs (every component must, last).
     outputs_registered: frozenset[str] = frozenset()
+    # What the stack costs idle and at full scale (`components.model.cost`), as JSON.
+    cost: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        document = {
             "project": self.project,
             "stack": self.stack,
             "resources": [r.to_json() for r in sorted(self.resources, key=lambda r: r.urn)],
             "outputs": _sorted(self.outputs),
         }
+        if self.cost is not None:
+            document["cost"] = self.cost
+        return document
 
     def of_type(self, type_: str) -> list[RecordedResource]:
         return [r for r in self.resources if r.type == type_]
@@ -223,7 +230,20 @@ def plan_stack(
         outputs=outputs,
         warnings=collector.messages,
         outputs_registered=frozenset(monitor.outputs_registered),
+        cost=_cost(config, stack.secret_keys),
     )
+
+
+def _cost(config: Mapping[str, Any], secret_keys: frozenset[str]) -> dict[str, Any]:
+    """The cost of the config the program just ran with (valid, or it would have stopped)."""
+    prefix = f"{PROJECT}:"
+    keys = {
+        key[len(prefix) :]: value
+        for key, value in config.items()
+        if key.startswith(prefix) and key not in secret_keys
+    }
+    today = model_config.clock_today()
+    return stack_cost(model_config.parse_config(keys, today), today).to_json()
 
 
 def described_world(config: Mapping[str, Any]) -> World:

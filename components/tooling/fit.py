@@ -2,7 +2,9 @@
 
 For every pod template in MANIFEST and every pool (GPU pools, then the CPU system pool) it says
 fits / does not fit and every reason, as kube-scheduler and, for pools at zero nodes, the
-cluster autoscaler would decide. Exit status: 0 every template fits some pool, 1 one does not,
+cluster autoscaler would decide. A template that fits no pool also gets the machine types of
+the pools' GPUs (from the cloud's catalog, sold in the stack's region where the offerings table
+knows) whose allocatable would take it, or is told none would (components/tooling/machine_fit.py). Exit status: 0 every template fits some pool, 1 one does not,
 2 bad input: unreadable YAML, an object without a usable pod spec, a kind fit does not know
 (unless `--skip-other-kinds`), or resources the API server would reject (a GPU count that is not
 a whole number, a GPU request without an equal limit, an unparsable cpu or memory quantity...),
@@ -24,8 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from components.model.pools import PoolSpec
+from components.model.schema import StackConfig
 from components.tooling.capacity_fit import Workload, capacity_verdict
 from components.tooling.commands import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, load_validated
+from components.tooling.machine_fit import MachineHint, machine_hints, render_hints
 from components.tooling.pool_views import PoolCheck, stack_pool_checks
 from components.tooling.scheduling import (
     PodTemplate,
@@ -60,6 +64,8 @@ class PoolVerdict:
 class TemplateVerdict:
     source: str
     pools: tuple[PoolVerdict, ...]
+    # For a template no pool takes: the machine types of the pools' GPUs that would.
+    machine_hints: tuple[MachineHint, ...] = ()
 
     @property
     def fits(self) -> bool:
@@ -70,6 +76,7 @@ class TemplateVerdict:
             "source": self.source,
             "fits": self.fits,
             "pools": [pool.to_json() for pool in self.pools],
+            "machine_hints": [hint.to_json() for hint in self.machine_hints],
         }
 
 
@@ -132,18 +139,24 @@ def fit_check(
 
 
 def fit_templates(
-    templates: Sequence[PodTemplate], checks: Sequence[PoolCheck]
+    templates: Sequence[PodTemplate],
+    checks: Sequence[PoolCheck],
+    config: StackConfig | None = None,
 ) -> list[TemplateVerdict]:
-    return [
-        TemplateVerdict(
-            t.source,
-            tuple(
-                fit_check(t.spec, check, Workload(t.pods, t.labels, t.namespace))
-                for check in checks
-            ),
+    """Every template against every pool; with the stack's config, a template no pool takes
+    also gets the machine types of the pools' GPUs that would take it."""
+    verdicts = []
+    for template in templates:
+        workload = Workload(template.pods, template.labels, template.namespace)
+        verdict = TemplateVerdict(
+            template.source,
+            tuple(fit_check(template.spec, check, workload) for check in checks),
         )
-        for t in templates
-    ]
+        if config is not None and not verdict.fits:
+            hints = tuple(machine_hints(config, template.spec))
+            verdict = TemplateVerdict(verdict.source, verdict.pools, hints)
+        verdicts.append(verdict)
+    return verdicts
 
 
 # --------------------------------------------------------------------------- rendering
@@ -171,6 +184,7 @@ def render_text(stack: str, cloud: str, verdicts: Sequence[TemplateVerdict]) -> 
             lines.extend(f"      note: {note}" for note in pool.notes)
         fitting = [pool.pool for pool in verdict.pools if pool.fits]
         lines.append(f"  => schedules on: {', '.join(fitting)}" if fitting else "  => fits no pool")
+        lines.extend(render_hints(verdict.machine_hints))
         lines.append("")
     failing = [verdict.source for verdict in verdicts if not verdict.fits]
     pools = len(verdicts[0].pools) if verdicts else 0
@@ -293,7 +307,7 @@ def main(argv: Sequence[str]) -> int:
             file=sys.stderr,
         )
         return EXIT_BAD_INPUT
-    verdicts = fit_templates(templates, checks)
+    verdicts = fit_templates(templates, checks, config)
     if options.json:
         print(json.dumps(to_json(stack.name, config.cloud, verdicts), indent=2))
     else:

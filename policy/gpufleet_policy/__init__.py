@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pulumi_policy import Policy
 
-from . import aws, charts, karpenter, pools, protection
+from . import aws, charts, cost, karpenter, pools, protection
 
 PACK_NAME = "gpufleet"
 POLICIES: list[Policy] = [
@@ -17,6 +17,7 @@ POLICIES: list[Policy] = [
     *karpenter.POLICIES,
     *charts.POLICIES,
     *protection.POLICIES,
+    *cost.POLICIES,
 ]
 
 __all__ = ["PACK_NAME", "POLICIES"]

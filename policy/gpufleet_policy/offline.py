@@ -33,7 +33,7 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError, unknown_checking_proxy
 
-from . import POLICIES
+from . import POLICIES, cost
 
 UNKNOWN = "[unknown]"  # how the offline engine marks values known only after deployment
 
@@ -74,6 +74,7 @@ def run_pack(
                 )
                 violations += _run(policy, args, default_urn=resource["urn"])
         elif isinstance(policy, StackValidationPolicy):
+            settings = _with_plan_cost(policy, settings, document)
             args_stack = StackValidationArgs(_stack_resources(resources, by_urn), settings)
             violations += _run(policy, args_stack, default_urn=None)
     return violations
@@ -96,6 +97,18 @@ def policy_config(policy: Policy, pack_config: Mapping[str, Any]) -> dict[str, A
             return None
         settings.update({k: v for k, v in entry.items() if k != "enforcementLevel"})
     return settings
+
+
+def _with_plan_cost(
+    policy: Policy, settings: dict[str, Any], document: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A policy that takes the plan's `cost` as config judges the document's when it has one
+    (the pack config's `cost`, which `policy/pack_config.py` writes for `pulumi preview`, when
+    it has none)."""
+    schema = policy.config_schema
+    if schema is None or "cost" not in schema.properties or "cost" not in document:
+        return settings
+    return {**settings, "cost": document["cost"]}
 
 
 def _run(policy: Policy, args: Any, default_urn: str | None) -> list[Violation]:
@@ -178,6 +191,17 @@ def _stack_resources(
     return list(built.values())
 
 
+def _cost_note(document: Mapping[str, Any], config: Mapping[str, Any]) -> str | None:
+    """The full-scale cost and budget the cost rule judged (reported whether it passed or not)."""
+    settings = policy_config(cost.cost_at_full_scale, config)
+    if settings is None:
+        return None
+    budget = settings.get("maxPerHour")
+    return cost.budget_note(
+        document.get("cost", settings.get("cost")), None if budget is None else float(budget)
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m gpufleet_policy.offline",
@@ -191,11 +215,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = json.loads(options.config.read_text()) if options.config else {}
     failed = False
     for path in options.plans:
-        violations = run_pack(json.loads(path.read_text()), config)
+        document = json.loads(path.read_text())
+        violations = run_pack(document, config)
         for violation in violations:
             print(f"{path}: {violation}")
         if not violations:
             print(f"{path}: {len(POLICIES)} policies passed")
+        note = _cost_note(document, config)
+        if note:
+            print(f"{path}: {note}")
         failed = failed or bool(violations)
     return 1 if failed else 0
 

@@ -12,9 +12,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
 from components.aws.model import allocatable as aws_allocatable
-from components.aws.model import autoscaler_tags, provisioners, version_rules, versions
+from components.aws.model import autoscaler_tags, prices, provisioners, version_rules, versions
 from components.aws.model import config as aws_config
 from components.aws.model import daemonsets as aws_daemonsets
+from components.aws.model import offerings as aws_offerings
 from components.aws.model.catalog import CATALOG
 from components.model.allocatable import NodeAllocatable
 from components.model.catalog.gpus import GpuModel, MachineType
@@ -23,6 +24,7 @@ from components.model.daemonsets import NodeDaemonSet
 from components.model.lifecycle import Assessment
 from components.model.managed_cloud import GpuNodeFacts, ManagedCloud, SharingVia
 from components.model.networks import cidr_list_problems
+from components.model.offerings import Offerings
 from components.model.problems import Problem
 from components.model.schema import (
     ClusterConfig,
@@ -79,6 +81,7 @@ class Aws(ManagedCloud):
     distribution = "eks"
     gpu_taint = ("nvidia.com/gpu", "true")
     default_system_machine = "m6i.large"
+    pricing = prices.PRICING
     system_disk_size_gb = 50
     system_machine_shapes: ClassVar[Mapping[str, tuple[int, float]]] = {
         "m6i.large": (2, 8),
@@ -87,6 +90,7 @@ class Aws(ManagedCloud):
     }
     several_machine_types = True
     accelerator_label = ACCELERATOR_LABEL
+    offerings: ClassVar[Offerings] = aws_offerings
 
     def zone_rule(self, region: str) -> NameRule:
         return NameRule(rf"{re.escape(region)}[a-z]", f"{region}<letter>")
@@ -304,6 +308,7 @@ class Aws(ManagedCloud):
         instance = 5 + (1 if pool.spot else 0)
         labelled_by_nodeadm = provisioners.nodeadm_labels_gpu(cluster, pool)
         own_labels = len(FIXED_GPU_LABELS) + (1 if labelled_by_nodeadm else 0)
+        own_labels += 1 if pool.spot else 0  # provisioners.SPOT_LABEL
         fixed = 2 + instance + 2 + own_labels + 1 + (1 if configured_by_label else 0)
         total = fixed + len(pool.labels) + len(pool.taints)
         if total > autoscaler_tags.MAX_TAGS_PER_GROUP:

@@ -31,6 +31,16 @@ AUTO_MODE_GPU_COUNT_LABEL = "eks.amazonaws.com/instance-gpu-count"
 # 81fec2e8; nodeadm/doc/api-concepts.md lists it as "since 1.35").
 NODEADM_GPU_LABEL = "nvidia.com/gpu.present"
 NODEADM_GPU_LABEL_SINCE = (1, 35)
+# EKS managed node groups label their nodes with the group's capacity type. The cluster
+# autoscaler's template of a managed group at zero does not carry it: it takes the group's own
+# labels from DescribeNodegroup plus a bare `capacityType` key (kubernetes/autoscaler
+# cloudprovider/aws aws_wrapper.go getManagedNodegroupInfo at 017598c2, aws_manager.go
+# buildNodeFromTemplate at 00a2c93c), so a pod selecting it never scales a group up from zero.
+MANAGED_CAPACITY_LABEL = "eks.amazonaws.com/capacityType"
+# gpufleet's own Spot label on the groups the cluster autoscaler scales (self-managed groups get
+# no cloud label at all): declared, so it reaches the kubelet's --node-labels, a self-managed
+# group's node-template tag and a managed group's labels, which the autoscaler reads at zero.
+SPOT_LABEL = ("gpufleet.io/capacity-type", "spot")
 
 
 def provisioner(cluster: ClusterConfig) -> str:
@@ -235,9 +245,14 @@ def node_facts(
     kind = provisioner(cluster)
     if kind in PER_POD:
         _node_pool_labels(facts, pool, machines, auto_mode=kind == "auto-mode")
-    elif options.node_group == "managed":
-        # eks.amazonaws.com/nodegroup differs per zone (one group per zone): not a pool label.
-        facts.labels["eks.amazonaws.com/capacityType"] = "SPOT" if pool.spot else "ON_DEMAND"
+    else:
+        if options.node_group == "managed":
+            # eks.amazonaws.com/nodegroup differs per zone (one group per zone): not a pool label.
+            facts.labels[MANAGED_CAPACITY_LABEL] = "SPOT" if pool.spot else "ON_DEMAND"
+            facts.only_on_nodes.add(MANAGED_CAPACITY_LABEL)
+        if pool.spot:
+            key, value = SPOT_LABEL
+            facts.declared[key] = value
 
 
 def _node_pool_labels(

@@ -11,7 +11,8 @@ from typing import Any, ClassVar
 
 from components.azure.model import allocatable as azure_allocatable
 from components.azure.model import config as azure_config
-from components.azure.model import version_rules, versions
+from components.azure.model import offerings as azure_offerings
+from components.azure.model import prices, version_rules, versions
 from components.azure.model.catalog import (
     AKS_MIG_PROFILES,
     AKS_MIG_SIZES,
@@ -24,6 +25,7 @@ from components.model.catalog.gpus import GpuModel, MachineType
 from components.model.cloud import NameRule
 from components.model.lifecycle import Assessment
 from components.model.managed_cloud import GpuNodeFacts, ManagedCloud, SharingVia
+from components.model.offerings import Offerings
 from components.model.pool_spec import Taint
 from components.model.problems import Problem
 from components.model.schema import (
@@ -75,6 +77,7 @@ class Azure(ManagedCloud):
     distribution = "aks"
     gpu_taint = ("sku", "gpu")
     default_system_machine = "Standard_D4s_v5"
+    pricing = prices.PRICING
     system_machine_shapes: ClassVar[Mapping[str, tuple[int, float]]] = {
         "Standard_D2s_v5": (2, 8),
         "Standard_D4s_v5": (4, 16),
@@ -88,6 +91,7 @@ class Azure(ManagedCloud):
     operator_partitions_mig = False
     pool_label_key = AGENT_POOL_LABEL
     partition_label = PARTITION_SIZE_LABEL
+    offerings: ClassVar[Offerings] = azure_offerings
 
     def zone_rule(self, region: str) -> NameRule:
         return NameRule(r"[123]", '"1", "2" or "3"')

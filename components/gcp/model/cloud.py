@@ -13,7 +13,8 @@ from typing import Any, ClassVar
 from components.gcp.model import allocatable as gcp_allocatable
 from components.gcp.model import config as gcp_config
 from components.gcp.model import daemonsets as gke_daemonsets
-from components.gcp.model import gpu_zones, version_rules, versions
+from components.gcp.model import offerings as gcp_offerings
+from components.gcp.model import prices, version_rules, versions
 from components.gcp.model.catalog import CATALOG
 from components.model.allocatable import NodeAllocatable
 from components.model.catalog.gpus import MachineType
@@ -22,6 +23,7 @@ from components.model.daemonsets import NodeDaemonSet
 from components.model.lifecycle import Assessment
 from components.model.managed_cloud import GpuNodeFacts, ManagedCloud, SharingVia
 from components.model.networks import cidr_list_problems, overlap_problems, parse_ipv4_cidr
+from components.model.offerings import Offerings
 from components.model.pool_spec import PoolSpec
 from components.model.problems import Problem
 from components.model.schema import (
@@ -97,6 +99,7 @@ class Gcp(ManagedCloud):
     adopted_cluster_keys = ("project",)
     gpu_taint = ("nvidia.com/gpu", "present")
     default_system_machine = "e2-standard-4"
+    pricing = prices.PRICING
     system_machine_shapes: ClassVar[Mapping[str, tuple[int, float]]] = {
         "e2-standard-2": (2, 8),
         "e2-standard-4": (4, 16),
@@ -110,6 +113,7 @@ class Gcp(ManagedCloud):
     partition_label = PARTITION_SIZE_LABEL
     # GKE admits system-node-critical pods outside kube-system only up to a ResourceQuota.
     critical_pods_need_quota = True
+    offerings: ClassVar[Offerings] = gcp_offerings
     # Until GKE builds reserved, flex-start and queued pools (docs/capacity.md): the one way in.
     capacity_advice = (
         "to consume a specific reservation today, leave capacity out and set gcp.reservation "
@@ -229,7 +233,7 @@ class Gcp(ManagedCloud):
         self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str
     ) -> list[Problem]:
         """Reservation-only machines need a reservation or Spot; reservations have GCE names."""
-        problems = self._zone_offers(cluster, pool, path)
+        problems: list[Problem] = []
         reservation = gcp_config.pool_options(pool).reservation
         for machine in self.machines(pool):
             if machine.reservation_only and not pool.spot and reservation is None:
@@ -259,30 +263,6 @@ class Gcp(ManagedCloud):
                 )
             )
         return problems
-
-    def _zone_offers(self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str) -> list[Problem]:
-        """Zones where Compute Engine does not offer the pool's accelerator type (GKE refuses
-        to create nodes there); judged only where the zone table covers the region."""
-        zones = pool.zones or cluster.zones or []
-        region = cluster.region or ""
-        machines = self.machines(pool)
-        if not machines or not zones:
-            return []
-        accelerator = machines[0].gke_accelerator
-        missing = gpu_zones.zones_without(accelerator, region, zones)
-        if not missing:
-            return []
-        offered = gpu_zones.GPU_ZONES[accelerator][region]
-        where = f"{path}.zones" if pool.zones else "cluster.zones"
-        return [
-            Problem(
-                where,
-                f"{accelerator} is not offered in {', '.join(missing)}; in {region} it is in "
-                f"{', '.join(offered)} (Compute Engine's accelerator zones as of "
-                f"{gpu_zones.SOURCE_READ})",
-                list(zones),
-            )
-        ]
 
     def sharing_via(self, mode: SoftwareMode) -> SharingVia:
         return "cloud" if mode == "cloud-managed" else "nvidia"

@@ -9,8 +9,9 @@ others; device and partition node affinity from the task's accelerator).
 
 A task can only say device, partition size and interruptible, so two pools that agree on all
 three stay indistinguishable; the output says so. Spot pools are told apart by the label their
-cloud puts on Spot nodes (found by resolving the pool again without Spot), and their Spot taint
-is tolerated only by interruptible tasks.
+Spot nodes carry (found by resolving the pool again without Spot): the cloud's own where its
+autoscaler sees it at zero (GKE, AKS, Karpenter's per-node capacity type), else gpufleet's on
+EKS groups; their Spot taint is tolerated only by interruptible tasks.
 """
 
 from __future__ import annotations
@@ -134,14 +135,36 @@ def _partition_label(pools: Sequence[PoolSpec]) -> str | None:
     return None
 
 
+def _carries(spec: PoolSpec, key: str, value: str) -> bool:
+    """Whether some node of the pool can carry the label: a fixed label, or one of its per-node
+    choices (Karpenter's capacity type on a pool that falls back to on-demand)."""
+    return spec.node_labels.get(key) == value or value in spec.label_choices.get(key, ())
+
+
+def _seen_at_zero(spec: PoolSpec, key: str, value: str) -> bool:
+    """Whether the provisioner's template of the pool at zero has the label, so a pod that
+    selects it scales the pool up (EKS managed groups' capacityType label is only on nodes)."""
+    if spec.autoscaler_labels is None:
+        return True
+    return spec.autoscaler_labels.get(key) == value or value in spec.label_choices.get(key, ())
+
+
 def spot_marks(config: StackConfig, spec: PoolSpec) -> tuple[dict[str, str], frozenset[Taint]]:
     """The labels and taints a Spot pool's nodes carry because they are Spot: what its cloud
-    puts on them beyond what the same pool on demand would have."""
+    (or gpufleet) puts on them beyond what the same pool on demand would have. A label counts
+    when the pool's Spot nodes carry it (per node, where the pool mixes Spot and on-demand)
+    and its autoscaler's picture of the pool at zero has it too."""
     pool = next((p for p in config.gpu_pools if p.name == spec.name), None)
     if not spec.spot or pool is None:
         return {}, frozenset()
     on_demand = resolve_pool(config, pool.model_copy(update={"spot": False, "capacity": None}))
-    labels = {k: v for k, v in spec.node_labels.items() if on_demand.node_labels.get(k) != v}
+    candidates = [*spec.node_labels.items()]
+    candidates += [(key, value) for key, values in spec.label_choices.items() for value in values]
+    labels = {
+        key: value
+        for key, value in candidates
+        if not _carries(on_demand, key, value) and _seen_at_zero(spec, key, value)
+    }
     return labels, frozenset(spec.node_taints) - frozenset(on_demand.node_taints)
 
 
@@ -280,11 +303,20 @@ def flyte_settings(config: StackConfig, pools: Sequence[PoolSpec]) -> FlyteSetti
         (
             (key, value)
             for key, value in common
-            if not any(s.node_labels.get(key) == value for s in pools if s.name not in marked)
+            if not any(_carries(s, key, value) for s in pools if s.name not in marked)
         ),
         default=None,
     )
     spot_taints = frozenset(t for name in marked for t in marks[name][1])
+    if spot_label:
+        key, value = spot_label
+        for spec in pools:
+            if spec.name in marked and spec.label_choices.get(key):
+                notes.append(
+                    f"pool {spec.name} falls back to on-demand, so its nodes are Spot or not, "
+                    f"each labelled {key}: interruptible tasks wait for Spot nodes ({key}={value}) "
+                    "and tasks without interruptible=True take its on-demand nodes"
+                )
     for name in [n for n in marks if n not in marked]:
         notes.append(
             f"pool {name} is Spot, but its nodes carry no label or taint that marks them Spot, "

@@ -1,0 +1,220 @@
+"""What a stack costs per hour: idle (nobody uses it) and at full scale (every pool full).
+
+From the validated config alone, the cloud's price table (`components.model.prices`) and the
+pools as resolved for the cloud:
+
+- idle: the control plane, the system pool at its minimum and every GPU pool at `minNodes`;
+- full scale: the control plane, the system pool and every GPU pool at `maxNodes`.
+
+Each pool is priced per node at the most expensive machine type it may launch; a Spot pool at
+its Spot price, unless it may fall back to on-demand nodes. A Spot price the table does not have
+is replaced by the on-demand price, the most a Spot node is charged (gpufleet sets no Spot
+maximum price: EC2 then charges at most the On-Demand price, AKS pools get `spotMaxPrice: -1`,
+GCE Spot prices are discounts off on-demand), and the warnings say so. A price the table does
+not have at all is `None`, named in the warnings; a total it would enter is `None` too. A pool
+at zero nodes costs nothing whatever its price.
+
+Figures leave out storage, network egress, load balancers, NAT gateways, logging, taxes and any
+discount (committed use, savings plans, reservations, free tiers): docs/cost.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from components.model.pool_spec import PoolSpec
+from components.model.pools import resolve_pool, system_pool
+from components.model.prices import ControlPlaneFee, Pricing
+from components.model.registry import cloud_of
+from components.model.schema import StackConfig
+
+CURRENCY = "USD"
+HOURS_PER_MONTH = 730
+# Older prices make `plan` warn: list prices move, Spot prices move every day.
+MAX_PRICE_AGE_DAYS = 90
+
+
+@dataclass(frozen=True)
+class MachineCost:
+    machine_type: str
+    on_demand: float | None
+    spot: float | None  # None: unknown, or the pool does not run on Spot
+
+
+@dataclass(frozen=True)
+class PoolCost:
+    name: str
+    min_nodes: int
+    max_nodes: int
+    per_node_hour: float | None  # what one node of the pool is priced at
+    machine_types: tuple[MachineCost, ...]
+
+
+@dataclass(frozen=True)
+class StackCost:
+    prices_as_of: date | None
+    control_plane: float | None
+    idle: float | None
+    max: float | None
+    pools: tuple[PoolCost, ...]
+    warnings: tuple[str, ...] = field(default=())
+
+    def to_json(self) -> dict[str, Any]:
+        """The `cost` object of `plan --json` (its keys are an interface: keep them)."""
+        return {
+            "currency": CURRENCY,
+            "pricesAsOf": self.prices_as_of.isoformat() if self.prices_as_of else None,
+            "controlPlanePerHour": self.control_plane,
+            "idlePerHour": self.idle,
+            "maxPerHour": self.max,
+            "pools": [
+                {
+                    "name": pool.name,
+                    "minNodes": pool.min_nodes,
+                    "maxNodes": pool.max_nodes,
+                    "perNodeHour": pool.per_node_hour,
+                    "machineTypes": [
+                        {
+                            "machineType": machine.machine_type,
+                            "onDemandPerHour": machine.on_demand,
+                            "spotPerHour": machine.spot,
+                        }
+                        for machine in pool.machine_types
+                    ],
+                }
+                for pool in self.pools
+            ],
+            "warnings": list(self.warnings),
+        }
+
+
+def stack_cost(config: StackConfig, today: date) -> StackCost:
+    """The stack's idle and full-scale cost per hour (see the module)."""
+    cloud = cloud_of(config)
+    pricing = cloud.pricing
+    system = system_pool(config)
+    pools = [(system, True)] if system else []
+    pools += [
+        (resolve_pool(config, pool), pricing.launches_on_demand(config, pool) if pricing else True)
+        for pool in config.gpu_pools
+    ]
+    if pricing is None:
+        return StackCost(
+            None,
+            None,
+            None,
+            None,
+            tuple(_unpriced(spec) for spec, _ in pools),
+            (
+                f"not priced: on cloud {cloud.name} gpufleet creates neither nodes nor a "
+                "control plane; the cluster's owner pays for them (machine types and prices "
+                "unknown)",
+            ),
+        )
+    warnings: list[str] = []
+    fee = _control_plane(pricing, config, today, cloud.adopted(config.cluster))
+    if fee.per_hour is None and fee.counted:
+        warnings.append(f"control plane ({fee.tier} tier): no price: {fee.note}")
+    elif not fee.counted:
+        warnings.append(fee.note)
+    priced = tuple(_pool_cost(pricing, config, spec, may_od, warnings) for spec, may_od in pools)
+    warnings += pricing.notes(config)
+    base = fee.per_hour if fee.counted else 0.0
+    return StackCost(
+        prices_as_of=pricing.table().as_of,
+        control_plane=fee.per_hour,
+        idle=_total(base, [(p.min_nodes, p.per_node_hour) for p in priced]),
+        max=_total(base, [(p.max_nodes, p.per_node_hour) for p in priced]),
+        pools=priced,
+        warnings=tuple(warnings),
+    )
+
+
+def stale_prices(config: StackConfig, today: date) -> str | None:
+    """A warning when the stack's prices are older than MAX_PRICE_AGE_DAYS on `today`."""
+    pricing = cloud_of(config).pricing
+    if pricing is None:
+        return None
+    as_of = pricing.table().as_of
+    age = (today - as_of).days
+    if age <= MAX_PRICE_AGE_DAYS:
+        return None
+    return (
+        f"the {config.cloud} prices are from {as_of} ({age} days old, more than "
+        f"{MAX_PRICE_AGE_DAYS}): costs may be out of date; regenerate "
+        f"components/{config.cloud}/model/prices.json with scripts/prices.py"
+    )
+
+
+def _control_plane(
+    pricing: Pricing, config: StackConfig, today: date, adopted: bool
+) -> ControlPlaneFee:
+    if adopted:
+        return ControlPlaneFee(
+            "adopted",
+            None,
+            "cluster.existing: the adopted cluster's control plane and its other node pools are "
+            "its owner's, not counted; the figures are the GPU pools gpufleet adds",
+            counted=False,
+        )
+    return pricing.control_plane(config, today)
+
+
+def _pool_cost(
+    pricing: Pricing,
+    config: StackConfig,
+    spec: PoolSpec,
+    may_launch_on_demand: bool,
+    warnings: list[str],
+) -> PoolCost:
+    region, spot = config.cluster.region, spec.spot
+    machines: list[MachineCost] = []
+    rates: list[float | None] = []
+    no_spot: list[str] = []
+    for machine in spec.machine_types:
+        price = pricing.node_price(config, spec, machine)
+        if price.on_demand is None:
+            warnings.append(
+                f"pool {spec.name}: {machine} in {region} has no price: {price.unknown}"
+            )
+        machines.append(MachineCost(machine, price.on_demand, price.spot if spot else None))
+        if not spot or may_launch_on_demand:
+            rates.append(price.on_demand)
+        elif price.spot is not None:
+            rates.append(price.spot)
+        else:
+            rates.append(price.on_demand)
+            if price.on_demand is not None:
+                no_spot.append(machine)
+    if no_spot:
+        warnings.append(
+            f"pool {spec.name}: no Spot price for {', '.join(no_spot)} in {region} in the price "
+            "table; priced at on-demand, the most a Spot node is charged"
+        )
+    if not spec.machine_types:
+        warnings.append(f"pool {spec.name}: no machine type to price")
+    known = [rate for rate in rates if rate is not None]
+    per_node = max(known) if known and len(known) == len(rates) else None
+    return PoolCost(spec.name, spec.min_nodes, spec.max_nodes, per_node, tuple(machines))
+
+
+def _unpriced(spec: PoolSpec) -> PoolCost:
+    machines = tuple(MachineCost(machine, None, None) for machine in spec.machine_types)
+    return PoolCost(spec.name, spec.min_nodes, spec.max_nodes, None, machines)
+
+
+def _total(base: float | None, counts: Sequence[tuple[int, float | None]]) -> float | None:
+    """`base` plus nodes times price; None when a price of a pool with nodes is unknown."""
+    if base is None:
+        return None
+    total = base
+    for nodes, per_node in counts:
+        if nodes == 0:
+            continue
+        if per_node is None:
+            return None
+        total += nodes * per_node
+    return round(total, 6)

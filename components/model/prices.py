@@ -1,0 +1,139 @@
+"""Prices as data: one generated table per cloud, read lazily, and how a cloud prices a stack.
+
+Each cloud that creates nodes keeps `components/<cloud>/model/prices.json`, written by
+`scripts/prices.py` from a public catalog built from the cloud's own price API (the table names
+its source, licence and date): USD per hour, on demand (Linux) and, where the source publishes
+one, Spot, per machine type and region; the control-plane fee per tier; and every catalog machine
+type the source has no price for, as a named `unknown` entry with the reason. Nothing is guessed:
+a price the table does not have is `None` with the reason.
+
+A table is read the first time a stack of its cloud is priced, and only that cloud's.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from components.model.pool_spec import PoolSpec
+from components.model.schema import GpuPoolConfig, StackConfig
+
+
+@dataclass(frozen=True)
+class NodePrice:
+    """What one node costs per hour; `None` where the table has no price (`unknown` says why)."""
+
+    on_demand: float | None
+    spot: float | None
+    unknown: str = ""
+
+
+@dataclass(frozen=True)
+class ControlPlaneFee:
+    """The cluster's own fee per hour. `counted` False: not this stack's (an adopted cluster)."""
+
+    tier: str
+    per_hour: float | None
+    note: str = ""
+    counted: bool = True
+
+
+@dataclass(frozen=True)
+class PriceTable:
+    cloud: str
+    as_of: date
+    spot_note: str | None  # None: the source has no Spot prices
+    source: Mapping[str, str]
+    control_plane: Mapping[str, tuple[float | None, str]]  # tier -> (per hour, source)
+    machines: Mapping[str, Mapping[str, tuple[float, float | None]]]  # machine -> region -> price
+    accelerators: Mapping[str, Mapping[str, tuple[float, float | None]]]
+    unknown: Mapping[str, str]  # machine or accelerator -> why it has no price
+
+    def machine(self, name: str, region: str | None) -> NodePrice:
+        return self._lookup(self.machines, name, region, "machine type")
+
+    def accelerator(self, name: str, region: str | None) -> NodePrice:
+        return self._lookup(self.accelerators, name, region, "accelerator")
+
+    def _lookup(
+        self,
+        rows: Mapping[str, Mapping[str, tuple[float, float | None]]],
+        name: str,
+        region: str | None,
+        what: str,
+    ) -> NodePrice:
+        if name in self.unknown:
+            return NodePrice(None, None, f"unknown: {self.unknown[name]}")
+        by_region = rows.get(name)
+        if by_region is None:
+            return NodePrice(None, None, f"{what} not in the price table")
+        if region is None or region not in by_region:
+            where = f"region {region}" if region else "a stack without a region"
+            return NodePrice(None, None, f"no price for {where} (the table has {len(by_region)})")
+        on_demand, spot = by_region[region]
+        return NodePrice(on_demand, spot)
+
+    def fee(self, tier: str) -> ControlPlaneFee:
+        per_hour, source = self.control_plane.get(tier, (None, "tier not in the price table"))
+        return ControlPlaneFee(tier, per_hour, "" if per_hour is not None else source)
+
+
+def _prices(rows: Mapping[str, Any]) -> dict[str, dict[str, tuple[float, float | None]]]:
+    return {
+        name: {
+            region: (float(pair[0]), None if pair[1] is None else float(pair[1]))
+            for region, pair in regions.items()
+        }
+        for name, regions in rows.items()
+    }
+
+
+@functools.cache
+def load_table(path: Path) -> PriceTable:
+    """The table in `path` (read once per process)."""
+    document = json.loads(path.read_text())
+    tiers = document["controlPlane"]["tiers"]
+    return PriceTable(
+        cloud=document["cloud"],
+        as_of=date.fromisoformat(document["asOf"]),
+        spot_note=document.get("spot"),
+        source=document["source"],
+        control_plane={
+            tier: (None if entry["perHour"] is None else float(entry["perHour"]), entry["source"])
+            for tier, entry in tiers.items()
+        },
+        machines=_prices(document["machines"]),
+        accelerators=_prices(document.get("accelerators", {})),
+        unknown=document.get("unknown", {}),
+    )
+
+
+class Pricing:
+    """How one cloud prices a stack from its table: a node of a pool, the control plane, and
+    whether a Spot pool may launch on demand. Clouds override what differs."""
+
+    def __init__(self, table_file: Path) -> None:
+        self.table_file = table_file
+
+    def table(self) -> PriceTable:
+        return load_table(self.table_file)
+
+    def node_price(self, config: StackConfig, pool: PoolSpec, machine: str) -> NodePrice:
+        """One node of `pool` on `machine`, everything it carries included (GPUs)."""
+        return self.table().machine(machine, config.cluster.region)
+
+    def control_plane(self, config: StackConfig, today: date) -> ControlPlaneFee:
+        return self.table().fee("standard")
+
+    def launches_on_demand(self, config: StackConfig, pool: GpuPoolConfig) -> bool:
+        """Whether the pool may launch on-demand nodes (a Spot pool with a fallback may)."""
+        return not pool.spot
+
+    def notes(self, config: StackConfig) -> list[str]:
+        """What the figures leave out for this stack, beyond what every figure leaves out."""
+        return []

@@ -1,0 +1,81 @@
+"""The `cost` object of a plan, for people: a table per pool and the idle and full-scale totals."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from components.model.cost import HOURS_PER_MONTH
+
+
+def money(per_hour: float | None) -> str:
+    """`$0.2340/h ($170.82/month)`, or `unknown`."""
+    if per_hour is None:
+        return "unknown"
+    return f"${per_hour:,.4f}/h (${per_hour * HOURS_PER_MONTH:,.2f}/month)"
+
+
+def _rate(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:.4f}"
+
+
+def _priced_at(pool: Mapping[str, Any]) -> str:
+    """The machine type the pool is priced at (the most expensive it may launch)."""
+    machines = pool["machineTypes"]
+    per_node = pool["perNodeHour"]
+    for machine in machines:
+        spot, on_demand = machine["spotPerHour"], machine["onDemandPerHour"]
+        if per_node is not None and spot == per_node:
+            return f"{machine['machineType']} (Spot)"
+        if per_node is not None and on_demand == per_node:
+            return str(machine["machineType"])
+    return ",".join(str(m["machineType"]) for m in machines) or "-"
+
+
+def _times(nodes: int, per_node: float | None) -> str:
+    return "0.0000" if nodes == 0 else _rate(None if per_node is None else nodes * per_node)
+
+
+def unpriced_pools(cost: Mapping[str, Any], key: str) -> list[str]:
+    """Pools whose nodes at `key` (minNodes, maxNodes) have no price."""
+    return [p["name"] for p in cost["pools"] if p[key] and p["perNodeHour"] is None]
+
+
+def render_cost(cost: Mapping[str, Any]) -> str:
+    """What `plan` prints after the pool table."""
+    if cost["pricesAsOf"] is None:
+        lines = ["cost: not priced"]
+        return "\n".join([*lines, *(f"  ! {w}" for w in cost["warnings"])])
+    header = ("cost", "nodes", "priced at", "$/node/h", "idle $/h", "full scale $/h")
+    control = cost["controlPlanePerHour"]
+    # No fee but an idle total: the control plane is not this stack's (an adopted cluster).
+    shown = "not counted" if control is None and cost["idlePerHour"] is not None else _rate(control)
+    rows = [header, ("control plane", "-", "-", "-", shown, shown)]
+    for pool in cost["pools"]:
+        per_node = pool["perNodeHour"]
+        rows.append(
+            (
+                str(pool["name"]),
+                f"{pool['minNodes']}..{pool['maxNodes']}",
+                _priced_at(pool),
+                _rate(per_node),
+                _times(pool["minNodes"], per_node),
+                _times(pool["maxNodes"], per_node),
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip() for r in rows]
+    for label, key, total in (
+        ("idle", "minNodes", cost["idlePerHour"]),
+        ("full scale", "maxNodes", cost["maxPerHour"]),
+    ):
+        missing = unpriced_pools(cost, key)
+        why = f" (no price for pool {', '.join(missing)})" if total is None and missing else ""
+        lines.append(f"{label}: {money(total)}{why}")
+    lines.append(
+        f"{cost['currency']}, prices as of {cost['pricesAsOf']} (Spot prices, where known, "
+        f"are a snapshot of that day); a month is {HOURS_PER_MONTH} hours; storage, egress, load balancers and "
+        "discounts are not included"
+    )
+    lines += [f"  ! {warning}" for warning in cost["warnings"]]
+    return "\n".join(lines)

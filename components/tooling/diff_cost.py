@@ -1,0 +1,106 @@
+"""The change in what a stack costs between two plans (their `cost` objects), for `diff`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from components.model.cost import HOURS_PER_MONTH
+from components.tooling.cost_view import money, unpriced_pools
+
+# (label, key of the cost object, pool count the total takes)
+TOTALS = (("idle", "idlePerHour", "minNodes"), ("full scale", "maxPerHour", "maxNodes"))
+
+
+@dataclass(frozen=True)
+class CostChange:
+    """The `cost` objects of the old and new plan (None: that plan has none)."""
+
+    old: Mapping[str, Any] | None
+    new: Mapping[str, Any] | None
+
+    def total(self, side: Mapping[str, Any] | None, key: str) -> float | None:
+        return None if side is None else side.get(key)
+
+    @property
+    def unchanged(self) -> bool:
+        return all(
+            self.old is not None and self.new is not None and self.old.get(key) == self.new.get(key)
+            for _, key, _ in TOTALS
+        )
+
+
+def cost_change(old: Any, new: Any) -> CostChange | None:
+    """None when neither plan carries a cost (plans written before gpufleet priced stacks)."""
+    old_cost = old if isinstance(old, Mapping) else None
+    new_cost = new if isinstance(new, Mapping) else None
+    if old_cost is None and new_cost is None:
+        return None
+    return CostChange(old_cost, new_cost)
+
+
+def _side(cost: Mapping[str, Any] | None, key: str, nodes: str) -> str:
+    if cost is None:
+        return "not in the plan"
+    value = cost.get(key)
+    if value is None and cost.get("pricesAsOf") is None:
+        return "not priced"
+    missing = unpriced_pools(cost, nodes) if value is None else []
+    return money(value) + (f" (no price for pool {', '.join(missing)})" if missing else "")
+
+
+def _delta(old: float | None, new: float | None) -> str:
+    if old is None or new is None:
+        return "change unknown"
+    change = new - old
+    sign = "-" if change < 0 else "+"
+    return f"{sign}${abs(change):,.4f}/h, {sign}${abs(change) * HOURS_PER_MONTH:,.2f}/month"
+
+
+def _as_of(change: CostChange) -> str:
+    dates = {
+        str(cost["pricesAsOf"])
+        for cost in (change.old, change.new)
+        if cost is not None and cost.get("pricesAsOf")
+    }
+    currency = (change.new or change.old or {}).get("currency", "USD")
+    return f"{currency}, prices as of {', '.join(sorted(dates))}" if dates else currency
+
+
+def cost_lines(change: CostChange) -> list[str]:
+    """Plain text: one line per total, old -> new and the change."""
+    if change.unchanged:
+        totals = "; ".join(
+            f"{label} {_side(change.new, key, nodes)}" for label, key, nodes in TOTALS
+        )
+        return [f"Cost unchanged ({_as_of(change)}): {totals}"]
+    lines = [f"Cost ({_as_of(change)}):"]
+    for label, key, nodes in TOTALS:
+        old, new = change.total(change.old, key), change.total(change.new, key)
+        lines.append(
+            f"    {label}: {_side(change.old, key, nodes)} -> {_side(change.new, key, nodes)}"
+            f" ({_delta(old, new)})"
+        )
+    return lines
+
+
+def cost_markdown(change: CostChange) -> list[str]:
+    """A table for the pull-request comment."""
+    if change.unchanged:
+        return [
+            f"**Cost** unchanged ({_as_of(change)}): " + cost_lines(change)[0].split(": ", 1)[1]
+        ]
+    rows = [
+        f"**Cost** ({_as_of(change)}; a month is {HOURS_PER_MONTH} hours):",
+        "",
+        "| | before | after | change |",
+        "|---|---|---|---|",
+    ]
+    for label, key, nodes in TOTALS:
+        old, new = change.total(change.old, key), change.total(change.new, key)
+        rows.append(
+            f"| {label} | {_side(change.old, key, nodes)} | {_side(change.new, key, nodes)} "
+            f"| {_delta(old, new)} |"
+        )
+    return rows
