@@ -58,6 +58,17 @@ def build_gpu_software(
     return software.build(config, pools, cluster, gpu_pools)
 
 
+def build_queues(
+    config: StackConfig, pools: Sequence[PoolSpec], cluster: ClusterHandle
+) -> pulumi.Resource | None:
+    """Kueue and the queues of the queued pools (`capacity: queued`), when there are any."""
+    if not any(spec.queue is not None for spec in pools):
+        return None
+    from components.kubernetes import queues
+
+    return queues.build(config, pools, cluster)
+
+
 def build_samples(
     config: StackConfig,
     pools: Sequence[PoolSpec],

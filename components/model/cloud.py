@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 from components.model import existing_cluster
 from components.model import offerings as offering_tables
 from components.model.allocatable import NodeAllocatable
+from components.model.capacity import ON_DEMAND, SPOT, CapacityOrder, ReservationCap
 from components.model.catalog.gpus import GpuModel, MachineCatalog, MachineType
 from components.model.daemonsets import NodeDaemonSet
 from components.model.lifecycle import Assessment, VersionLifecycle
@@ -192,6 +193,39 @@ class Cloud(ABC):
     def accepts_operator_driver(self, mode: SoftwareMode) -> bool:
         """Whether `gpuSoftware.operatorDriver` means anything here."""
         return False
+
+    # --- capacity (`gpuPools[].capacity`; docs/capacity.md) ------------------------------
+    # The capacity orders this cloud builds pools for, exactly these tuples: any other order is
+    # refused at plan time as "not supported on <cloud> yet". Every cloud builds on-demand and
+    # Spot pools; a cloud adds an order (reserved, capacity-block, flex-start, queued, a
+    # fallback list) when it builds it, with its rules in `check_capacity`.
+    capacity_orders: ClassVar[tuple[CapacityOrder, ...]] = (ON_DEMAND, SPOT)
+    # What to do instead of an order this cloud does not build yet (appended to the refusal).
+    capacity_advice: ClassVar[str] = "leave capacity out (on-demand) or write spot until it is"
+
+    def supported_capacity(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig
+    ) -> tuple[CapacityOrder, ...]:
+        """The orders this pool may have here (e.g. per provisioner); default `capacity_orders`."""
+        return self.capacity_orders
+
+    def check_capacity(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, order: CapacityOrder, path: str
+    ) -> list[Problem]:
+        """This cloud's rules for a supported order (reservation ids and zones, version and
+        machine floors, min 0 for queued pools, ...), every problem at once."""
+        return []
+
+    def provisioning_class(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> str | None:
+        """The ProvisioningRequest class Kueue's admission check asks this cloud's autoscaler
+        for, for a queued pool (a name in `catalog.provisioning.PROVISIONING_CLASSES`); None
+        where queued pools are not built. A cloud listing `queued` must return one."""
+        return None
+
+    def reservation_cap(self, config: StackConfig, pool: GpuPoolConfig) -> ReservationCap | None:
+        """The most nodes a reservation gives this pool, where the config says (None: no cap
+        known); `fit` names it."""
+        return None
 
     # --- pools -----------------------------------------------------------------------------
 

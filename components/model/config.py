@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, create_model
 
-from components.model import existing_cluster
+from components.model import existing_cluster, queue_checks
 from components.model.catalog import charts
 from components.model.config_checks import (
     check_adopted,
@@ -27,12 +27,14 @@ from components.model.config_checks import (
     check_pool,
     check_software,
 )
+from components.model.pools import resolve_pool
 from components.model.problems import ConfigError, Problem
 from components.model.registry import CLOUDS
 from components.model.schema import (
     ClusterConfig,
     GpuPoolConfig,
     GpuSoftwareConfig,
+    QueuesConfig,
     SamplesConfig,
     StackConfig,
 )
@@ -61,8 +63,9 @@ _SECTIONS: Mapping[str, Any] = {
     "cluster": ClusterModel,
     "gpuSoftware": GpuSoftwareConfig,
     "samples": SamplesConfig,
+    "queues": QueuesConfig,
 }
-KNOWN_KEYS = ("cloud", "cluster", "gpuPools", "gpuSoftware", "samples", "kubeconfig")
+KNOWN_KEYS = ("cloud", "cluster", "gpuPools", "gpuSoftware", "samples", "kubeconfig", "queues")
 
 
 def _other_clouds_sections(cloud: str, owner: BaseModel, path: str) -> list[Problem]:
@@ -163,12 +166,17 @@ def parse_config(raw: Mapping[str, Any], today: date | None = None) -> StackConf
         checked += check_pool(cloud, cluster, mode, pool, path, warnings)
     if software is not None:
         checked += check_software(cloud, software, pools, cluster)
+    queues_section = sections.get("queues", Salvaged(None))
+    unreadable.append(queues_section)
+    checked += queue_checks.queues_problems(
+        cloud, queues_section.model, raw.get("queues") is not None, indexed_pools
+    )
     problems += [p for p in checked if not any(s.covers(p) for s in unreadable)]
 
     if problems:
         raise ConfigError([_with_allowed_values(p) for p in problems])
     assert cloud is not None and cluster is not None and software is not None
-    return StackConfig(
+    config = StackConfig(
         cloud=cloud.name,
         cluster=cluster,
         gpu_pools=tuple(pools),
@@ -176,7 +184,14 @@ def parse_config(raw: Mapping[str, Any], today: date | None = None) -> StackConf
         samples=sections["samples"].model,
         gpu_software_mode=cloud.software_mode(software.mode, cluster),
         warnings=tuple(warnings),
+        queues=sections["queues"].model,
     )
+    # What only the resolved pools show (a queued pool's flavor within Kueue's limits).
+    queued = [(i, resolve_pool(config, p)) for i, p in indexed_pools if queue_checks.is_queued(p)]
+    resolved = queue_checks.resolved_problems(queued)
+    if resolved:
+        raise ConfigError(resolved)
+    return config
 
 
 # Keys whose type errors should also say which values are allowed (the type alone does not).

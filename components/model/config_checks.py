@@ -9,6 +9,7 @@ from datetime import date
 from pydantic import BaseModel
 
 from components.model import existing_cluster
+from components.model.capacity import declared_order, order_problems, shown_order, unsupported
 from components.model.catalog import charts, gpus
 from components.model.cloud import Cloud
 from components.model.labels import RESERVED_LABEL_PREFIXES, label_key_problem, label_value_problem
@@ -187,6 +188,7 @@ def check_pool(
             )
         )
     problems += _check_labels_and_taints(pool, path)
+    problems += check_capacity(cloud, cluster, pool, path)
     if cloud is not None:
         problems += cloud.check_pool_keys(pool, path)
 
@@ -207,6 +209,42 @@ def check_pool(
         problems += _check_sharing(pool, model, path)
     if pool.mig_partition_size is not None:
         problems += _check_mig(cloud, mode, pool, model, path)
+    return problems
+
+
+def check_capacity(
+    cloud: Cloud | None, cluster: ClusterConfig | None, pool: GpuPoolConfig, path: str
+) -> list[Problem]:
+    """`capacity` and `spot`: the shared rules, then whether the cloud builds the order and
+    its own rules for it."""
+    problems: list[Problem] = []
+    if pool.capacity is not None:
+        spot_written = "spot" in pool.model_fields_set
+        problems = order_problems(pool.capacity, spot_written, pool.spot, path)
+    if problems or cloud is None or cluster is None:
+        return problems
+    order = declared_order(pool.capacity, pool.spot)
+    supported = cloud.supported_capacity(cluster, pool)
+    if order not in supported:
+        written = pool.capacity is not None
+        return [
+            Problem(
+                f"{path}.capacity" if written else f"{path}.spot",
+                unsupported(cloud.name, order, supported, cloud.capacity_advice),
+                pool.capacity if written else pool.spot,
+            )
+        ]
+    problems = cloud.check_capacity(cluster, pool, order, path)
+    if "queued" in order and not problems and cloud.provisioning_class(cluster, pool) is None:
+        # A cloud that lists `queued` names its class; say so rather than build half of it.
+        problems.append(
+            Problem(
+                f"{path}.capacity",
+                f"{cloud.name} names no ProvisioningRequest class for {shown_order(order)} "
+                "pools; this is a gpufleet bug, please report it",
+                pool.capacity,
+            )
+        )
     return problems
 
 

@@ -31,6 +31,9 @@ class ExistingClusterOptions(ConfigModel):
     # aws, with a Karpenter already installed: the node role that Karpenter's controller may
     # pass to the instances it launches (its IAM policy names it), by role name.
     karpenter_node_role: str | None = None
+    # cloud existing, with a queued pool: the ProvisioningRequest class this cluster's
+    # autoscaler serves (gpufleet does not manage that autoscaler, so it cannot check).
+    provisioning_request_class: str | None = None
 
 
 def cluster_options(cluster: ClusterConfig) -> ExistingClusterOptions:

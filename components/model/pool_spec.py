@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from components.model.capacity import ON_DEMAND, CapacityOrder, PoolQueue, ReservationCap
 from components.model.labels import ACCELERATOR_LABEL, POOL_LABEL
 
 
@@ -104,6 +105,12 @@ class PoolSpec:
     daemonsets: tuple[str, ...] = ()
     # Pod-level fields a GPU pod on this pool must set (GKE MPS: hostIPC).
     pod_settings: Mapping[str, Any] = field(default_factory=dict)
+    # How the pool gets nodes (`gpuPools[].capacity`, or what `spot` says), in fallback order.
+    capacity: CapacityOrder = ON_DEMAND
+    # A queued pool's Kueue queue (None: pods schedule as they come).
+    queue: PoolQueue | None = None
+    # The most nodes a reservation gives the pool, where the cloud knows it (None: no cap).
+    reservation_cap: ReservationCap | None = None
 
     @property
     def extended_resources(self) -> dict[str, int]:

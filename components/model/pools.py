@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
+from components.model import kueue
+from components.model.capacity import PoolQueue, declared_order
 from components.model.labels import (
     ACCELERATOR_LABEL,
     DEVICE_PLUGIN_CONFIG_LABEL,
@@ -50,7 +53,23 @@ def resolve_pools(config: StackConfig) -> list[PoolSpec]:
 
 
 def resolve_pool(config: StackConfig, pool: GpuPoolConfig) -> PoolSpec:
-    return cloud_of(config).resolve_pool(config, pool)
+    """The pool as its cloud resolves it, with how it gets capacity: the order, a queued pool's
+    Kueue queue, and the cap a reservation puts on it (each cloud's answer, `Cloud`)."""
+    cloud = cloud_of(config)
+    spec = cloud.resolve_pool(config, pool)
+    order = declared_order(pool.capacity, pool.spot)
+    queue = None
+    provisioning = cloud.provisioning_class(config.cluster, pool) if "queued" in order else None
+    if provisioning is not None:  # the config checks refuse a queued pool without one
+        queue = PoolQueue(
+            local_queue=pool.name,
+            cluster_queue=kueue.cluster_queue_name(pool.name),
+            namespaces=tuple(config.queues.namespaces),
+            provisioning_class=provisioning,
+        )
+    return replace(
+        spec, capacity=order, queue=queue, reservation_cap=cloud.reservation_cap(config, pool)
+    )
 
 
 def system_pool(config: StackConfig) -> PoolSpec | None:

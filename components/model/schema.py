@@ -7,11 +7,13 @@ annotates with the classes here and reads a cloud's section through that cloud's
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
+
+from components.model.capacity import spot_from_capacity
 
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 SoftwareMode = Literal["auto", "device-plugin", "gpu-operator", "cloud-managed"]
@@ -52,12 +54,25 @@ class GpuPoolConfig(ConfigModel):
     min_nodes: int = Field(default=0, ge=0)
     max_nodes: int = Field(default=2, ge=1)
     spot: bool = False
+    # How the pool gets nodes: a word of `components.model.capacity.CAPACITY_TYPES`, or a list
+    # of them in fallback order (checked there, with the cloud's own rules).
+    capacity: Any = None
     zones: list[str] | None = None
     sharing: SharingConfig | None = None
     mig_partition_size: str | None = None
     labels: dict[str, str] = Field(default_factory=dict)
     taints: list[TaintConfig] = Field(default_factory=list)
     disk_size_gb: int = Field(default=100, ge=30, le=65536)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _spot_from_capacity(cls, data: Any) -> Any:
+        # `capacity: spot` alone means what `spot: true` means to every cloud's pool code.
+        if isinstance(data, dict) and "spot" not in data:
+            spot = spot_from_capacity(data.get("capacity"))
+            if spot is not None:
+                return {**data, "spot": spot}
+        return data
 
 
 class SystemPoolConfig(ConfigModel):
@@ -123,6 +138,16 @@ class SamplesConfig(ConfigModel):
     enabled: bool = False
 
 
+class QueuesConfig(ConfigModel):
+    """`queues`: the namespaces whose Jobs may use the queued pools (`capacity: queued`).
+
+    Each queued pool gets a Kueue LocalQueue named after it in every one of these namespaces
+    (which must exist: they are the teams', gpufleet does not create them).
+    """
+
+    namespaces: list[str] = Field(default_factory=lambda: ["default"])
+
+
 @dataclass(frozen=True)
 class StackConfig:
     """The validated stack config. `gpu_software_mode` is `auto` resolved for the cloud."""
@@ -134,6 +159,7 @@ class StackConfig:
     samples: SamplesConfig
     gpu_software_mode: SoftwareMode
     warnings: tuple[str, ...] = ()
+    queues: QueuesConfig = field(default_factory=QueuesConfig)
 
 
 Section = TypeVar("Section", bound=ConfigModel)

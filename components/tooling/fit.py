@@ -27,6 +27,7 @@ from typing import Any
 
 from components.model.pools import PoolSpec
 from components.model.schema import StackConfig
+from components.tooling.capacity_fit import Workload, capacity_verdict
 from components.tooling.commands import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, load_validated
 from components.tooling.machine_fit import MachineHint, machine_hints, render_hints
 from components.tooling.pool_views import PoolCheck, stack_pool_checks
@@ -110,24 +111,31 @@ def time_sharing_reasons(pod_spec: Mapping[str, Any], spec: PoolSpec) -> list[st
     return reasons
 
 
-def fit_check(pod_spec: Mapping[str, Any], check: PoolCheck) -> PoolVerdict:
+def fit_check(
+    pod_spec: Mapping[str, Any], check: PoolCheck, workload: Workload | None = None
+) -> PoolVerdict:
     """One pod spec against one pool. A pool with several autoscaler templates (EKS ASGs whose
-    tags differ) takes the pod if any of them does."""
+    tags differ) takes the pod if any of them does. `workload` (the object around the pod:
+    how many pods at once, its labels) lets a queued or reservation-capped pool say how the
+    pods get nodes."""
     extra = time_sharing_reasons(pod_spec, check.spec)
+    capacity = capacity_verdict(
+        check.spec, pod_spec, check.views[0][1].node, workload or Workload()
+    )
+    extra += capacity.reasons
+    notes = (*check.notes, *capacity.notes)
     results = [(label, fit_pool(pod_spec, view)) for label, view in check.views]
     fitting = [result for _, result in results if result.fits]
     if fitting or len(results) == 1:
         chosen = fitting[0] if fitting else results[0][1]
         reasons = (*chosen.reasons, *extra)
-        return PoolVerdict(check.name, check.kind, not reasons, chosen.via, reasons, check.notes)
+        return PoolVerdict(check.name, check.kind, not reasons, chosen.via, reasons, notes)
     reasons = tuple(
         f"{label}: {reason}" if label else reason
         for label, result in results
         for reason in result.reasons
     )
-    return PoolVerdict(
-        check.name, check.kind, False, results[0][1].via, (*reasons, *extra), check.notes
-    )
+    return PoolVerdict(check.name, check.kind, False, results[0][1].via, (*reasons, *extra), notes)
 
 
 def fit_templates(
@@ -139,8 +147,10 @@ def fit_templates(
     also gets the machine types of the pools' GPUs that would take it."""
     verdicts = []
     for template in templates:
+        workload = Workload(template.pods, template.labels, template.namespace)
         verdict = TemplateVerdict(
-            template.source, tuple(fit_check(template.spec, check) for check in checks)
+            template.source,
+            tuple(fit_check(template.spec, check, workload) for check in checks),
         )
         if config is not None and not verdict.fits:
             hints = tuple(machine_hints(config, template.spec))

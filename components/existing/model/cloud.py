@@ -10,7 +10,9 @@ from collections.abc import Sequence
 from typing import Literal
 
 from components.model import existing_cluster as existing_config
+from components.model.capacity import ON_DEMAND, QUEUED, SPOT, CapacityOrder, declared_order
 from components.model.catalog.gpus import GPU_MODELS
+from components.model.catalog.provisioning import PROVISIONING_CLASSES
 from components.model.cloud import Cloud, NameRule
 from components.model.labels import DEVICE_PLUGIN_CONFIG_LABEL, GPU_RESOURCE, MIG_CONFIG_LABEL
 from components.model.pool_spec import PoolSpec, Taint
@@ -24,15 +26,37 @@ from components.model.schema import (
 )
 
 _RULE = NameRule(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$", "1-63 of a-z 0-9 -")
+PROVISIONING_KEY = "cluster.existing.provisioningRequestClass"
 
 
 class Existing(Cloud):
     name = "existing"
     cluster_options = existing_config.ExistingClusterOptions
-    existing_keys = ("context", "distribution")
+    existing_keys = ("context", "distribution", "provisioning_request_class")
     stack_module = "components.existing.stack"
     pool_name_rule = _RULE
     cluster_name_rule = _RULE
+    # The nodes are there already (on demand or Spot as the user says); a queued pool's Jobs go
+    # through Kueue to the autoscaler the user runs, by the class they name.
+    capacity_orders = (ON_DEMAND, SPOT, QUEUED)
+
+    def check_capacity(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, order: CapacityOrder, path: str
+    ) -> list[Problem]:
+        if order != QUEUED or existing_config.cluster_options(cluster).provisioning_request_class:
+            return []
+        return [
+            Problem(
+                PROVISIONING_KEY,
+                f"is required with a queued pool ({path}, {pool.name}): the ProvisioningRequest "
+                f"class this cluster's autoscaler serves, one of {', '.join(PROVISIONING_CLASSES)} "
+                "(gpufleet does not manage that autoscaler and cannot check it)",
+                has_value=False,
+            )
+        ]
+
+    def provisioning_class(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> str | None:
+        return existing_config.cluster_options(cluster).provisioning_request_class
 
     def check_pool(
         self,
@@ -56,7 +80,7 @@ class Existing(Cloud):
         if cluster is None:
             return []
         existing = existing_config.cluster_options(cluster)
-        problems = []
+        problems = _provisioning_problems(existing.provisioning_request_class, pools)
         if existing.distribution == "gke" and mode == "device-plugin":
             problems.append(
                 Problem(
@@ -155,6 +179,32 @@ class Existing(Cloud):
     def software_distribution(self, config: StackConfig) -> str:
         # The user says which distribution the cluster is (the GPU software's presets follow).
         return existing_config.cluster_options(config.cluster).distribution
+
+
+def _provisioning_problems(
+    provisioning_class: str | None, pools: Sequence[GpuPoolConfig]
+) -> list[Problem]:
+    """The class must be one gpufleet knows, and there must be a queued pool to use it."""
+    if provisioning_class is None:
+        return []
+    problems = []
+    if provisioning_class not in PROVISIONING_CLASSES:
+        problems.append(
+            Problem(
+                PROVISIONING_KEY,
+                f"unknown ProvisioningRequest class; known: {', '.join(PROVISIONING_CLASSES)}",
+                provisioning_class,
+            )
+        )
+    if not any("queued" in declared_order(pool.capacity, pool.spot) for pool in pools):
+        problems.append(
+            Problem(
+                PROVISIONING_KEY,
+                "applies to queued pools only and no pool has capacity: queued; remove it",
+                provisioning_class,
+            )
+        )
+    return problems
 
 
 EXISTING = Existing()

@@ -114,6 +114,11 @@ class Gcp(ManagedCloud):
     # GKE admits system-node-critical pods outside kube-system only up to a ResourceQuota.
     critical_pods_need_quota = True
     offerings: ClassVar[Offerings] = gcp_offerings
+    # Until GKE builds reserved, flex-start and queued pools (docs/capacity.md): the one way in.
+    capacity_advice = (
+        "to consume a specific reservation today, leave capacity out and set gcp.reservation "
+        "to its name"
+    )
 
     def zone_rule(self, region: str) -> NameRule:
         return NameRule(rf"{re.escape(region)}-[a-z]", f"{region}-<letter>")

@@ -57,6 +57,10 @@ COMPONENT_ROLES: Final[Mapping[str, str]] = MappingProxyType(
             "`gpuSoftware.mode` installs software (device plugin or GPU Operator, DCGM exporter)"
         ),
         "gpufleet:kubernetes:Samples": "`samples.enabled` is true",
+        "gpufleet:kubernetes:Kueue": (
+            "a GPU pool has `capacity: queued` (Kueue admits its Jobs whole, once the autoscaler "
+            "can provision every node at once); it goes with the last such pool"
+        ),
     }
 )
 

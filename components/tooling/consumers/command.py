@@ -12,7 +12,7 @@ from components.tooling.consumers.fiftyone import always_on_warnings, render_fif
 from components.tooling.consumers.flyte import render_flyte
 from components.tooling.consumers.jupyterhub import FORMATS, render_jupyterhub
 from components.tooling.consumers.pod import render_pod
-from components.tooling.consumers.shared import ConsumerError, Request
+from components.tooling.consumers.shared import ConsumerError, Request, queued_warnings
 
 RENDERERS: Mapping[str, Callable[[Request], str]] = {
     "pod": render_pod,
@@ -21,7 +21,11 @@ RENDERERS: Mapping[str, Callable[[Request], str]] = {
     "jupyterhub": render_jupyterhub,
 }
 # Lines for stderr: consequences to see even when stdout goes to a file.
-WARNINGS: Mapping[str, Callable[[Request], list[str]]] = {"fiftyone": always_on_warnings}
+WARNINGS: Mapping[str, Callable[[Request], list[str]]] = {
+    "fiftyone": lambda request: [*always_on_warnings(request), *queued_warnings(request)],
+    "flyte": queued_warnings,
+    "jupyterhub": queued_warnings,
+}
 
 
 def _parser() -> argparse.ArgumentParser:

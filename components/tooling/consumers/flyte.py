@@ -157,7 +157,7 @@ def spot_marks(config: StackConfig, spec: PoolSpec) -> tuple[dict[str, str], fro
     pool = next((p for p in config.gpu_pools if p.name == spec.name), None)
     if not spec.spot or pool is None:
         return {}, frozenset()
-    on_demand = resolve_pool(config, pool.model_copy(update={"spot": False}))
+    on_demand = resolve_pool(config, pool.model_copy(update={"spot": False, "capacity": None}))
     candidates = [*spec.node_labels.items()]
     candidates += [(key, value) for key, values in spec.label_choices.items() for value in values]
     labels = {

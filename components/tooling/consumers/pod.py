@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from components.model.pools import PoolSpec
-from components.tooling.consumers.shared import Request, comment, describe, to_yaml
+from components.tooling.consumers.shared import Request, comment, describe, queue_lines, to_yaml
 
 K8S_GPU_DOC = "https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/"
 
@@ -31,6 +31,7 @@ def render_pod(request: Request) -> str:
             "Merge into a pod spec (`spec:` of a Pod, `spec.template.spec:` of a Deployment "
             "or Job);",
             "`resources` belongs to the container that uses the GPU. Format: " + K8S_GPU_DOC,
+            *queue_lines(spec),
         )
         documents.append(f"{header}\n{to_yaml(pod_fragment(spec))}")
     return "\n---\n".join(documents)

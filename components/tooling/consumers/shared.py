@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 
+from components.model.capacity import QUEUE_LABEL
 from components.model.catalog import gpus
 from components.model.pools import PoolSpec
 from components.model.schema import StackConfig
@@ -58,9 +59,41 @@ def describe(spec: PoolSpec) -> str:
         parts.append("/".join(spec.machine_types))
     if spec.spot:
         parts.append("Spot")
-    if spec.min_nodes == 0:
+    if spec.queue is not None:
+        parts.append("queued (Kueue admits a Job whole)")
+    elif spec.min_nodes == 0:
         parts.append("scales from zero (the first pod waits for a node)")
     return ", ".join(parts)
+
+
+def queue_lines(spec: PoolSpec) -> list[str]:
+    """For a queued pool: the label a Job needs, where, and what it buys (comment lines)."""
+    queue = spec.queue
+    if queue is None:
+        return []
+    return [
+        "",
+        "Queued pool: submit the work as a Job (batch/v1, or a JobSet, RayJob, ... Kueue runs) in "
+        f"namespace {' or '.join(queue.namespaces)},",
+        "with this label in the Job's own metadata (not its pod template's):",
+        "  metadata:",
+        "    labels:",
+        f"      {QUEUE_LABEL}: {queue.local_queue}",
+        "Kueue starts the Job only when nodes for all its pods can be had at once (all or "
+        "nothing).",
+    ]
+
+
+def queued_warnings(request: Request) -> list[str]:
+    """Tools whose settings cannot carry a queue label: what that means on queued pools."""
+    return [
+        f"pool {spec.name} is queued: these settings carry no {QUEUE_LABEL} label, so the "
+        "pods they start bypass its queue (one node at a time, not all or nothing; on a pool "
+        "whose nodes come only through ProvisioningRequests, no node at all); use --for pod for "
+        "Jobs"
+        for spec in request.pools
+        if spec.queue is not None
+    ]
 
 
 def camel(*words: str) -> str:

@@ -123,6 +123,12 @@ class PodTemplate:
     source: str
     spec: Mapping[str, Any]
     where: str = ""
+    # The pods the object runs at once (a Job's parallelism capped by its completions, as
+    # Kueue counts a Job's pod set; a Deployment's replicas), and the object's own labels (a
+    # CronJob's: its job template's), where a Job names its Kueue queue.
+    pods: int = 1
+    labels: Mapping[str, str] = field(default_factory=dict)
+    namespace: str | None = None
 
     @property
     def label(self) -> str:
@@ -275,7 +281,18 @@ def _from_object(obj: object, where: str, skip_unknown_kinds: bool, found: _Foun
             if spec is None:
                 found.problems.append(f"{source} has no {'.'.join(path)}")
                 return
-        _add_template(found, source, spec, where)
+        pods, labels = _workload(obj, name)
+        metadata = obj.get("metadata")
+        namespace = metadata.get("namespace") if isinstance(metadata, Mapping) else None
+        _add_template(
+            found,
+            source,
+            spec,
+            where,
+            pods,
+            labels,
+            namespace if isinstance(namespace, str) else None,
+        )
         return
     if name in _NO_POD_KINDS and (group is None or group in _NO_POD_KINDS[name]):
         found.skipped.append(Skipped(source, where, known=True))
@@ -303,7 +320,15 @@ def _unknown_kind_message(obj: Mapping[str, Any], kind: object, where: str, sour
     )
 
 
-def _add_template(found: _Found, source: str, spec: object, where: str) -> None:
+def _add_template(
+    found: _Found,
+    source: str,
+    spec: object,
+    where: str,
+    pods: int = 1,
+    labels: Mapping[str, str] | None = None,
+    namespace: str | None = None,
+) -> None:
     if not isinstance(spec, Mapping):
         found.problems.append(f"{source}: pod spec is a {_type_name(spec)}, not a mapping")
         return
@@ -311,7 +336,40 @@ def _add_template(found: _Found, source: str, spec: object, where: str) -> None:
     if problem:
         found.problems.append(problem)
     else:
-        found.templates.append(PodTemplate(source, spec, where))
+        found.templates.append(
+            PodTemplate(source, spec, where, pods, dict(labels or {}), namespace)
+        )
+
+
+def _count(value: object, default: int) -> int:
+    """A replica count as written (the API server refuses what is not a whole number >= 0)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _workload(obj: Mapping[str, Any], kind: str) -> tuple[int, dict[str, str]]:
+    """How many pods the object runs at once, and the labels Kueue reads (its own metadata's;
+    a CronJob's job template's, which its Jobs get)."""
+    owner: Any = obj
+    if kind == "CronJob":
+        spec = obj.get("spec")
+        owner = spec.get("jobTemplate") if isinstance(spec, Mapping) else None
+        owner = owner if isinstance(owner, Mapping) else {}
+    metadata = owner.get("metadata")
+    raw = metadata.get("labels") if isinstance(metadata, Mapping) else None
+    labels = {str(k): str(v) for k, v in raw.items()} if isinstance(raw, Mapping) else {}
+    spec = owner.get("spec")
+    spec = spec if isinstance(spec, Mapping) else {}
+    if kind in ("Job", "CronJob"):
+        # kueue pkg/controller/jobs/job podsCount: parallelism (defaulted to 1), at most the
+        # completions.
+        pods = _count(spec.get("parallelism"), 1)
+        completions = spec.get("completions")
+        if isinstance(completions, int) and not isinstance(completions, bool):
+            pods = min(pods, completions)
+        return pods, labels
+    if kind in ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController"):
+        return _count(spec.get("replicas"), 1), labels
+    return 1, labels
 
 
 def _source(obj: Mapping[str, Any], kind: object, where: str) -> str:

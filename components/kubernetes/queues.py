@@ -1,0 +1,133 @@
+"""The queues stage: Kueue, and per queued pool the objects that admit a Job whole.
+
+One component per cluster (`gpufleet:kubernetes:Kueue`), on any cloud, only while some pool is
+queued (`capacity: queued`): the pinned Kueue chart in its own namespace, on the CPU nodes, and
+per queued pool its ProvisioningRequestConfig, AdmissionCheck, ResourceFlavor, ClusterQueue and
+LocalQueues (`components.model.kueue` writes them). Each object waits for the release (its CRD
+and Kueue's validating webhooks) and for the objects it names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.kubernetes import namespaces
+from components.kubernetes.cluster import ClusterHandle
+from components.kubernetes.helm import pinned_release
+from components.model import kueue
+from components.model.pools import PoolSpec, system_pool
+from components.model.schema import StackConfig
+
+
+@dataclass(frozen=True)
+class KueueArgs:
+    # The queued pools (each has `queue`).
+    pools: Sequence[PoolSpec]
+    provider: k8s.Provider
+    # Where the controller runs: the CPU system pool's selector ({}: the cluster's choice).
+    node_selector: dict[str, str]
+    # `queues.namespaces`: where the LocalQueues are and Kueue manages workloads.
+    namespaces: Sequence[str]
+
+
+class Kueue(pulumi.ComponentResource):
+    """Kueue's release and the queued pools' queues."""
+
+    release: k8s.helm.v3.Release
+    objects: dict[str, k8s.apiextensions.CustomResource]
+
+    def __init__(
+        self, name: str, args: KueueArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("gpufleet:kubernetes:Kueue", name, None, opts)
+        self._k8s = args.provider
+        child = pulumi.ResourceOptions(parent=self, provider=args.provider)
+        ns = namespaces.namespace(f"{name}-ns", kueue.PIN.namespace, child)
+        self.release = pinned_release(
+            f"{name}-release",
+            kueue.PIN,
+            kueue.RELEASE,
+            ns.metadata.apply(lambda m: m.name or kueue.PIN.namespace),
+            kueue.helm_values(args.node_selector, args.namespaces),
+            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[ns])),
+        )
+        self.objects = {}
+        for spec in args.pools:
+            declared: dict[tuple[str, str], k8s.apiextensions.CustomResource] = {}
+            for document in kueue.pool_objects(spec):
+                declared[_key(document)] = self._declare(name, document, declared)
+            self.objects.update({f"{spec.name}/{k}/{n}": r for (k, n), r in declared.items()})
+        self.register_outputs(
+            {
+                "release": self.release.name,
+                "queues": {spec.name: spec.queue.local_queue for spec in args.pools if spec.queue},
+            }
+        )
+
+    def _declare(
+        self,
+        name: str,
+        document: dict[str, Any],
+        declared: dict[tuple[str, str], k8s.apiextensions.CustomResource],
+    ) -> k8s.apiextensions.CustomResource:
+        kind, object_name = _key(document)
+        namespace = document["metadata"].get("namespace")
+        suffix = f"{kind.lower()}-{object_name}" + (f"-{namespace}" if namespace else "")
+        names = [declared[key] for key in _references(document) if key in declared]
+        return k8s.apiextensions.CustomResource(
+            f"{name}-{suffix}",
+            api_version=document["apiVersion"],
+            kind=kind,
+            metadata=document["metadata"],
+            spec=document["spec"],
+            opts=pulumi.ResourceOptions(
+                parent=self, provider=self._k8s, depends_on=[self.release, *names]
+            ),
+        )
+
+
+def _key(document: dict[str, Any]) -> tuple[str, str]:
+    return document["kind"], document["metadata"]["name"]
+
+
+def _references(document: dict[str, Any]) -> list[tuple[str, str]]:
+    """The (kind, name) of every Kueue object this one names."""
+    spec = document["spec"]
+    kind = document["kind"]
+    if kind == "AdmissionCheck":
+        parameters = spec["parameters"]
+        return [(parameters["kind"], parameters["name"])]
+    if kind == "ClusterQueue":
+        flavors = [
+            ("ResourceFlavor", flavor["name"])
+            for group in spec["resourceGroups"]
+            for flavor in group["flavors"]
+        ]
+        checks = [
+            ("AdmissionCheck", check["name"])
+            for check in spec["admissionChecksStrategy"]["admissionChecks"]
+        ]
+        return flavors + checks
+    if kind == "LocalQueue":
+        return [("ClusterQueue", spec["clusterQueue"])]
+    return []
+
+
+def build(config: StackConfig, pools: Sequence[PoolSpec], cluster: ClusterHandle) -> Kueue:
+    """The program's queues stage (only called when some pool is queued)."""
+    system = system_pool(config)
+    selector = dict(system.pod_scheduling["nodeSelector"]) if system is not None else {}
+    return Kueue(
+        f"{config.cluster.name}-kueue",
+        KueueArgs(
+            pools=[spec for spec in pools if spec.queue is not None],
+            provider=cluster.k8s_provider,
+            node_selector=selector,
+            namespaces=config.queues.namespaces,
+        ),
+    )
