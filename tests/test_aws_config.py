@@ -150,24 +150,6 @@ def aws_pool(**fields: Any) -> dict[str, Any]:
     return {"name": "l4", "accelerator": "l4", "maxNodes": 4, **fields}
 
 
-def test_a_cluster_name_too_long_for_derived_iam_role_names() -> None:
-    raw = load_stack("aws-dev").gpufleet
-    long_name = "a" * 38
-    raw = {**raw, "cluster": {**raw["cluster"], "name": long_name}}
-    with pytest.raises(ConfigError) as caught:
-        parse_config(raw)
-    (problem,) = [str(p) for p in caught.value.problems]
-    assert problem.startswith("cluster.name: at most 37 characters on aws")
-
-
-def test_every_derived_iam_role_name_fits_at_the_longest_cluster_name() -> None:
-    raw = load_stack("aws-training").gpufleet
-    cluster = {**raw["cluster"], "name": "c" * 37}
-    plan = plan_of("aws-training", {"gpufleet:cluster": cluster})
-    roles = [r.name for r in plan.resources if r.type == "aws:iam/role:Role"]
-    assert roles and max(len(name) for name in roles) + len("-0123abc") == 64
-
-
 def test_asg_tags_stay_within_aws_limits() -> None:
     raw = load_stack("aws-dev").gpufleet
     # 15 of gpufleet's own (nodeadm's nvidia.com/gpu.present from 1.35 among them) + 35 = 50

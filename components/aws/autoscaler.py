@@ -17,6 +17,7 @@ import pulumi_kubernetes as k8s
 
 from components.aws import iam
 from components.aws.event_queue import irsa_role
+from components.aws.model import names
 from components.kubernetes.helm import pinned_release
 from components.model.catalog import charts
 from components.model.pools import POOL_LABEL
@@ -135,6 +136,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         )
         policy = aws.iam.RolePolicy(
             f"{name}-scaling",
+            **names.name_args(names.ROLE_POLICY, f"{name}-scaling"),
             role=self.role.id,
             policy=json.dumps(iam.autoscaler_policy_document(args.cluster_name)),
             opts=aws_child,

@@ -12,7 +12,7 @@ import pulumi_kubernetes as k8s
 
 from components.aws import iam
 from components.aws.launch_template import METADATA_OPTIONS, block_devices, tag_specifications
-from components.aws.model import auto_mode
+from components.aws.model import auto_mode, names
 from components.aws.model.autoscaler_tags import default_tags
 from components.aws.model.cloud import AWS
 from components.aws.model.config import cluster_options, principal_slug
@@ -96,6 +96,7 @@ class EksCluster(pulumi.ComponentResource):
         )
         key_use = aws.iam.RolePolicy(
             f"{name}-cluster-kms",
+            **names.name_args(names.ROLE_POLICY, f"{name}-cluster-kms"),
             role=role.id,
             policy=key.arn.apply(iam.secrets_key_policy_document),
             opts=child,
@@ -284,6 +285,7 @@ class EksCluster(pulumi.ComponentResource):
         system = args.system_pool
         template = aws.ec2.LaunchTemplate(
             f"{name}-system",
+            **names.name_args(names.LAUNCH_TEMPLATE, f"{name}-system"),
             description=f"EKS {cfg.name} system nodes",
             metadata_options=METADATA_OPTIONS,
             block_device_mappings=block_devices("al2023", AWS.system_disk_size_gb),

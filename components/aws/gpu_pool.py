@@ -16,7 +16,7 @@ import pulumi_aws as aws
 
 from components.aws import user_data
 from components.aws.launch_template import METADATA_OPTIONS, block_devices, tag_specifications
-from components.aws.model import autoscaler_tags, termination
+from components.aws.model import autoscaler_tags, names, termination
 from components.aws.model.amis import ami_parameter
 from components.aws.model.autoscaler_tags import default_tags
 from components.model.pools import PoolSpec
@@ -80,6 +80,7 @@ class SelfManagedGpuPool(pulumi.ComponentResource):
         }
         self.launch_template = aws.ec2.LaunchTemplate(
             f"{name}-template",
+            **names.name_args(names.LAUNCH_TEMPLATE, f"{name}-template"),
             description=f"gpufleet GPU pool {pool.name} of EKS {args.cluster_name}",
             # insecure_value: an AMI id is no secret, and a preview must show when it changes
             # (`value` is always marked secret; review eks.md S3-1).

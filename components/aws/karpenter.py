@@ -18,7 +18,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from components.aws.event_queue import interruption_queue, irsa_role
-from components.aws.model import karpenter, karpenter_iam
+from components.aws.model import karpenter, karpenter_iam, names
 from components.kubernetes.helm import pinned_release
 from components.model.pool_spec import PoolSpec
 
@@ -80,6 +80,7 @@ class Karpenter(pulumi.ComponentResource):
         account = aws.get_caller_identity_output(opts=invoke).account_id
         policy = aws.iam.RolePolicy(
             f"{name}-controller",
+            **names.name_args(names.ROLE_POLICY, f"{name}-controller"),
             role=role.id,
             policy=pulumi.Output.all(partition, account, args.node_role.arn, self.queue.arn).apply(
                 lambda parts: json.dumps(

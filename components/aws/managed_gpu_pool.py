@@ -23,7 +23,7 @@ import pulumi_aws as aws
 
 from components.aws.gpu_pool import zone_sizes
 from components.aws.launch_template import METADATA_OPTIONS, block_devices, tag_specifications
-from components.aws.model import autoscaler_tags
+from components.aws.model import autoscaler_tags, names
 from components.aws.model.autoscaler_tags import default_tags
 from components.aws.user_data import AmiFamily
 from components.model.pools import PoolSpec
@@ -71,6 +71,7 @@ class ManagedGpuPool(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self, provider=args.provider)
         template = aws.ec2.LaunchTemplate(
             f"{name}-template",
+            **names.name_args(names.LAUNCH_TEMPLATE, f"{name}-template"),
             description=f"gpufleet GPU pool {pool.name}",
             metadata_options=METADATA_OPTIONS,
             block_device_mappings=block_devices(args.ami_family, pool.disk_size_gb),

@@ -17,7 +17,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from components.aws.event_queue import interruption_queue, irsa_role
-from components.aws.model import termination
+from components.aws.model import names, termination
 from components.kubernetes.helm import pinned_release
 
 
@@ -59,6 +59,7 @@ class NodeTerminationHandler(pulumi.ComponentResource):
         for key, group in args.spot_groups.items():
             aws.autoscaling.LifecycleHook(
                 f"{name}-{key}-hook",
+                **names.name_args(names.LIFECYCLE_HOOK, f"{name}-{key}-hook"),
                 autoscaling_group_name=group.name,
                 lifecycle_transition="autoscaling:EC2_INSTANCE_TERMINATING",
                 default_result="CONTINUE",
@@ -76,6 +77,7 @@ class NodeTerminationHandler(pulumi.ComponentResource):
         )
         policy = aws.iam.RolePolicy(
             f"{name}-draining",
+            **names.name_args(names.ROLE_POLICY, f"{name}-draining"),
             role=role.id,
             policy=pulumi.Output.all(
                 self.queue.arn, *[g.arn for g in args.spot_groups.values()]

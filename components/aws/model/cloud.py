@@ -46,12 +46,6 @@ IAM_PRINCIPAL_ARN = re.compile(
 )
 # Lets the cluster autoscaler wait for the device plugin instead of scaling up twice.
 ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
-# IAM role names take 64 characters; Pulumi autonames a role `<logical name>-<7 characters>`,
-# and the longest role gpufleet derives is `<cluster>-self-managed-nodes` (review eks.md S1-2).
-IAM_ROLE_NAME_MAX = 64
-AUTONAME_SUFFIX = len("-0123abc")
-LONGEST_ROLE_SUFFIX = "-self-managed-nodes"
-MAX_CLUSTER_NAME = IAM_ROLE_NAME_MAX - AUTONAME_SUFFIX - len(LONGEST_ROLE_SUFFIX)
 # EKS managed node groups: label keys (prefix included) and values 1-63, taint keys and values
 # at most 63 (EKS API UpdateLabelsPayload, NodegroupTaint; review eks.md S1-3).
 MANAGED_LABEL_MAX = 63
@@ -111,16 +105,6 @@ class Aws(ManagedCloud):
         problems += provisioners.cluster_problems(cluster)
         if self.adopted(cluster):
             problems += provisioners.adopted_problems(cluster)
-        if len(cluster.name) > MAX_CLUSTER_NAME:
-            problems.append(
-                Problem(
-                    "cluster.name",
-                    f"at most {MAX_CLUSTER_NAME} characters on aws: IAM role names such as "
-                    f"<name>{LONGEST_ROLE_SUFFIX} plus Pulumi's 7-character suffix must fit "
-                    f"IAM's {IAM_ROLE_NAME_MAX}; shorten cluster.name",
-                    cluster.name,
-                )
-            )
         if not cluster.zones:
             problems.append(
                 Problem(

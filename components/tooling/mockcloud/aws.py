@@ -26,6 +26,17 @@ def fake_ami(parameter: object) -> str:
 OIDC_ID = "0123456789ABCDEF0123456789ABCDEF"
 CLUSTER_SECURITY_GROUP = "sg-0c1a5e7e4c1a5e7e4"
 AUTONAME_SUFFIX = "-0a1b2c3"
+# What the Terraform provider appends to a `namePrefix` (26 characters, unique per resource).
+PREFIX_SUFFIX = "20261125000000000000000001"
+
+
+def physical_name(name: str, inputs: Mapping[str, Any]) -> str:
+    """A resource's AWS name as Pulumi and the provider make it: given, prefixed or autonamed."""
+    given = inputs.get("name")
+    if given:
+        return str(given)
+    prefix = inputs.get("namePrefix")
+    return f"{prefix}{PREFIX_SUFFIX}" if prefix else f"{name}{AUTONAME_SUFFIX}"
 
 
 def _cluster(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
@@ -49,7 +60,7 @@ def _named(kind: str) -> Any:
     """IAM things: autonamed like Pulumi does (name + suffix) when no name is given."""
 
     def fake(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
-        resolved = inputs.get("name") or f"{name}{AUTONAME_SUFFIX}"
+        resolved = physical_name(name, inputs)
         return {"name": resolved, "arn": f"arn:aws:iam::{ACCOUNT}:{kind}/{resolved}"}
 
     return fake
@@ -67,7 +78,7 @@ def _launch_template(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
 
 def _queue(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     """SQS: autonamed, its URL and ARN built from the name as AWS builds them."""
-    queue = inputs.get("name") or f"{name}{AUTONAME_SUFFIX}"
+    queue = physical_name(name, inputs)
     return {
         "name": queue,
         "url": f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{queue}",
@@ -156,6 +167,9 @@ RESOURCES: dict[str, Any] = {
     "aws:iam/openIdConnectProvider:OpenIdConnectProvider": _oidc_provider,
     "aws:ec2/launchTemplate:LaunchTemplate": _launch_template,
     "aws:sqs/queue:Queue": _queue,
+    "aws:cloudwatch/eventRule:EventRule": lambda name, inputs: {
+        "name": physical_name(name, inputs)
+    },
     "aws:ec2/vpc:Vpc": _with_id("vpc"),
     "aws:ec2/subnet:Subnet": _with_id("subnet"),
     "aws:ec2/natGateway:NatGateway": _with_id("nat"),
