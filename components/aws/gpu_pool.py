@@ -19,6 +19,7 @@ from components.aws.launch_template import METADATA_OPTIONS, block_devices, tag_
 from components.aws.model import autoscaler_tags, names, termination
 from components.aws.model.amis import ami_parameter
 from components.aws.model.autoscaler_tags import default_tags
+from components.aws.model.groups import group_max_sizes, zone_sizes
 from components.model.pools import PoolSpec
 
 POOL_TAG = "gpufleet-pool"
@@ -27,12 +28,6 @@ POOL_TAG = "gpufleet-pool"
 def group_name(cluster_name: str, pool: str, zone: str) -> str:
     """The auto scaling group's name (the autoscaler's priority expander matches on it)."""
     return f"{cluster_name}-{pool}-{zone}"
-
-
-def zone_sizes(total: int, zones: Sequence[str]) -> dict[str, int]:
-    """Split a pool-wide node count over its zones so the groups never exceed it together."""
-    base, extra = divmod(total, len(zones))
-    return {zone: base + (1 if index < extra else 0) for index, zone in enumerate(zones)}
 
 
 @dataclass(frozen=True)
@@ -47,6 +42,8 @@ class SelfManagedGpuPoolArgs:
     security_group_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
     subnets_by_zone: Mapping[str, pulumi.Input[Sequence[pulumi.Input[str]]]]
     provider: aws.Provider
+    # gpuPools[].aws.maxNodesPerZone: every zone's group may grow to this many.
+    max_nodes_per_zone: int | None = None
 
 
 class SelfManagedGpuPool(pulumi.ComponentResource):
@@ -104,7 +101,7 @@ class SelfManagedGpuPool(pulumi.ComponentResource):
             ),
         }
         mins = zone_sizes(pool.min_nodes, pool.zones)
-        maxes = zone_sizes(pool.max_nodes, pool.zones)
+        maxes = group_max_sizes(pool.max_nodes, pool.zones, args.max_nodes_per_zone)
         self.groups = {}
         for zone in pool.zones:
             self.groups[zone] = aws.autoscaling.Group(

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from components.aws.gpu_pool import zone_sizes
 from components.aws.launch_template import METADATA_OPTIONS, block_devices, tag_specifications
 from components.aws.model import autoscaler_tags, names
 from components.aws.model.autoscaler_tags import default_tags
+from components.aws.model.groups import group_max_sizes, zone_sizes
 from components.aws.user_data import AmiFamily
 from components.model.pools import PoolSpec
 
@@ -58,6 +58,8 @@ class ManagedGpuPoolArgs:
     node_role_arn: pulumi.Input[str]
     subnets_by_zone: Mapping[str, pulumi.Input[Sequence[pulumi.Input[str]]]]
     provider: aws.Provider
+    # gpuPools[].aws.maxNodesPerZone: every zone's group may grow to this many.
+    max_nodes_per_zone: int | None = None
 
 
 class ManagedGpuPool(pulumi.ComponentResource):
@@ -82,7 +84,7 @@ class ManagedGpuPool(pulumi.ComponentResource):
             opts=child,
         )
         mins = zone_sizes(pool.min_nodes, pool.zones)
-        maxes = zone_sizes(pool.max_nodes, pool.zones)
+        maxes = group_max_sizes(pool.max_nodes, pool.zones, args.max_nodes_per_zone)
         self.node_groups = {}
         for zone in pool.zones:
             self.node_groups[zone] = aws.eks.NodeGroup(

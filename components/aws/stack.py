@@ -154,6 +154,7 @@ def build_gpu_pools(
                         node_role_arn=managed_role.arn,
                         subnets_by_zone=eks.network.private_subnets_by_zone,
                         provider=eks.aws_provider,
+                        max_nodes_per_zone=options[pool.name].max_nodes_per_zone,
                     ),
                     opts=pulumi.ResourceOptions(depends_on=list(eks.nodes_after)),
                 )
@@ -174,6 +175,7 @@ def build_gpu_pools(
                 security_group_ids=[eks.security_group_id],
                 subnets_by_zone=eks.network.private_subnets_by_zone,
                 provider=eks.aws_provider,
+                max_nodes_per_zone=options[pool.name].max_nodes_per_zone,
             ),
             # Nodes may only start once they are allowed to join.
             opts=pulumi.ResourceOptions(depends_on=[eks.self_managed_access]),

@@ -287,6 +287,9 @@ class ManagedCloud(Cloud):
     def own_device_plugin(self, config: StackConfig, pool: GpuPoolConfig) -> bool:
         return False
 
+    def zone_max_nodes(self, config: StackConfig, pool: GpuPoolConfig) -> int | None:
+        return None  # the most nodes one zone of the pool holds (None: all of maxNodes)
+
     def autoscaler_gpus(self, sharing_via: SharingVia, physical: int, allocatable: int) -> int:
         """The GPU count the cluster autoscaler expects of a new node of the pool."""
         return allocatable
@@ -434,6 +437,7 @@ class ManagedCloud(Cloud):
             if self.picks_type_per_pod(config.cluster) and len(machines) > 1
             else None,
             pod_settings=self.pod_settings(pool, sharing_via),
+            zone_max_nodes=self.zone_max_nodes(config, pool),
         )
 
     def system_node_labels(self) -> dict[str, str]:

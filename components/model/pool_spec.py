@@ -104,6 +104,9 @@ class PoolSpec:
     daemonsets: tuple[str, ...] = ()
     # Pod-level fields a GPU pod on this pool must set (GKE MPS: hostIPC).
     pod_settings: Mapping[str, Any] = field(default_factory=dict)
+    # The most nodes one zone of the pool can hold, where the autoscaler splits maxNodes over
+    # per-zone groups (None: any one zone can hold all maxNodes).
+    zone_max_nodes: int | None = None
 
     @property
     def extended_resources(self) -> dict[str, int]:

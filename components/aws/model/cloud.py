@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
 from components.aws.model import allocatable as aws_allocatable
-from components.aws.model import autoscaler_tags, provisioners, version_rules, versions
+from components.aws.model import autoscaler_tags, groups, provisioners, version_rules, versions
 from components.aws.model import config as aws_config
 from components.aws.model import daemonsets as aws_daemonsets
 from components.aws.model.catalog import CATALOG
@@ -225,17 +225,8 @@ class Aws(ManagedCloud):
             pool, path, aws_config.KARPENTER_ONLY_POOL_KEYS, "karpenter"
         )
         zones = pool.zones or cluster.zones or []
-        node_group = aws_config.pool_options(pool).node_group
-        if node_group == "self-managed" and zones and pool.max_nodes < len(zones):
-            problems.append(
-                Problem(
-                    f"{path}.maxNodes",
-                    f"must be at least the number of zones ({len(zones)}): each zone's auto "
-                    "scaling group gets a share of maxNodes; raise it or list fewer zones",
-                    pool.max_nodes,
-                )
-            )
         options = aws_config.pool_options(pool)
+        problems += groups.size_problems(pool, options.max_nodes_per_zone, len(zones), path)
         if options.node_group == "managed":
             problems += _managed_group_limits(pool, path)
         else:
@@ -390,6 +381,14 @@ class Aws(ManagedCloud):
         if aws_config.pool_options(pool).node_group == "self-managed":
             return "node-template-tags"
         return "pool"
+
+    def zone_max_nodes(self, config: StackConfig, pool: GpuPoolConfig) -> int | None:
+        # Karpenter's and Auto Mode's limits are pool-wide: any zone can take them all.
+        if provisioners.launches_per_pod(config.cluster):
+            return None
+        zones = pool.zones or config.cluster.zones or []
+        per_zone = aws_config.pool_options(pool).max_nodes_per_zone
+        return groups.zone_capacity(pool.max_nodes, zones, per_zone)
 
     def own_device_plugin(self, config: StackConfig, pool: GpuPoolConfig) -> bool:
         # Bottlerocket's NVIDIA variant and Auto Mode's nodes run their own device plugin.

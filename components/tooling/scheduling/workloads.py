@@ -39,6 +39,15 @@ _SPEC_PATHS: dict[str, tuple[str, ...]] = {
     "PodTemplate": ("template", "spec"),
 }
 ACCEPTED_KINDS = (*sorted(_SPEC_PATHS), "List")
+# Where a kind says how many of its pods run at once (absent: 1, the API's default).
+_POD_COUNT_PATHS: dict[str, tuple[str, ...]] = {
+    "Deployment": ("spec", "replicas"),
+    "StatefulSet": ("spec", "replicas"),
+    "ReplicaSet": ("spec", "replicas"),
+    "ReplicationController": ("spec", "replicas"),
+    "Job": ("spec", "parallelism"),
+    "CronJob": ("spec", "jobTemplate", "spec", "parallelism"),
+}
 
 # The API groups of the workload kinds above ("" is the core group, apiVersion "v1"); the same
 # kind name in another group (Volcano's batch.volcano.sh Job) is a different, unknown kind.
@@ -123,6 +132,8 @@ class PodTemplate:
     source: str
     spec: Mapping[str, Any]
     where: str = ""
+    # How many of its pods run at once (replicas, a Job's parallelism).
+    pods: int = 1
 
     @property
     def label(self) -> str:
@@ -275,7 +286,7 @@ def _from_object(obj: object, where: str, skip_unknown_kinds: bool, found: _Foun
             if spec is None:
                 found.problems.append(f"{source} has no {'.'.join(path)}")
                 return
-        _add_template(found, source, spec, where)
+        _add_template(found, source, spec, where, _pod_count(obj, name))
         return
     if name in _NO_POD_KINDS and (group is None or group in _NO_POD_KINDS[name]):
         found.skipped.append(Skipped(source, where, known=True))
@@ -303,7 +314,14 @@ def _unknown_kind_message(obj: Mapping[str, Any], kind: object, where: str, sour
     )
 
 
-def _add_template(found: _Found, source: str, spec: object, where: str) -> None:
+def _pod_count(obj: Mapping[str, Any], kind: str) -> int:
+    value: object = obj
+    for step in _POD_COUNT_PATHS.get(kind, ()):
+        value = value.get(step) if isinstance(value, Mapping) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 1
+
+
+def _add_template(found: _Found, source: str, spec: object, where: str, pods: int = 1) -> None:
     if not isinstance(spec, Mapping):
         found.problems.append(f"{source}: pod spec is a {_type_name(spec)}, not a mapping")
         return
@@ -311,7 +329,7 @@ def _add_template(found: _Found, source: str, spec: object, where: str) -> None:
     if problem:
         found.problems.append(problem)
     else:
-        found.templates.append(PodTemplate(source, spec, where))
+        found.templates.append(PodTemplate(source, spec, where, pods))
 
 
 def _source(obj: Mapping[str, Any], kind: object, where: str) -> str:
