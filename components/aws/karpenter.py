@@ -41,6 +41,8 @@ class KarpenterArgs:
     tag_for_discovery: bool
     aws_provider: aws.Provider
     k8s_provider: k8s.Provider
+    # Some pool shares its GPUs: turn on the NodeOverlay gate (its overlays say the count).
+    node_overlays: bool = False
 
 
 class Karpenter(pulumi.ComponentResource):
@@ -112,7 +114,12 @@ class Karpenter(pulumi.ComponentResource):
             karpenter.NAMESPACE,
             pulumi.Output.all(self.queue.name, role.arn).apply(
                 lambda parts: karpenter.helm_values(
-                    args.cluster_name, parts[0], parts[1], args.node_selector, args.replicas
+                    args.cluster_name,
+                    parts[0],
+                    parts[1],
+                    args.node_selector,
+                    args.replicas,
+                    node_overlays=args.node_overlays,
                 )
             ),
             pulumi.ResourceOptions(
@@ -142,6 +149,8 @@ class KarpenterGpuPoolArgs:
     # What brings the CRDs and lets the nodes join (the controller's release, access entries).
     wait_for: Sequence[pulumi.Resource]
     k8s_provider: k8s.Provider
+    # The NodeOverlay that tells Karpenter a shared or MIG node's GPU count (None: EC2's count).
+    node_overlay: Mapping[str, Any] | None = None
 
 
 class KarpenterGpuPool(pulumi.ComponentResource):
@@ -150,6 +159,7 @@ class KarpenterGpuPool(pulumi.ComponentResource):
 
     node_class: k8s.apiextensions.CustomResource
     node_pool: k8s.apiextensions.CustomResource
+    node_overlay: k8s.apiextensions.CustomResource | None
 
     def __init__(
         self, name: str, args: KarpenterGpuPoolArgs, opts: pulumi.ResourceOptions | None = None
@@ -177,6 +187,16 @@ class KarpenterGpuPool(pulumi.ComponentResource):
                 child, pulumi.ResourceOptions(depends_on=[self.node_class])
             ),
         )
+        self.node_overlay = None
+        if args.node_overlay is not None:
+            self.node_overlay = k8s.apiextensions.CustomResource(
+                f"{name}-node-overlay",
+                api_version=karpenter.NODE_OVERLAY_API_VERSION,
+                kind="NodeOverlay",
+                metadata=dict(args.node_overlay["metadata"]),
+                spec=dict(args.node_overlay["spec"]),
+                opts=child,
+            )
         self.register_outputs({"nodePool": pool.name})
 
 

@@ -37,6 +37,12 @@ CRD_PIN = ChartPin(CRD_CHART, CHART_VERSION, CHART_REPOSITORY, NAMESPACE)
 SERVICE_ACCOUNT = "karpenter"
 NODE_POOL_API_VERSION = "karpenter.sh/v1"
 NODE_CLASS_API_VERSION = "karpenter.k8s.aws/v1"
+# NodeOverlay: alpha in 1.14 (karpenter-crd chart 1.14.1 ships its CRD), behind the chart's
+# settings.featureGates.nodeOverlay, off by default (values.yaml). Its `capacity` is merged over
+# the instance type's in Karpenter's scheduling simulation (kubernetes-sigs/karpenter
+# pkg/cloudprovider/types.go ApplyCapacityOverlay: lo.Assign, the overlay's value wins), so
+# `nvidia.com/gpu: 4` replaces the 1 Karpenter reads from EC2 for a g6.xlarge.
+NODE_OVERLAY_API_VERSION = "karpenter.sh/v1alpha1"
 
 # The oldest Karpenter release that supports each Kubernetes minor (compatibility.md).
 MIN_KARPENTER_FOR_MINOR: Mapping[str, str] = {
@@ -184,6 +190,40 @@ def node_pool(
     }
 
 
+def node_overlay(pool: PoolSpec) -> dict[str, Any] | None:
+    """The pool's NodeOverlay when its nodes advertise another GPU count than EC2 says (time-
+    sharing, MPS or MIG): Karpenter sizes instance types from EC2's GPU count alone
+    (aws/karpenter-provider-aws v1.14.1 pkg/providers/instancetype/types.go, `nvidia.com/gpu`
+    = the GPUs EC2 lists), so without it a pod asking for 2 shares of an L4 never gets a node
+    launched and 4 pods asking for one share each get 4 nodes (kubernetes-sigs/karpenter#729,
+    review eks-2.md N3). Applied to this pool's NodePool and instance types only."""
+    if pool.gpus_allocatable == pool.gpus_per_node:
+        return None
+    return {
+        "apiVersion": NODE_OVERLAY_API_VERSION,
+        "kind": "NodeOverlay",
+        "metadata": {"name": pool.name},
+        "spec": {
+            "requirements": [
+                {"key": NODEPOOL_LABEL, "operator": "In", "values": [pool.name]},
+                {
+                    "key": "node.kubernetes.io/instance-type",
+                    "operator": "In",
+                    "values": list(pool.machine_types),
+                },
+            ],
+            "capacity": {pool.gpu_resource: str(pool.gpus_allocatable)},
+        },
+    }
+
+
+def planned_gpus(physical: int, overlay: Mapping[str, Any] | None, resource: str) -> int:
+    """The GPU count Karpenter plans a new node of the pool with: EC2's, or the overlay's."""
+    if overlay is None:
+        return physical
+    return int(overlay["spec"]["capacity"].get(resource, physical))
+
+
 def selector_terms(cluster_name: str, ids: Sequence[str] = ()) -> list[dict[str, Any]]:
     """Subnet or security group selector terms: by id where the stack names them (an adopted
     cluster's network, which gpufleet never tags), else by the discovery tag."""
@@ -247,9 +287,15 @@ def helm_values(
     role_arn: str,
     node_selector: Mapping[str, str],
     replicas: int,
+    node_overlays: bool = False,
 ) -> dict[str, Any]:
     return {
-        "settings": {"clusterName": cluster_name, "interruptionQueue": queue_name},
+        "settings": {
+            "clusterName": cluster_name,
+            "interruptionQueue": queue_name,
+            # Helm merges this map over the chart's gates: the others keep their defaults.
+            "featureGates": {"nodeOverlay": node_overlays},
+        },
         "serviceAccount": {
             "name": SERVICE_ACCOUNT,
             "annotations": {"eks.amazonaws.com/role-arn": role_arn},

@@ -208,6 +208,21 @@ def pool_problems(cluster: ClusterConfig, pool: GpuPoolConfig, path: str) -> lis
                 reserved,
             )
         )
+    shared = pool.sharing.strategy if pool.sharing else pool.mig_partition_size
+    installed = existing_cluster.cluster_options(cluster).autoscaler_installed
+    if shared and provisioner(cluster) == "karpenter" and installed:
+        problems.append(
+            Problem(
+                f"{path}.{'sharing' if pool.sharing else 'migPartitionSize'}",
+                "a Karpenter gpufleet does not run plans nodes with EC2's GPU count; only a "
+                "NodeOverlay behind its alpha nodeOverlay gate (which gpufleet can neither turn "
+                "on nor check there) makes it plan shared or MIG GPUs, so a pod asking for more "
+                "shares than a node has physical GPUs would never get a node; let gpufleet run "
+                "Karpenter (cluster.existing.autoscalerInstalled: false) or use "
+                "cluster.aws.provisioner: cluster-autoscaler",
+                shared,
+            )
+        )
     options = aws_config.pool_options(pool)
     if options.on_demand_fallback and not pool.spot:
         problems.append(

@@ -291,6 +291,16 @@ _KARPENTER_NODE_POOL: Final[tuple[NodeEffect, ...]] = (
 _KARPENTER_NODE_CLASS: Final[tuple[NodeEffect, ...]] = (
     NodeEffect("spec", "new-nodes", _KARPENTER_DRIFT, _KARPENTER_SOURCE),
 )
+_KARPENTER_NODE_OVERLAY: Final[tuple[NodeEffect, ...]] = (
+    NodeEffect(
+        "spec",
+        "none",
+        "running nodes stay (an overlay changes only Karpenter's simulation, never a node's "
+        "real resources); Karpenter plans new nodes and consolidation with the new values",
+        "Karpenter v1.14 docs, concepts/nodeoverlays ('Actual vs. Simulated'; 'Integration "
+        "with Consolidation': no drift or forced replacement)",
+    ),
+)
 
 NODE_EFFECTS: Final[Mapping[str, tuple[NodeEffect, ...]]] = MappingProxyType(
     {
@@ -301,6 +311,7 @@ NODE_EFFECTS: Final[Mapping[str, tuple[NodeEffect, ...]]] = MappingProxyType(
         "kubernetes:karpenter.sh/v1:NodePool": _KARPENTER_NODE_POOL,
         "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass": _KARPENTER_NODE_CLASS,
         "kubernetes:eks.amazonaws.com/v1:NodeClass": _KARPENTER_NODE_CLASS,
+        "kubernetes:karpenter.sh/v1alpha1:NodeOverlay": _KARPENTER_NODE_OVERLAY,
     }
 )
 
