@@ -254,6 +254,14 @@ class EksCluster(pulumi.ComponentResource):
         return self.cluster.vpc_config.cluster_security_group_id
 
     @property
+    def node_security_group_ids(self) -> Sequence[pulumi.Input[str]]:
+        return [self.security_group_id]
+
+    @property
+    def autoscaler_discovery_tag(self) -> str | None:
+        return None
+
+    @property
     def oidc_provider_arn(self) -> pulumi.Input[str]:
         return self.oidc_provider.arn
 

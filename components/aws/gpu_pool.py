@@ -44,6 +44,8 @@ class SelfManagedGpuPoolArgs:
     provider: aws.Provider
     # gpuPools[].aws.maxNodesPerZone: every zone's group may grow to this many.
     max_nodes_per_zone: int | None = None
+    # gpufleet's own discovery tag (an adopted cluster's autoscaler finds only gpufleet's groups).
+    autoscaler_tag: str | None = None
 
 
 class SelfManagedGpuPool(pulumi.ComponentResource):
@@ -95,7 +97,7 @@ class SelfManagedGpuPool(pulumi.ComponentResource):
         )
 
         tags = {
-            **autoscaler_tags.discovery_tags(args.cluster_name),
+            **autoscaler_tags.discovery_tags(args.cluster_name, args.autoscaler_tag),
             **autoscaler_tags.node_template_tags(
                 labels, taints, pool.autoscaler_resources[pool.gpu_resource], pool.ephemeral_storage
             ),

@@ -60,6 +60,13 @@ class ManagedGpuPoolArgs:
     provider: aws.Provider
     # gpuPools[].aws.maxNodesPerZone: every zone's group may grow to this many.
     max_nodes_per_zone: int | None = None
+    # gpufleet's own discovery tag, put on each group's auto scaling group (an adopted
+    # cluster's autoscaler finds only gpufleet's groups; EKS tags every managed group's ASG
+    # with the standard pair, and node group tags never reach the ASG).
+    autoscaler_tag: str | None = None
+    # Security groups for the nodes (None: EKS applies the cluster security group itself; a
+    # launch template that names any gets only those, EKS user guide launch-templates.adoc).
+    security_group_ids: Sequence[pulumi.Input[str]] | None = None
 
 
 class ManagedGpuPool(pulumi.ComponentResource):
@@ -76,6 +83,7 @@ class ManagedGpuPool(pulumi.ComponentResource):
             **names.name_args(names.LAUNCH_TEMPLATE, f"{name}-template"),
             description=f"gpufleet GPU pool {pool.name}",
             metadata_options=METADATA_OPTIONS,
+            vpc_security_group_ids=args.security_group_ids,
             block_device_mappings=block_devices(args.ami_family, pool.disk_size_gb),
             tag_specifications=tag_specifications(
                 {**default_tags(args.cluster_name), "Name": pool.name, "gpufleet-pool": pool.name}
@@ -127,6 +135,21 @@ class ManagedGpuPool(pulumi.ComponentResource):
                     ),
                 ),
             )
+            if args.autoscaler_tag:
+                group = self.node_groups[zone]
+                aws.autoscaling.Tag(
+                    f"{name}-{zone}-autoscaler",
+                    autoscaling_group_name=group.resources.apply(_auto_scaling_group),
+                    tag=aws.autoscaling.TagTagArgs(
+                        key=args.autoscaler_tag, value="owned", propagate_at_launch=False
+                    ),
+                    opts=child,
+                )
         self.register_outputs(
             {"nodeGroupNames": [group.node_group_name for group in self.node_groups.values()]}
         )
+
+
+def _auto_scaling_group(resources: Sequence[aws.eks.outputs.NodeGroupResource]) -> str:
+    """The name of the auto scaling group EKS made for the node group."""
+    return resources[0].autoscaling_groups[0].name or ""

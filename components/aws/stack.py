@@ -155,6 +155,10 @@ def build_gpu_pools(
                         subnets_by_zone=eks.network.private_subnets_by_zone,
                         provider=eks.aws_provider,
                         max_nodes_per_zone=options[pool.name].max_nodes_per_zone,
+                        autoscaler_tag=eks.autoscaler_discovery_tag,
+                        security_group_ids=list(eks.node_security_group_ids)
+                        if existing_cluster.cluster_options(cfg).node_security_group_ids
+                        else None,
                     ),
                     opts=pulumi.ResourceOptions(depends_on=list(eks.nodes_after)),
                 )
@@ -172,10 +176,11 @@ def build_gpu_pools(
                 ami_family=family,
                 join=eks.join,
                 instance_profile_arn=eks.self_managed_instance_profile.arn,
-                security_group_ids=[eks.security_group_id],
+                security_group_ids=list(eks.node_security_group_ids),
                 subnets_by_zone=eks.network.private_subnets_by_zone,
                 provider=eks.aws_provider,
                 max_nodes_per_zone=options[pool.name].max_nodes_per_zone,
+                autoscaler_tag=eks.autoscaler_discovery_tag,
             ),
             # Nodes may only start once they are allowed to join.
             opts=pulumi.ResourceOptions(depends_on=[eks.self_managed_access]),
@@ -221,6 +226,7 @@ def _cluster_autoscaler(config: StackConfig, eks: EksNodeHost, spot_groups: list
             oidc_issuer_url=eks.oidc_issuer,
             spot_group_patterns=spot_groups,
             node_selector=eks.controller_node_selector,
+            own_tag=eks.autoscaler_discovery_tag,
             aws_provider=eks.aws_provider,
             k8s_provider=eks.k8s_provider,
         ),

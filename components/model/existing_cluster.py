@@ -31,6 +31,10 @@ class ExistingClusterOptions(ConfigModel):
     # aws, with a Karpenter already installed: the node role that Karpenter's controller may
     # pass to the instances it launches (its IAM policy names it), by role name.
     karpenter_node_role: str | None = None
+    # aws: security groups every gpufleet GPU node gets besides the cluster security group, for
+    # clusters whose nodes reach CoreDNS and each other through a node security group of their
+    # own (terraform-aws-modules/eks does not attach the cluster security group to nodes).
+    node_security_group_ids: list[str] | None = None
 
 
 def cluster_options(cluster: ClusterConfig) -> ExistingClusterOptions:

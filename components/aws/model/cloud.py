@@ -56,7 +56,7 @@ class Aws(ManagedCloud):
     version_lifecycle = versions.LIFECYCLE
     cluster_options = aws_config.AwsClusterOptions
     adopts_clusters = True
-    existing_keys = ("autoscaler_installed", "karpenter_node_role")
+    existing_keys = ("autoscaler_installed", "karpenter_node_role", "node_security_group_ids")
     # Where the GPU nodes go, what brings them up, and how gpufleet's own autoscaler expands.
     adopted_cluster_keys = ("private_subnet_ids", "provisioner", "autoscaler_expander")
     pool_options = aws_config.AwsPoolOptions

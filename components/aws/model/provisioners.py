@@ -10,6 +10,7 @@ a node runs at most 110 pods (create-node-class.adoc).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from components.aws.model import config as aws_config
@@ -20,6 +21,8 @@ from components.model.managed_cloud import GpuNodeFacts
 from components.model.problems import Problem
 from components.model.schema import ClusterConfig, GpuPoolConfig, SoftwareMode
 
+# EC2 security group ids: sg- and 8 or 17 hex digits (EC2 API reference, SecurityGroup).
+SECURITY_GROUP_ID = re.compile(r"sg-([0-9a-f]{8}|[0-9a-f]{17})")
 # Provisioners that launch a node per pending pod from a NodePool (no groups, no minimum).
 PER_POD = ("karpenter", "auto-mode")
 AUTO_MODE_COMPUTE_LABEL = "eks.amazonaws.com/compute-type"
@@ -106,6 +109,25 @@ def adopted_problems(cluster: ClusterConfig) -> list[Problem]:
                 has_value=False,
             )
         )
+    groups = existing.node_security_group_ids
+    if groups is not None and not groups:
+        problems.append(
+            Problem(
+                "cluster.existing.nodeSecurityGroupIds",
+                "must name at least one security group; leave it out when the cluster "
+                "security group is all its nodes need",
+                [],
+            )
+        )
+    problems += [
+        Problem(
+            f"cluster.existing.nodeSecurityGroupIds[{index}]",
+            "must be a security group id such as sg-0123456789abcdef0",
+            group,
+        )
+        for index, group in enumerate(groups or [])
+        if not SECURITY_GROUP_ID.fullmatch(group)
+    ]
     if existing.karpenter_node_role and not uses_role:
         problems.append(
             Problem(

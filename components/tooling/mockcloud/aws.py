@@ -95,7 +95,14 @@ def _with_id(prefix: str) -> Any:
 
 def _node_group(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     group = inputs.get("nodeGroupName") or f"{inputs.get('nodeGroupNamePrefix', name)}20260101"
-    return {"nodeGroupName": group, "status": "ACTIVE"}
+    # EKS names the group's auto scaling group eks-<node group>-<uuid>.
+    digest = hashlib.sha256(group.encode()).hexdigest()
+    uuid = f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
+    return {
+        "nodeGroupName": group,
+        "status": "ACTIVE",
+        "resources": [{"autoscalingGroups": [{"name": f"eks-{group}-{uuid}"}]}],
+    }
 
 
 # An adopted cluster's VPC: one private subnet per zone of the region (tagged internal-elb).
