@@ -11,6 +11,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from components.aws import iam
+from components.aws.amis import managed_release_version
 from components.aws.launch_template import METADATA_OPTIONS, block_devices, tag_specifications
 from components.aws.model import auto_mode, names
 from components.aws.model.autoscaler_tags import default_tags
@@ -312,6 +313,12 @@ class EksCluster(pulumi.ComponentResource):
             node_role_arn=self.managed_node_role.arn,
             subnet_ids=self.network.private_subnet_ids,
             version=self.cluster.version,
+            release_version=managed_release_version(
+                "al2023",
+                cfg.kubernetes_version,
+                pulumi.InvokeOutputOptions(parent=self, provider=self.aws_provider),
+                variant="standard",
+            ),
             ami_type="AL2023_x86_64_STANDARD",
             capacity_type="ON_DEMAND",
             instance_types=list(system.machine_types),

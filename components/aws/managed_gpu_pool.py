@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
+from components.aws.amis import managed_release_version
 from components.aws.launch_template import METADATA_OPTIONS, block_devices, tag_specifications
 from components.aws.model import autoscaler_tags, names
 from components.aws.model.autoscaler_tags import default_tags
@@ -54,6 +55,8 @@ class ManagedGpuPoolArgs:
     pool: PoolSpec
     cluster_name: pulumi.Input[str]
     cluster_version: pulumi.Input[str]
+    # The stack's minor (the cluster's, also when adopted): picks the pinned image release.
+    kubernetes_version: str
     ami_family: AmiFamily
     node_role_arn: pulumi.Input[str]
     subnets_by_zone: Mapping[str, pulumi.Input[Sequence[pulumi.Input[str]]]]
@@ -78,6 +81,11 @@ class ManagedGpuPool(pulumi.ComponentResource):
         super().__init__("gpufleet:aws:ManagedGpuPool", name, None, opts)
         pool = args.pool
         child = pulumi.ResourceOptions(parent=self, provider=args.provider)
+        release = managed_release_version(
+            args.ami_family,
+            args.kubernetes_version,
+            pulumi.InvokeOutputOptions(parent=self, provider=args.provider),
+        )
         template = aws.ec2.LaunchTemplate(
             f"{name}-template",
             **names.name_args(names.LAUNCH_TEMPLATE, f"{name}-template"),
@@ -102,6 +110,8 @@ class ManagedGpuPool(pulumi.ComponentResource):
                 node_role_arn=args.node_role_arn,
                 subnet_ids=args.subnets_by_zone[zone],
                 version=args.cluster_version,
+                # The pinned release, as self-managed groups and Karpenter pin theirs.
+                release_version=release,
                 ami_type=AMI_TYPES[args.ami_family],
                 capacity_type="SPOT" if pool.spot else "ON_DEMAND",
                 instance_types=list(pool.machine_types),

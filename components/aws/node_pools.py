@@ -111,6 +111,9 @@ def build(
                         consolidate_underutilized=options.consolidate_underutilized,
                         node_class_ref=_node_class_ref(config, pool.name),
                         os_requirement=provisioner(config.cluster) != "auto-mode",
+                        lifetime=auto_mode.NODE_LIFETIME
+                        if provisioner(config.cluster) == "auto-mode"
+                        else None,
                     ),
                     wait_for=wait_for,
                     k8s_provider=eks.k8s_provider,

@@ -150,6 +150,7 @@ def build_gpu_pools(
                         pool=pool,
                         cluster_name=eks.cluster_name,
                         cluster_version=eks.cluster_version,
+                        kubernetes_version=cfg.kubernetes_version,
                         ami_family=family,
                         node_role_arn=managed_role.arn,
                         subnets_by_zone=eks.network.private_subnets_by_zone,

@@ -206,6 +206,18 @@ class Aws(ManagedCloud):
             )
         return problems
 
+    def check_pool(
+        self,
+        cluster: ClusterConfig,
+        mode: SoftwareMode,
+        pool: GpuPoolConfig,
+        path: str,
+        warnings: list[str],
+    ) -> list[Problem]:
+        if provisioners.provisioner(cluster) == "auto-mode":
+            warnings.append(provisioners.auto_mode_lifetime_warning(path))
+        return super().check_pool(cluster, mode, pool, path, warnings)
+
     def check_pool_limits(
         self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str
     ) -> list[Problem]:

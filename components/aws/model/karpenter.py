@@ -125,9 +125,11 @@ def node_pool(
     consolidate_underutilized: bool,
     node_class_ref: Mapping[str, str] | None = None,
     os_requirement: bool = True,
+    lifetime: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The pool's `karpenter.sh/v1` NodePool (metadata.name is the pool's name). Auto Mode's
-    NodePools name its NodeClass and take no `kubernetes.io/os` requirement."""
+    NodePools name its NodeClass, take no `kubernetes.io/os` requirement, and state its node
+    lifetime (`lifetime`: expireAfter and terminationGracePeriod)."""
     requirements: list[dict[str, Any]] = [
         {
             "key": "node.kubernetes.io/instance-type",
@@ -171,7 +173,7 @@ def node_pool(
                     ],
                     # Karpenter's default replaces every node after 720h: a month-long
                     # training job would be drained for it. Nodes go when empty instead.
-                    "expireAfter": "Never",
+                    **(lifetime or {"expireAfter": "Never"}),
                 },
             },
             "limits": _limits(pool, *largest),

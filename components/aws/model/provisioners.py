@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from components.aws.model import auto_mode, karpenter
 from components.aws.model import config as aws_config
-from components.aws.model import karpenter
 from components.model import existing_cluster
 from components.model.catalog.gpus import MachineType
 from components.model.managed_cloud import GpuNodeFacts
@@ -138,6 +138,16 @@ def adopted_problems(cluster: ClusterConfig) -> list[Problem]:
             )
         )
     return problems
+
+
+def auto_mode_lifetime_warning(path: str) -> str:
+    lifetime = auto_mode.NODE_LIFETIME
+    return (
+        f"{path}: EKS Auto Mode replaces every node within 21 days, whatever the pods on it: "
+        f"its NodePool drains a node after {lifetime['expireAfter']} (expireAfter) and deletes "
+        f"what is left {lifetime['terminationGracePeriod']} later; a job that runs longer "
+        "must checkpoint, or run under cluster.aws.provisioner karpenter or cluster-autoscaler"
+    )
 
 
 def auto_software_mode(cluster: ClusterConfig) -> SoftwareMode | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -72,8 +73,14 @@ def _oidc_provider(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _launch_template(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """EC2 makes a new version of a template whenever its content changes, and what references
+    `latestVersion` (a managed node group, a group's mixed instances policy) is updated to it.
+    The mock cannot count versions across plans, so it derives one from the content: any edit
+    of the template shows up as a new version where it is referenced, as it would for real."""
     digest = hashlib.sha256(name.encode()).hexdigest()[:17]
-    return {"__id": f"lt-{digest}", "latestVersion": 1, "defaultVersion": 1}
+    content = json.dumps(inputs, sort_keys=True, default=str).encode()
+    version = 1 + int(hashlib.sha256(content).hexdigest()[:8], 16) % 100_000
+    return {"__id": f"lt-{digest}", "latestVersion": version, "defaultVersion": version}
 
 
 def _queue(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
@@ -102,6 +109,33 @@ def _node_group(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
         "nodeGroupName": group,
         "status": "ACTIVE",
         "resources": [{"autoscalingGroups": [{"name": f"eks-{group}-{uuid}"}]}],
+    }
+
+
+def _parameter_value(name: object) -> str:
+    """An AMI id, or for a Bottlerocket release's image_version its `<version>-<build>`."""
+    text = str(name)
+    if text.endswith("/image_version"):
+        version = text.rsplit("/", 2)[-2]
+        return f"{version}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+    return fake_ami(text)
+
+
+def _ami(args: Mapping[str, Any]) -> dict[str, Any]:
+    """An EKS AMI found by name, described as amazon-eks-ami describes its AMIs (the patch of
+    the minor in its name: the one an adopted cluster's world runs, x.y.3)."""
+    (name,) = [v for f in args.get("filters", []) if f.get("name") == "name" for v in f["values"]]
+    minor = name.rsplit("-", 2)[-2]
+    return {
+        "id": fake_ami(name),
+        "imageId": fake_ami(name),
+        "name": name,
+        "description": (
+            "EKS-optimized Kubernetes node based on Amazon Linux 2023, "
+            f"(k8s: {minor}.3, containerd: 2.1.*)"
+        ),
+        "owners": list(args.get("owners", [])),
+        "filters": list(args.get("filters", [])),
     }
 
 
@@ -193,10 +227,11 @@ CALLS: dict[str, Any] = {
         "version": f"v{args.get('kubernetesVersion')}.0-eksbuild.1",
         "id": args.get("addonName"),
     },
+    "aws:ec2/getAmi:getAmi": _ami,
     "aws:ssm/getParameter:getParameter": lambda args: {
         "name": args.get("name"),
-        "value": fake_ami(args.get("name")),
-        "insecureValue": fake_ami(args.get("name")),
+        "value": _parameter_value(args.get("name")),
+        "insecureValue": _parameter_value(args.get("name")),
         "type": "String",
         "version": 1,
         "arn": f"arn:aws:ssm:{REGION}::parameter{args.get('name')}",
