@@ -150,6 +150,10 @@ class EksCluster(pulumi.ComponentResource):
             )
             if args.auto_mode
             else None,
+            # Required false only to create an Auto Mode cluster; enabling Auto Mode on a
+            # running cluster keeps what it bootstrapped (terraform-provider-aws PR 40415,
+            # pulumi-eks PR 1519, EKS user guide automode/auto-enable-existing), so a change of
+            # it must not replace the cluster (review eks-2.md N9).
             bootstrap_self_managed_addons=False if args.auto_mode else None,
             encryption_config=aws.eks.ClusterEncryptionConfigArgs(
                 provider=aws.eks.ClusterEncryptionConfigProviderArgs(key_arn=key.arn),
@@ -160,7 +164,9 @@ class EksCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions.merge(
                 child,
                 pulumi.ResourceOptions(
-                    protect=cfg.protect, depends_on=[logs, key_use, *role_policies]
+                    protect=cfg.protect,
+                    depends_on=[logs, key_use, *role_policies],
+                    ignore_changes=["bootstrapSelfManagedAddons"],
                 ),
             ),
         )

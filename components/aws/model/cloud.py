@@ -98,6 +98,9 @@ class Aws(ManagedCloud):
     def version_problems(self, cluster: ClusterConfig, verdict: Assessment) -> list[Problem]:
         return version_rules.version_problems(cluster, verdict, adopted=self.adopted(cluster))
 
+    def version_advice(self, cluster: ClusterConfig, verdict: Assessment) -> str:
+        return version_rules.version_advice(cluster, verdict, adopted=self.adopted(cluster))
+
     def check_cluster(self, cluster: ClusterConfig) -> list[Problem]:
         """Zones, network ranges, subnets and the autoscaler expander of an EKS cluster."""
         aws = aws_config.cluster_options(cluster)
