@@ -152,8 +152,9 @@ def aws_pool(**fields: Any) -> dict[str, Any]:
 
 def test_asg_tags_stay_within_aws_limits() -> None:
     raw = load_stack("aws-dev").gpufleet
-    # 15 of gpufleet's own (nodeadm's nvidia.com/gpu.present from 1.35 among them) + 35 = 50
-    labels = {f"team{i}": "x" for i in range(35)}
+    # 16 of gpufleet's own (nodeadm's nvidia.com/gpu.present from 1.35 and the termination
+    # handler's tag among them) + 34 = 50
+    labels = {f"team{i}": "x" for i in range(34)}
     pools = [aws_pool(labels=labels)]
     plan = plan_of("aws-dev", {"gpufleet:gpuPools": pools})
     groups = [r for r in plan.resources if r.type == "aws:autoscaling/group:Group"]

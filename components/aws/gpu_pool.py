@@ -73,9 +73,9 @@ class SelfManagedGpuPool(pulumi.ComponentResource):
             "Name": f"{args.cluster_name}-{pool.name}",
             POOL_TAG: pool.name,
             f"kubernetes.io/cluster/{args.cluster_name}": "owned",
-            # Spot nodes are drained by the node termination handler, which acts only on
-            # instances carrying its tag.
-            **({termination.MANAGED_TAG: "true"} if pool.spot else {}),
+            # The node termination handler drains every self-managed node (Spot or on-demand)
+            # before it goes, and acts only on instances carrying its tag.
+            termination.MANAGED_TAG: "true",
         }
         self.launch_template = aws.ec2.LaunchTemplate(
             f"{name}-template",

@@ -85,18 +85,15 @@ def _adopt_cluster(config: StackConfig) -> ClusterHandle:
     options = [pool_options(p) for p in config.gpu_pools]
     per_group = kind == "cluster-autoscaler"
     self_managed = _needs_self_managed_role(config) and not (kind == "karpenter" and installed)
-    # The node termination handler drains self-managed Spot groups (IRSA, like the controllers).
-    spot_drainer = per_group and any(
-        o.node_group == "self-managed" and p.spot
-        for o, p in zip(options, config.gpu_pools, strict=True)
-    )
+    # The node termination handler drains self-managed groups (IRSA, like the controllers).
+    drainer = per_group and any(o.node_group == "self-managed" for o in options)
     cluster = AdoptedEksCluster(
         cfg.name,
         AdoptedEksClusterArgs(
             config=cfg,
             needs=Needs(
                 access_entries=self_managed or kind == "auto-mode",
-                irsa=(kind != "auto-mode" and not installed) or spot_drainer,
+                irsa=(kind != "auto-mode" and not installed) or drainer,
                 auto_mode=kind == "auto-mode",
                 zones=tuple(cfg.zones or ()),
             ),
@@ -135,8 +132,9 @@ def build_gpu_pools(
     options = {p.name: pool_options(p) for p in config.gpu_pools}
     built: list[pulumi.Resource] = []
     spot_groups: list[str] = []
-    # Self-managed Spot groups: nothing drains them unless the termination handler does.
-    self_managed_spot: dict[str, aws.autoscaling.Group] = {}
+    # Self-managed groups, Spot or on-demand: nothing drains a node EC2 or the group terminates
+    # (a Spot reclaim, a rebalance, maintenance, a scale-in) unless the termination handler does.
+    self_managed_groups: dict[str, aws.autoscaling.Group] = {}
     for pool in pools:
         name = f"{cfg.name}-{pool.name}"
         family = options[pool.name].ami_family
@@ -168,7 +166,7 @@ def build_gpu_pools(
                 spot_groups += [group_name_pattern(pool.name, zone) for zone in pool.zones]
             continue
         assert eks.self_managed_instance_profile is not None and eks.self_managed_access
-        self_managed = SelfManagedGpuPool(
+        pool_groups = SelfManagedGpuPool(
             name,
             SelfManagedGpuPoolArgs(
                 pool=pool,
@@ -186,23 +184,24 @@ def build_gpu_pools(
             # Nodes may only start once they are allowed to join.
             opts=pulumi.ResourceOptions(depends_on=[eks.self_managed_access]),
         )
-        built.append(self_managed)
+        built.append(pool_groups)
+        self_managed_groups.update(
+            {f"{pool.name}-{zone}": group for zone, group in pool_groups.groups.items()}
+        )
         if pool.spot:
             # Names are [A-Za-z0-9_-] only (config rules), so they are literal regexes.
             spot_groups += [f"^{group_name(cfg.name, pool.name, z)}$" for z in pool.zones]
-            self_managed_spot.update(
-                {f"{pool.name}-{zone}": group for zone, group in self_managed.groups.items()}
-            )
 
     if not existing_cluster.cluster_options(cfg).autoscaler_installed:
         _cluster_autoscaler(config, eks, spot_groups)
-    if self_managed_spot:
+    if self_managed_groups:
         NodeTerminationHandler(
+            # The name it had when it drained Spot groups only: renaming would recreate it.
             f"{cfg.name}-spot-drainer",
             NodeTerminationHandlerArgs(
                 cluster_name=cfg.name,
                 region=cfg.region or "",
-                spot_groups=self_managed_spot,
+                groups=self_managed_groups,
                 oidc_provider_arn=eks.oidc_provider_arn,
                 oidc_issuer_url=eks.oidc_issuer,
                 node_selector=eks.controller_node_selector,

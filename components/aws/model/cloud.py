@@ -287,14 +287,15 @@ class Aws(ManagedCloud):
                         taint.key,
                     )
                 )
-        # gpufleet's own tags per group: discovery (2), instance (5, and on Spot the node
-        # termination handler's), resources (2) and the labels and taints every GPU pool gets
-        # (see resolve_pool and the GPU taint).
+        # gpufleet's own tags per group: discovery (2, and gpufleet's own on an adopted
+        # cluster), instance (5 and the node termination handler's), resources (2) and the
+        # labels and taints every GPU pool gets (see resolve_pool and the GPU taint).
         configured_by_label = pool.sharing is not None or pool.mig_partition_size is not None
-        instance = 5 + (1 if pool.spot else 0)
+        instance = 6
         labelled_by_nodeadm = provisioners.nodeadm_labels_gpu(cluster, pool)
         own_labels = len(FIXED_GPU_LABELS) + (1 if labelled_by_nodeadm else 0)
-        fixed = 2 + instance + 2 + own_labels + 1 + (1 if configured_by_label else 0)
+        discovery = 3 if self.adopted(cluster) else 2
+        fixed = discovery + instance + 2 + own_labels + 1 + (1 if configured_by_label else 0)
         total = fixed + len(pool.labels) + len(pool.taints)
         if total > autoscaler_tags.MAX_TAGS_PER_GROUP:
             problems.append(
