@@ -46,9 +46,6 @@ IAM_PRINCIPAL_ARN = re.compile(
 )
 # Lets the cluster autoscaler wait for the device plugin instead of scaling up twice.
 ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
-# EKS managed node groups: label keys (prefix included) and values 1-63, taint keys and values
-# at most 63 (EKS API UpdateLabelsPayload, NodegroupTaint; review eks.md S1-3).
-MANAGED_LABEL_MAX = 63
 
 
 class Aws(ManagedCloud):
@@ -243,7 +240,7 @@ class Aws(ManagedCloud):
         options = aws_config.pool_options(pool)
         problems += groups.size_problems(pool, options.max_nodes_per_zone, len(zones), path)
         if options.node_group == "managed":
-            problems += _managed_group_limits(pool, path)
+            problems += groups.managed_group_limits(pool, path)
         else:
             problems += self._asg_tag_limits(cluster, pool, path)
         # One node-template tag per taint key: the GPU taint's key and repeats cannot be expressed.
@@ -369,8 +366,20 @@ class Aws(ManagedCloud):
     def provisioner_name(self, config: StackConfig) -> str:
         return provisioners.display_name(config.cluster)
 
-    def provisioner_memory_overhead(self, config: StackConfig) -> float:
-        return provisioners.memory_overhead(config.cluster)
+    def pool_allocatable(
+        self, config: StackConfig, pool: GpuPoolConfig, sized: MachineType
+    ) -> NodeAllocatable | None:
+        if not self.allocatable_known(config):
+            return None
+        pods = None
+        managed = aws_config.pool_options(pool).node_group == "managed"
+        if managed and not provisioners.launches_per_pod(config.cluster):
+            pods = aws_allocatable.managed_max_pods(
+                [(m.name, m.vcpus) for m in self.machines(pool)]
+            )
+        return aws_allocatable.node_allocatable(
+            sized.name, sized.vcpus, sized.memory_gib, pool.disk_size_gb, pods
+        )
 
     def picks_type_per_pod(self, cluster: ClusterConfig) -> bool:
         return provisioners.launches_per_pod(cluster)
@@ -428,63 +437,6 @@ FIXED_GPU_LABELS = (
     "nvidia.com/gpu",
     ACCELERATOR_LABEL,
 )
-
-
-def _managed_group_limits(pool: GpuPoolConfig, path: str) -> list[Problem]:
-    problems = []
-    # One group per zone, named <pool>-<zone>; EKS takes node group names of 1-63 characters.
-    longest = max((len(zone) for zone in pool.zones or []), default=0)
-    if len(pool.name) + 1 + longest > MANAGED_LABEL_MAX:
-        problems.append(
-            Problem(
-                f"{path}.name",
-                f"at most {MANAGED_LABEL_MAX - 1 - longest} characters for an EKS managed pool: "
-                "each zone's node group is named <pool>-<zone>, at most "
-                f"{MANAGED_LABEL_MAX} characters",
-                pool.name,
-            )
-        )
-    for key, value in pool.labels.items():
-        if len(key) > MANAGED_LABEL_MAX:
-            problems.append(
-                Problem(
-                    f"{path}.labels.{key}",
-                    f"EKS managed node groups take label keys of at most {MANAGED_LABEL_MAX} "
-                    "characters, prefix included",
-                    key,
-                )
-            )
-        if not value:
-            problems.append(
-                Problem(
-                    f"{path}.labels.{key}",
-                    "EKS managed node groups take no empty label value",
-                    value,
-                )
-            )
-    for index, taint in enumerate(pool.taints):
-        if not taint.value:
-            # The autoscaler reads a managed group's taints at zero as `<value>:<Effect>` tags
-            # (getManagedNodegroupTaints); an empty value drops the taint from its template, so
-            # it would scale up for pods the node then refuses (review eks.md S2).
-            problems.append(
-                Problem(
-                    f"{path}.taints[{index}].value",
-                    "EKS managed node groups need a taint value for the autoscaler to see the "
-                    "taint at zero nodes",
-                    taint.value,
-                )
-            )
-        if len(taint.key) > MANAGED_LABEL_MAX:
-            problems.append(
-                Problem(
-                    f"{path}.taints[{index}].key",
-                    f"EKS managed node groups take taint keys of at most {MANAGED_LABEL_MAX} "
-                    "characters, prefix included",
-                    taint.key,
-                )
-            )
-    return problems
 
 
 AWS = Aws()

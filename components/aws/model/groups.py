@@ -66,3 +66,65 @@ def size_problems(
             pool.max_nodes,
         )
     ]
+
+
+# EKS managed node groups: label keys (prefix included) and values 1-63, taint keys and values
+# at most 63 (EKS API UpdateLabelsPayload, NodegroupTaint; review eks.md S1-3).
+MANAGED_LABEL_MAX = 63
+
+
+def managed_group_limits(pool: GpuPoolConfig, path: str) -> list[Problem]:
+    problems = []
+    # One group per zone, named <pool>-<zone>; EKS takes node group names of 1-63 characters.
+    longest = max((len(zone) for zone in pool.zones or []), default=0)
+    if len(pool.name) + 1 + longest > MANAGED_LABEL_MAX:
+        problems.append(
+            Problem(
+                f"{path}.name",
+                f"at most {MANAGED_LABEL_MAX - 1 - longest} characters for an EKS managed pool: "
+                "each zone's node group is named <pool>-<zone>, at most "
+                f"{MANAGED_LABEL_MAX} characters",
+                pool.name,
+            )
+        )
+    for key, value in pool.labels.items():
+        if len(key) > MANAGED_LABEL_MAX:
+            problems.append(
+                Problem(
+                    f"{path}.labels.{key}",
+                    f"EKS managed node groups take label keys of at most {MANAGED_LABEL_MAX} "
+                    "characters, prefix included",
+                    key,
+                )
+            )
+        if not value:
+            problems.append(
+                Problem(
+                    f"{path}.labels.{key}",
+                    "EKS managed node groups take no empty label value",
+                    value,
+                )
+            )
+    for index, taint in enumerate(pool.taints):
+        if not taint.value:
+            # The autoscaler reads a managed group's taints at zero as `<value>:<Effect>` tags
+            # (getManagedNodegroupTaints); an empty value drops the taint from its template, so
+            # it would scale up for pods the node then refuses (review eks.md S2).
+            problems.append(
+                Problem(
+                    f"{path}.taints[{index}].value",
+                    "EKS managed node groups need a taint value for the autoscaler to see the "
+                    "taint at zero nodes",
+                    taint.value,
+                )
+            )
+        if len(taint.key) > MANAGED_LABEL_MAX:
+            problems.append(
+                Problem(
+                    f"{path}.taints[{index}].key",
+                    f"EKS managed node groups take taint keys of at most {MANAGED_LABEL_MAX} "
+                    "characters, prefix included",
+                    taint.key,
+                )
+            )
+    return problems

@@ -62,8 +62,9 @@ GPU_COUNT_LABEL = "karpenter.k8s.aws/instance-gpu-count"
 DISCOVERY_TAG = "karpenter.sh/discovery"
 
 # Karpenter plans a new node with this fraction of the instance's memory taken off for the
-# hypervisor (chart values settings.vmMemoryOverheadPercent, default 0.075; gpufleet keeps it):
-# a pod that fits the real node but not this estimate never gets a node launched.
+# hypervisor (chart values settings.vmMemoryOverheadPercent, default 0.075; gpufleet keeps it).
+# gpufleet's allocatable takes the same off every EKS node (components/aws/model/allocatable.py),
+# so Karpenter's picture of a new node is the node's.
 VM_MEMORY_OVERHEAD = 0.075
 # How long a node with no pods (other than DaemonSets) stays before Karpenter removes it.
 EMPTY_NODE_TTL = "5m"

@@ -50,11 +50,6 @@ def display_name(cluster: ClusterConfig) -> str:
     )
 
 
-def memory_overhead(cluster: ClusterConfig) -> float:
-    # Auto Mode's overhead setting is AWS's and unpublished: its plan is taken as the node.
-    return karpenter.VM_MEMORY_OVERHEAD if provisioner(cluster) == "karpenter" else 0.0
-
-
 def nodeadm_labels_gpu(cluster: ClusterConfig, pool: GpuPoolConfig) -> bool:
     """Whether nodeadm (AL2023, not Auto Mode's image) labels the pool's nodes GPU-present."""
     if provisioner(cluster) == "auto-mode" or aws_config.pool_options(pool).ami_family != "al2023":
