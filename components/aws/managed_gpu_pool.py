@@ -126,6 +126,9 @@ class ManagedGpuPool(pulumi.ComponentResource):
                     min_size=mins[zone], max_size=maxes[zone], desired_size=mins[zone]
                 ),
                 update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
+                # EKS reboots or replaces a node whose GPU fails (XID errors, ECC, NVLink) as the
+                # node monitoring agent reports it (components/aws/model/health.py).
+                node_repair_config=aws.eks.NodeGroupNodeRepairConfigArgs(enabled=True),
                 launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
                     id=template.id, version=template.latest_version.apply(str)
                 ),

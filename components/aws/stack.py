@@ -61,6 +61,7 @@ def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterH
             cluster_version=eks.version,
             provider=cluster.aws_provider,
             nodes=[cluster.system_node_group],
+            node_monitoring=cluster_options(config.cluster).provisioner != "auto-mode",
         ),
     )
     return ClusterHandle.of(

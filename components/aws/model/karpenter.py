@@ -297,7 +297,9 @@ def helm_values(
             "clusterName": cluster_name,
             "interruptionQueue": queue_name,
             # Helm merges this map over the chart's gates: the others keep their defaults.
-            "featureGates": {"nodeOverlay": node_overlays},
+            # nodeRepair (alpha): replace nodes the node monitoring agent finds broken, a GPU
+            # among them (components/aws/model/health.py).
+            "featureGates": {"nodeOverlay": node_overlays, "nodeRepair": True},
         },
         "serviceAccount": {
             "name": SERVICE_ACCOUNT,

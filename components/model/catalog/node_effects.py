@@ -167,6 +167,14 @@ _EKS_NODE_GROUP: Final[tuple[NodeEffect, ...]] = (
         "EKS API reference, UpdateNodegroupConfig",
     ),
     NodeEffect(
+        "nodeRepairConfig",
+        "none",
+        "running nodes stay; EKS starts (or stops) rebooting or replacing the group's nodes "
+        "that turn unhealthy",
+        "EKS user guide, node-health (node auto repair); terraform-provider-aws node_group.go "
+        "(node_repair_config through UpdateNodegroupConfig)",
+    ),
+    NodeEffect(
         "tags",
         "none",
         "the tags are the node group's own; EKS does not copy them to the nodes or the group",
