@@ -25,14 +25,3 @@ from __future__ import annotations
 from typing import Final
 
 MONITORING_AGENT_ADDON: Final = "eks-node-monitoring-agent"
-
-# Karpenter 1.14.1's repair policies: (node condition, status, minutes tolerated).
-KARPENTER_REPAIR_POLICIES: Final = (
-    ("Ready", "False", 30),
-    ("Ready", "Unknown", 30),
-    ("AcceleratedHardwareReady", "False", 10),
-    ("StorageReady", "False", 30),
-    ("NetworkingReady", "False", 30),
-    ("KernelReady", "False", 30),
-    ("ContainerRuntimeReady", "False", 30),
-)
