@@ -133,8 +133,9 @@ _EKS_ROLLS = (
 )
 _EKS_ROLL_SOURCE = (
     "EKS user guide, managed-node-update-behavior (UpdateNodegroupVersion: setup, scale up, "
-    "upgrade and scale down phases); terraform-provider-aws node_group.go calls "
-    "UpdateNodegroupVersion on a launch template, version or release version change"
+    "upgrade and scale down phases); terraform-provider-aws internal/service/eks/node_group.go "
+    "resourceNodeGroupUpdate ('Do any version update first': UpdateNodegroupVersion on a "
+    "launch_template, release_version or version change)"
 )
 _EKS_NODE_GROUP: Final[tuple[NodeEffect, ...]] = (
     NodeEffect("launchTemplate", "rolls", _EKS_ROLLS, _EKS_ROLL_SOURCE),
