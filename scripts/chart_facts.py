@@ -67,11 +67,22 @@ def prune(defaults: Mapping[str, Any], used: Iterable[Path_]) -> dict[str, Any]:
                 break
             value = source[key]
             if depth == len(path) - 1 or not isinstance(value, Mapping):
-                target[key] = value
+                target[key] = _without_templates(value)
                 break
             target = target.setdefault(key, {})
             source = value
     return _merge(kept, _kept_keys(defaults))
+
+
+def _without_templates(value: Any) -> Any:
+    """A default as data only: a Helm template string (`{{ ... }}`) is not copied."""
+    if isinstance(value, str) and "{{" in value:
+        return "<helm template>"
+    if isinstance(value, list):
+        return [_without_templates(item) for item in value]
+    if isinstance(value, Mapping):
+        return {key: _without_templates(item) for key, item in value.items()}
+    return value
 
 
 def _kept_keys(defaults: Mapping[str, Any]) -> dict[str, Any]:

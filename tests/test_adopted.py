@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from components.aws.model import autoscaler_tags
 from components.model.config import parse_config
 from components.model.problems import ConfigError
 from components.tooling.cli import main as cli_main
@@ -74,7 +75,8 @@ def pool_inputs(plan: Plan, cluster_name: str) -> dict[str, Any]:
         if isinstance(value, Mapping):
             return {k: scrub(v) for k, v in value.items() if k not in NETWORK_KEYS}
         if isinstance(value, list):
-            return [scrub(v) for v in value]
+            # On an adopted cluster gpufleet's groups also carry its own discovery tag.
+            return [scrub(v) for v in value if not _own_discovery_tag(v)]
         if isinstance(value, str):
             return value.replace(cluster_name, "CLUSTER")
         return value
@@ -84,6 +86,11 @@ def pool_inputs(plan: Plan, cluster_name: str) -> dict[str, Any]:
         for r in plan.resources
         if r.type in POOL_TYPES and not r.name.endswith("-system")
     }
+
+
+def _own_discovery_tag(value: Any) -> bool:
+    key = value.get("key") if isinstance(value, Mapping) else None
+    return isinstance(key, str) and key.startswith(autoscaler_tags.GPUFLEET_PREFIX)
 
 
 # Where the two clusters differ by nature: subnets (created vs looked up) and user data (the

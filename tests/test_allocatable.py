@@ -37,20 +37,37 @@ def test_gke_memory_tiers_on_two_machines() -> None:
 
 
 def test_eks_reservations_follow_nodeadm_and_max_pods() -> None:
-    # g5.xlarge: 4 vCPU, 16 GiB, 58 pods -> 11 * 58 + 255 = 893 MiB + 100 MiB eviction.
+    # g5.xlarge: 4 vCPU, 16 GiB nominal of which a node reports 92.5% (Karpenter's estimate of
+    # the hypervisor's share), 58 pods -> 11 * 58 + 255 = 893 MiB + 100 MiB eviction.
     g5 = eks.node_allocatable("g5.xlarge", 4, 16, 100)
     assert g5 == NodeAllocatable(
         cpu_millis=3920,
-        memory_bytes=16 * GIB - 993 * MIB,
+        memory_bytes=round(16 * GIB * 0.925) - 993 * MIB,
         pods=58,
         ephemeral_bytes=round(100 * GIB * 0.9) - GIB,
     )
     # p4d.24xlarge: 96 vCPU, 1152 GiB, 737 pods -> 8362 MiB + 100 MiB.
     p4d = eks.node_allocatable("p4d.24xlarge", 96, 1152, 300)
     assert p4d is not None
-    assert (p4d.cpu_millis, p4d.memory_bytes, p4d.pods) == (95690, 1152 * GIB - 8462 * MIB, 737)
+    memory = round(1152 * GIB * 0.925) - 8462 * MIB
+    assert (p4d.cpu_millis, p4d.memory_bytes, p4d.pods) == (95690, memory, 737)
+    # In a managed node group: at most 250 pods (30 vCPUs or more), the reservation unchanged.
+    managed = eks.node_allocatable("p4d.24xlarge", 96, 1152, 300, pods=250)
+    assert managed is not None and (managed.memory_bytes, managed.pods) == (memory, 250)
     # An instance type whose max pods gpufleet does not know gets no invented figure.
     assert eks.node_allocatable("x9.huge", 4, 16, 100) is None
+
+
+def test_managed_node_groups_cap_max_pods() -> None:
+    """110 below 30 vCPUs, 250 above, never more than the ENI figure, and a group's smallest
+    value on every node (EKS user guide, create-managed-node-group)."""
+    assert eks.managed_max_pods([("p4d.24xlarge", 96)]) == 250
+    assert eks.managed_max_pods([("p5.48xlarge", 192)]) == 100  # its ENI figure is lower
+    assert eks.managed_max_pods([("g6e.16xlarge", 64)]) == 250
+    assert eks.managed_max_pods([("g5.12xlarge", 48)]) == 250
+    assert eks.managed_max_pods([("g5.4xlarge", 16)]) == 110
+    assert eks.managed_max_pods([("g4dn.xlarge", 4), ("g4dn.12xlarge", 48)]) == 29
+    assert eks.managed_max_pods([("x9.huge", 4)]) is None
 
 
 def test_every_aws_catalog_type_has_its_max_pods() -> None:
@@ -151,12 +168,12 @@ def test_a_job_the_size_of_a_g5_xlarge_does_not_fit_it(
     ]
     stack_file = tmp_path / "Pulumi.aws-g5.yaml"
     stack_file.write_text(yaml.safe_dump(stack))
-    sizes = {"whole-machine": ("4", "16Gi"), "within-allocatable": ("3", "14Gi")}
+    sizes = {"whole-machine": ("4", "16Gi"), "within-allocatable": ("3", "13Gi")}
     verdicts = _verdicts(capsys, str(stack_file), _jobs(tmp_path, sizes), "a10g")
     fits, reasons = verdicts["whole-machine"]
     assert not fits
-    # 3920m allocatable, less aws-node's 25m.
-    assert any("a node's allocatable less its DaemonSets is 3.895 vCPU" in r for r in reasons), (
+    # 3920m allocatable, less aws-node's 25m and kube-proxy's 100m.
+    assert any("a node's allocatable less its DaemonSets is 3.795 vCPU" in r for r in reasons), (
         reasons
     )
     assert verdicts["within-allocatable"][0], verdicts["within-allocatable"][1]

@@ -116,17 +116,16 @@ def test_what_auto_mode_cannot_do_is_refused_together() -> None:
     ), problems
 
 
-def test_moving_a_stack_to_auto_mode_shows_the_cluster_replaced() -> None:
+def test_moving_a_stack_to_auto_mode_updates_the_cluster_in_place() -> None:
+    """AWS enables Auto Mode on a running cluster (review eks-2.md N9): only a new Auto Mode
+    cluster must be created without self-managed add-ons, and gpufleet ignores later changes."""
     raw = copy.deepcopy(dict(load_stack("aws-dev").gpufleet))
     raw["cluster"]["aws"]["provisioner"] = "auto-mode"
     after = plan_of("aws-dev", {f"gpufleet:{k}": v for k, v in raw.items()})
     diff = diff_plans(plan_of("aws-dev").to_json(), after.to_json())
     (cluster,) = [c for c in diff.changed if c.type == "aws:eks/cluster:Cluster"]
-    # The cluster would be replaced under its own name, which EKS refuses; and the advice is
-    # never "delete it first".
-    assert cluster.verdict == "reject"
-    assert "bootstrapSelfManagedAddons" in cluster.replace_paths
-    assert "create it in a new stack" in cluster.refusals[0]
+    assert cluster.verdict == "update", (cluster.replace_paths, cluster.refusals)
+    assert not any(c.path == "bootstrapSelfManagedAddons" for c in cluster.changes)
 
 
 def test_a_shared_pool_is_refused_once_with_what_to_do() -> None:

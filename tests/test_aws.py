@@ -711,7 +711,13 @@ def test_eks_add_ons_are_managed_at_the_default_version_of_the_clusters_minor(st
     plan = plan_of(stack)
     minor = config_of(stack).cluster.kubernetes_version
     addons = {a.inputs["addonName"]: a for a in plan.of_type("aws:eks/addon:Addon")}
-    assert set(addons) == {"vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent"}
+    assert set(addons) == {
+        "vpc-cni",
+        "kube-proxy",
+        "coredns",
+        "eks-pod-identity-agent",
+        "eks-node-monitoring-agent",
+    }
     for addon in addons.values():
         # The mock answers EKS's default build for (add-on, minor): it follows the minor.
         assert addon.inputs["addonVersion"] == f"v{minor}.0-eksbuild.1"
@@ -731,7 +737,7 @@ def test_a_minor_bump_updates_the_add_ons_in_place() -> None:
     changed = [
         c for c in diff_plans(before, after.to_json()).changed if c.type == "aws:eks/addon:Addon"
     ]
-    assert len(changed) == 4 and all(c.verdict == "update" for c in changed)
+    assert len(changed) == 5 and all(c.verdict == "update" for c in changed)
 
 
 @pytest.mark.parametrize("stack", AWS_STACKS)

@@ -53,17 +53,18 @@ def test_after_daemonsets_takes_requests_and_one_pod_each() -> None:
 
 
 def test_eks_pool_with_monitoring_leaves_room_after_its_daemonsets() -> None:
-    # g4dn.xlarge: 3920m and 15710Mi allocatable (nodeadm, 29 pods); then aws-node (25m),
-    # the device plugin (no requests) and dcgm-exporter (100m, 128Mi): three pods.
+    # g4dn.xlarge: 3920m and 14481Mi allocatable (nodeadm, 29 pods, 92.5% of 16 GiB); then
+    # aws-node (25m), kube-proxy (100m), the device plugin (no requests) and dcgm-exporter
+    # (100m, 128Mi): four pods.
     software = {
         "gpufleet:gpuSoftware": {"mode": "device-plugin", "monitoring": {"dcgmExporter": True}}
     }
     pool = _pool("aws-dev", "t4-spot", software)
     node = eks.node_allocatable("g4dn.xlarge", 4, 16, 100).quantities()
-    assert (node["cpu"], node["memory"], node["pods"]) == ("3920m", "15710Mi", "29")
-    assert pool["allocatablePerNode"]["cpu"] == "3795m"
-    assert pool["allocatablePerNode"]["memory"] == "15582Mi"
-    assert pool["allocatablePerNode"]["pods"] == "26"
+    assert (node["cpu"], node["memory"], node["pods"]) == ("3920m", "14481Mi", "29")
+    assert pool["allocatablePerNode"]["cpu"] == "3695m"
+    assert pool["allocatablePerNode"]["memory"] == "14353Mi"
+    assert pool["allocatablePerNode"]["pods"] == "25"
     # DaemonSets ask for no ephemeral storage: the autoscaler's tag and the pool agree on it.
     assert pool["allocatablePerNode"]["ephemeral-storage"] == node["ephemeral-storage"]
 

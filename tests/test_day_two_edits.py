@@ -164,7 +164,8 @@ EXPECTED: dict[str, dict[str, str]] = {
         # capacityType and instanceTypes are ForceNew: gpufleet replaces, deleting first.
         "spot": "replace",
         "machine-type": "replace",
-        "disk-size": "update",
+        # A new launch template version: UpdateNodegroupVersion replaces every node.
+        "disk-size": "roll",
         # EKS refuses a minimum above the current desired size (review eks.md S1-1).
         "min-nodes": "reject",
         "system-pool-size": "update",
@@ -200,6 +201,8 @@ def _applicable() -> list[tuple[str, str]]:
 REFUSED_AT_PLAN_TIME = {
     ("aws-karpenter", "min-nodes"): "Karpenter keeps no minimum",
     ("aws-auto-mode", "min-nodes"): "EKS Auto Mode keeps no minimum",
+    # A third zone for the 2-node h100 pool would be a node group of maxSize 0 (review eks-2 N2).
+    ("aws-training", "zones"): "must be at least the number of zones",
     # An adopted cluster's CPU nodes are its owner's.
     ("gcp-existing", "system-pool-size"): "belongs to the existing cluster",
     ("aws-existing", "system-pool-size"): "belongs to the existing cluster",

@@ -1,11 +1,13 @@
-"""Self-managed Spot GPU nodes are cordoned and drained before AWS takes them back.
+"""Self-managed GPU nodes, Spot or on-demand, are cordoned and drained before they go.
 
 Review eks.md S2-4: with Capacity Rebalance the group terminates an at-risk instance after
-launching its replacement, and nothing drained it. The node termination handler in queue mode
-(facts in components/aws/model/termination.py) needs every piece below, or it silently does
+launching its replacement, and nothing drained it; on-demand groups lose nodes undrained too
+(scale-in, EC2 scheduled maintenance; issue 22, point 8). The node termination handler in queue
+mode (facts in components/aws/model/termination.py) needs every piece below, or it silently does
 nothing: the queue EventBridge can write to, the rules, a termination lifecycle hook on each
-Spot group (else the instance is gone before the drain), the tag on the instances (else the
-handler skips them), and its own permissions.
+group (else the instance is gone before the drain), the tag on the instances (else the handler
+skips them), its own permissions, and heartbeats that keep a long drain alive (review eks-2.md
+N11).
 """
 
 from __future__ import annotations
@@ -39,6 +41,10 @@ def spot_groups(plan: Plan) -> list[RecordedResource]:
     return [g for g in plan.of_type(ASG) if "mixedInstancesPolicy" in g.inputs and _is_spot(g)]
 
 
+def self_managed_groups(plan: Plan) -> list[RecordedResource]:
+    return [g for g in plan.of_type(ASG) if "mixedInstancesPolicy" in g.inputs]
+
+
 def _is_spot(group: RecordedResource) -> bool:
     distribution = group.inputs["mixedInstancesPolicy"]["instancesDistribution"]
     return distribution.get("onDemandPercentageAboveBaseCapacity") == 0
@@ -60,26 +66,27 @@ def handler_release(plan: Plan) -> RecordedResource:
 
 
 @pytest.mark.parametrize("stack", ["aws-dev", "aws-training"])
-def test_every_self_managed_spot_group_is_drained_through_the_queue(stack: str) -> None:
+def test_every_self_managed_group_is_drained_through_the_queue(stack: str) -> None:
     plan = plan_of(stack)
-    groups = spot_groups(plan)
-    assert groups, f"{stack} has self-managed Spot pools"
+    groups = self_managed_groups(plan)
+    assert groups, f"{stack} has self-managed pools"
+    if stack == "aws-dev":  # its on-demand L4 groups are drained as well as the Spot ones
+        assert len(groups) > len(spot_groups(plan))
     (queue,) = plan.of_type(QUEUE)
     assert queue.inputs["sqsManagedSseEnabled"] is True
     assert queue.inputs["messageRetentionSeconds"] == 300
 
-    # Each Spot group waits in Terminating:Wait for the drain, and its instances carry the tag.
+    # Each group waits in Terminating:Wait for the drain, and its instances carry the tag.
     hooks = {hook.inputs["autoscalingGroupName"]: hook for hook in plan.of_type(HOOK)}
     assert set(hooks) == {group.inputs["name"] for group in groups}
     for group in groups:
         hook = hooks[group.inputs["name"]]
         assert hook.inputs["lifecycleTransition"] == "autoscaling:EC2_INSTANCE_TERMINATING"
         assert hook.inputs["defaultResult"] == "CONTINUE"
+        # NTH renews the hook while it drains: an interval below the hook's timeout.
+        assert hook.inputs["heartbeatTimeout"] > termination.HEARTBEAT_INTERVAL
         tag = tags_of(group)[termination.MANAGED_TAG]
         assert tag["propagateAtLaunch"] is True
-    for group in plan.of_type(ASG):
-        if group not in groups:
-            assert termination.MANAGED_TAG not in tags_of(group)  # on-demand: not its job
 
     # Interruptions, rebalances, lifecycle actions, state changes and maintenance reach it.
     rules = plan.of_type(RULE)
@@ -103,6 +110,10 @@ def test_the_handler_runs_in_queue_mode_on_the_system_pool_with_scoped_permissio
     assert values["queueURL"] == url
     assert values["nodeSelector"] == {POOL_LABEL: SYSTEM_POOL_NAME}
     assert values["awsRegion"] == load_stack("aws-dev").gpufleet["cluster"]["region"]
+    # Heartbeats within NTH's ranges (README "Issuing Lifecycle Heartbeats"): 30-3600 s apart,
+    # for 60-172800 s.
+    assert 30 <= values["heartbeatInterval"] <= 3600
+    assert 60 <= values["heartbeatUntil"] <= 172800
 
     (role,) = [r for r in plan.of_type("aws:iam/role:Role") if r.name.endswith("spot-drainer-irsa")]
     trust = json.loads(role.inputs["assumeRolePolicy"])
@@ -115,14 +126,17 @@ def test_the_handler_runs_in_queue_mode_on_the_system_pool_with_scoped_permissio
     by_action = {action: s["Resource"] for s in statements for action in s["Action"]}
     assert by_action["sqs:ReceiveMessage"] == arn
     groups = by_action["autoscaling:CompleteLifecycleAction"]
-    assert len(groups) == len(spot_groups(plan))
-    assert all(
-        group.endswith(g.inputs["name"]) for group, g in zip(groups, spot_groups(plan), strict=True)
-    )
+    assert by_action["autoscaling:RecordLifecycleActionHeartbeat"] == groups
+    everyone = self_managed_groups(plan)
+    assert len(groups) == len(everyone)
+    assert {arn.rsplit(":", 1)[-1] for arn in groups} == {g.inputs["name"] for g in everyone}
 
 
-def test_no_handler_without_self_managed_spot_pools() -> None:
-    pools = [{**pool, "spot": False} for pool in load_stack("aws-dev").gpufleet["gpuPools"]]
+def test_no_handler_without_self_managed_pools() -> None:
+    pools = [
+        {**pool, "aws": {"nodeGroup": "managed"}}
+        for pool in load_stack("aws-dev").gpufleet["gpuPools"]
+    ]
     plan = plan_of("aws-dev", {"gpufleet:gpuPools": pools})
     assert plan.of_type(QUEUE) == [] and plan.of_type(HOOK) == []
     assert not [r for r in plan.of_type(RELEASE) if termination.CHART in r.inputs["chart"]]

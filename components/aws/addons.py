@@ -17,13 +17,18 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
+from components.aws.model import health
+
 # The add-ons every gpufleet EKS cluster runs, and whether they need nodes to become ACTIVE
-# (CoreDNS is a Deployment: it waits for the system pool).
+# (CoreDNS is a Deployment: it waits for the system pool). The node monitoring agent sets the
+# GPU health conditions managed node groups' auto repair and Karpenter's node repair act on
+# (components/aws/model/health.py); Auto Mode has it built in.
 ADDONS: dict[str, bool] = {
     "vpc-cni": False,
     "kube-proxy": False,
     "coredns": True,
     "eks-pod-identity-agent": False,
+    health.MONITORING_AGENT_ADDON: True,
 }
 
 
@@ -34,6 +39,8 @@ class EksAddonsArgs:
     provider: aws.Provider
     # Resources the add-ons needing nodes wait for (the system node group).
     nodes: list[pulumi.Resource] = field(default_factory=list)
+    # False on Auto Mode, whose nodes run the node monitoring agent as a capability.
+    node_monitoring: bool = True
 
 
 class EksAddons(pulumi.ComponentResource):
@@ -45,6 +52,8 @@ class EksAddons(pulumi.ComponentResource):
         super().__init__("gpufleet:aws:EksAddons", name, None, opts)
         self.addons = {}
         for addon, needs_nodes in ADDONS.items():
+            if addon == health.MONITORING_AGENT_ADDON and not args.node_monitoring:
+                continue
             version = aws.eks.get_addon_version_output(
                 addon_name=addon,
                 kubernetes_version=args.cluster_version,

@@ -19,6 +19,7 @@ import pulumi_kubernetes as k8s
 
 from components.aws import iam
 from components.aws.cluster import eks_kubeconfig
+from components.aws.model import autoscaler_tags
 from components.aws.model.adopted import (
     PRIVATE_SUBNET_TAG,
     EksClusterFacts,
@@ -31,6 +32,7 @@ from components.aws.network import NetworkHandle
 from components.aws.node_roles import self_managed_nodes, service_role
 from components.aws.user_data import ClusterJoin
 from components.kubernetes.cluster import stop_unless_adoptable
+from components.model import existing_cluster
 from components.model.adoption import AdoptionError
 from components.model.schema import ClusterConfig
 
@@ -66,6 +68,7 @@ class AdoptedEksCluster(pulumi.ComponentResource):
     ) -> None:
         super().__init__("gpufleet:aws:AdoptedCluster", name, None, opts)
         cfg = args.config
+        self._config = cfg
         region = cfg.region or ""
         self.aws_provider = aws.Provider(
             f"{name}-aws",
@@ -140,6 +143,17 @@ class AdoptedEksCluster(pulumi.ComponentResource):
         return self.facts.security_group_id
 
     @property
+    def node_security_group_ids(self) -> Sequence[str]:
+        extra = existing_cluster.cluster_options(self._config).node_security_group_ids or []
+        return [self.facts.security_group_id, *extra]
+
+    @property
+    def autoscaler_discovery_tag(self) -> str | None:
+        # EKS tags every managed node group of the owner for the autoscaler's discovery (EKS
+        # user guide, managed-node-groups); gpufleet's must find only gpufleet's (review eks-2.md N4).
+        return autoscaler_tags.gpufleet_owner_tag(self.facts.name)
+
+    @property
     def oidc_provider_arn(self) -> str:
         return self.facts.oidc_provider_arn or ""
 
@@ -163,7 +177,7 @@ class AdoptedEksCluster(pulumi.ComponentResource):
 
     @property
     def selected_by_id(self) -> tuple[Sequence[str], Sequence[str]]:
-        return self._subnet_ids, [self.facts.security_group_id]
+        return self._subnet_ids, list(self.node_security_group_ids)
 
 
 def look_up(

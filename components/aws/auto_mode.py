@@ -16,7 +16,7 @@ import pulumi_aws as aws
 
 from components.aws import iam
 from components.aws.karpenter import discovery_tags
-from components.aws.model import auto_mode
+from components.aws.model import auto_mode, names
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,7 @@ class AutoModeNodes(pulumi.ComponentResource):
         ).partition
         self.role = aws.iam.Role(
             f"{name}-role",
+            **names.name_args(names.ROLE, f"{name}-role"),
             description=f"EKS Auto Mode GPU nodes of {args.cluster_name}",
             assume_role_policy=iam.service_trust_policy("ec2.amazonaws.com"),
             opts=child,

@@ -17,6 +17,7 @@ import pulumi_kubernetes as k8s
 
 from components.aws import iam
 from components.aws.event_queue import irsa_role
+from components.aws.model import autoscaler_tags, names
 from components.kubernetes.helm import pinned_release
 from components.model.catalog import charts
 from components.model.pools import POOL_LABEL
@@ -51,12 +52,21 @@ def autoscaler_values(
     role_arn: pulumi.Input[str],
     spot_group_patterns: Sequence[str],
     node_selector: Mapping[str, str] | None = None,
+    own_tag: str | None = None,
 ) -> dict[str, Any]:
-    """Helm values for the pinned chart (keys checked against its values.yaml by the tests)."""
+    """Helm values for the pinned chart (keys checked against its values.yaml by the tests).
+
+    `own_tag`: on a cluster gpufleet adopts, the autoscaler discovers only groups carrying
+    gpufleet's tag (the chart renders `--node-group-auto-discovery=asg:tag=<tags>`, which finds
+    groups having all of them; cluster-autoscaler cloudprovider/aws/README.md), never the
+    owner's managed node groups, and never evicts system pods (the owner's)."""
+    discovery: dict[str, Any] = {"clusterName": cluster_name}
+    if own_tag:
+        discovery["tags"] = autoscaler_tags.discovery_keys(cluster_name, own_tag)
     values: dict[str, Any] = {
         "cloudProvider": "aws",
         "awsRegion": region,  # so the autoscaler never needs the node's metadata service
-        "autoDiscovery": {"clusterName": cluster_name},
+        "autoDiscovery": discovery,
         "fullnameOverride": RELEASE_NAME,
         # The autoscaler's minor must match the cluster's (config rejects unknown minors).
         "image": {"tag": charts.CLUSTER_AUTOSCALER_IMAGE_TAGS[kubernetes_version]},
@@ -73,7 +83,7 @@ def autoscaler_values(
             # built-in comparison stops matching once one zone's nodes carry labels the
             # others' templates lack (review eks.md S2).
             "balancing-label": POOL_LABEL,
-            "skip-nodes-with-system-pods": False,
+            "skip-nodes-with-system-pods": bool(own_tag),
             # GPU pods routinely use emptyDir (datasets, caches); left at true, a GPU node
             # running one is never scaled down.
             "skip-nodes-with-local-storage": False,
@@ -112,6 +122,8 @@ class ClusterAutoscalerArgs:
     aws_provider: aws.Provider
     k8s_provider: k8s.Provider
     depends_on: Sequence[pulumi.Resource] = ()
+    # gpufleet's own discovery tag on an adopted cluster (see autoscaler_values).
+    own_tag: str | None = None
 
 
 class ClusterAutoscaler(pulumi.ComponentResource):
@@ -135,8 +147,9 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         )
         policy = aws.iam.RolePolicy(
             f"{name}-scaling",
+            **names.name_args(names.ROLE_POLICY, f"{name}-scaling"),
             role=self.role.id,
-            policy=json.dumps(iam.autoscaler_policy_document(args.cluster_name)),
+            policy=json.dumps(iam.autoscaler_policy_document(args.cluster_name, args.own_tag)),
             opts=aws_child,
         )
         self.release = pinned_release(
@@ -152,6 +165,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
                 self.role.arn,
                 args.spot_group_patterns,
                 args.node_selector,
+                args.own_tag,
             ),
             pulumi.ResourceOptions(
                 parent=self, provider=args.k8s_provider, depends_on=[policy, *args.depends_on]

@@ -11,8 +11,9 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from components.aws import iam
+from components.aws.amis import managed_release_version
 from components.aws.launch_template import METADATA_OPTIONS, block_devices, tag_specifications
-from components.aws.model import auto_mode
+from components.aws.model import auto_mode, names
 from components.aws.model.autoscaler_tags import default_tags
 from components.aws.model.cloud import AWS
 from components.aws.model.config import cluster_options, principal_slug
@@ -96,6 +97,7 @@ class EksCluster(pulumi.ComponentResource):
         )
         key_use = aws.iam.RolePolicy(
             f"{name}-cluster-kms",
+            **names.name_args(names.ROLE_POLICY, f"{name}-cluster-kms"),
             role=role.id,
             policy=key.arn.apply(iam.secrets_key_policy_document),
             opts=child,
@@ -148,6 +150,10 @@ class EksCluster(pulumi.ComponentResource):
             )
             if args.auto_mode
             else None,
+            # Required false only to create an Auto Mode cluster; enabling Auto Mode on a
+            # running cluster keeps what it bootstrapped (terraform-provider-aws PR 40415,
+            # pulumi-eks PR 1519, EKS user guide automode/auto-enable-existing), so a change of
+            # it must not replace the cluster (review eks-2.md N9).
             bootstrap_self_managed_addons=False if args.auto_mode else None,
             encryption_config=aws.eks.ClusterEncryptionConfigArgs(
                 provider=aws.eks.ClusterEncryptionConfigProviderArgs(key_arn=key.arn),
@@ -158,7 +164,9 @@ class EksCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions.merge(
                 child,
                 pulumi.ResourceOptions(
-                    protect=cfg.protect, depends_on=[logs, key_use, *role_policies]
+                    protect=cfg.protect,
+                    depends_on=[logs, key_use, *role_policies],
+                    ignore_changes=["bootstrapSelfManagedAddons"],
                 ),
             ),
         )
@@ -253,6 +261,14 @@ class EksCluster(pulumi.ComponentResource):
         return self.cluster.vpc_config.cluster_security_group_id
 
     @property
+    def node_security_group_ids(self) -> Sequence[pulumi.Input[str]]:
+        return [self.security_group_id]
+
+    @property
+    def autoscaler_discovery_tag(self) -> str | None:
+        return None
+
+    @property
     def oidc_provider_arn(self) -> pulumi.Input[str]:
         return self.oidc_provider.arn
 
@@ -284,6 +300,7 @@ class EksCluster(pulumi.ComponentResource):
         system = args.system_pool
         template = aws.ec2.LaunchTemplate(
             f"{name}-system",
+            **names.name_args(names.LAUNCH_TEMPLATE, f"{name}-system"),
             description=f"EKS {cfg.name} system nodes",
             metadata_options=METADATA_OPTIONS,
             block_device_mappings=block_devices("al2023", AWS.system_disk_size_gb),
@@ -302,6 +319,12 @@ class EksCluster(pulumi.ComponentResource):
             node_role_arn=self.managed_node_role.arn,
             subnet_ids=self.network.private_subnet_ids,
             version=self.cluster.version,
+            release_version=managed_release_version(
+                "al2023",
+                cfg.kubernetes_version,
+                pulumi.InvokeOutputOptions(parent=self, provider=self.aws_provider),
+                variant="standard",
+            ),
             ami_type="AL2023_x86_64_STANDARD",
             capacity_type="ON_DEMAND",
             instance_types=list(system.machine_types),

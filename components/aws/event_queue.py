@@ -11,7 +11,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components.aws import iam
-from components.aws.model import event_queue
+from components.aws.model import event_queue, names
 
 
 def interruption_queue(
@@ -27,7 +27,11 @@ def interruption_queue(
     """The queue `name` (policy `<name>-policy`) and one EventBridge rule `<rule_prefix>-<event>`
     with its target per pattern, described by `describe(event)`."""
     queue = aws.sqs.Queue(
-        name, message_retention_seconds=retention_seconds, sqs_managed_sse_enabled=True, opts=opts
+        name,
+        message_retention_seconds=retention_seconds,
+        sqs_managed_sse_enabled=True,
+        opts=opts,
+        **names.name_args(names.QUEUE, name),
     )
     aws.sqs.QueuePolicy(
         f"{name}-policy",
@@ -38,14 +42,20 @@ def interruption_queue(
         opts=opts,
     )
     for event, pattern in patterns.items():
+        rule_name = f"{rule_prefix}-{event}"
         rule = aws.cloudwatch.EventRule(
-            f"{rule_prefix}-{event}",
+            rule_name,
             description=describe(event),
             event_pattern=json.dumps(pattern),
             opts=opts,
+            **names.name_args(names.EVENT_RULE, rule_name),
         )
         aws.cloudwatch.EventTarget(
-            f"{rule_prefix}-{event}-target", rule=rule.name, arn=queue.arn, opts=opts
+            f"{rule_name}-target",
+            rule=rule.name,
+            arn=queue.arn,
+            opts=opts,
+            **names.name_args(names.EVENT_TARGET, f"{rule_name}-target"),
         )
     return queue
 
@@ -62,6 +72,7 @@ def irsa_role(
     """A role exactly one Kubernetes service account assumes through the cluster's OIDC issuer."""
     return aws.iam.Role(
         name,
+        **names.name_args(names.ROLE, name),
         description=description,
         assume_role_policy=pulumi.Output.all(oidc_provider_arn, oidc_issuer_url).apply(
             lambda parts: iam.irsa_trust_policy(parts[0], parts[1], namespace, service_account)

@@ -16,9 +16,10 @@ import pulumi_aws as aws
 
 from components.aws import user_data
 from components.aws.launch_template import METADATA_OPTIONS, block_devices, tag_specifications
-from components.aws.model import autoscaler_tags, termination
+from components.aws.model import autoscaler_tags, names, termination
 from components.aws.model.amis import ami_parameter
 from components.aws.model.autoscaler_tags import default_tags
+from components.aws.model.groups import group_max_sizes, zone_sizes
 from components.model.pools import PoolSpec
 
 POOL_TAG = "gpufleet-pool"
@@ -27,12 +28,6 @@ POOL_TAG = "gpufleet-pool"
 def group_name(cluster_name: str, pool: str, zone: str) -> str:
     """The auto scaling group's name (the autoscaler's priority expander matches on it)."""
     return f"{cluster_name}-{pool}-{zone}"
-
-
-def zone_sizes(total: int, zones: Sequence[str]) -> dict[str, int]:
-    """Split a pool-wide node count over its zones so the groups never exceed it together."""
-    base, extra = divmod(total, len(zones))
-    return {zone: base + (1 if index < extra else 0) for index, zone in enumerate(zones)}
 
 
 @dataclass(frozen=True)
@@ -47,6 +42,10 @@ class SelfManagedGpuPoolArgs:
     security_group_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
     subnets_by_zone: Mapping[str, pulumi.Input[Sequence[pulumi.Input[str]]]]
     provider: aws.Provider
+    # gpuPools[].aws.maxNodesPerZone: every zone's group may grow to this many.
+    max_nodes_per_zone: int | None = None
+    # gpufleet's own discovery tag (an adopted cluster's autoscaler finds only gpufleet's groups).
+    autoscaler_tag: str | None = None
 
 
 class SelfManagedGpuPool(pulumi.ComponentResource):
@@ -74,12 +73,13 @@ class SelfManagedGpuPool(pulumi.ComponentResource):
             "Name": f"{args.cluster_name}-{pool.name}",
             POOL_TAG: pool.name,
             f"kubernetes.io/cluster/{args.cluster_name}": "owned",
-            # Spot nodes are drained by the node termination handler, which acts only on
-            # instances carrying its tag.
-            **({termination.MANAGED_TAG: "true"} if pool.spot else {}),
+            # The node termination handler drains every self-managed node (Spot or on-demand)
+            # before it goes, and acts only on instances carrying its tag.
+            termination.MANAGED_TAG: "true",
         }
         self.launch_template = aws.ec2.LaunchTemplate(
             f"{name}-template",
+            **names.name_args(names.LAUNCH_TEMPLATE, f"{name}-template"),
             description=f"gpufleet GPU pool {pool.name} of EKS {args.cluster_name}",
             # insecure_value: an AMI id is no secret, and a preview must show when it changes
             # (`value` is always marked secret; review eks.md S3-1).
@@ -97,13 +97,13 @@ class SelfManagedGpuPool(pulumi.ComponentResource):
         )
 
         tags = {
-            **autoscaler_tags.discovery_tags(args.cluster_name),
+            **autoscaler_tags.discovery_tags(args.cluster_name, args.autoscaler_tag),
             **autoscaler_tags.node_template_tags(
                 labels, taints, pool.autoscaler_resources[pool.gpu_resource], pool.ephemeral_storage
             ),
         }
         mins = zone_sizes(pool.min_nodes, pool.zones)
-        maxes = zone_sizes(pool.max_nodes, pool.zones)
+        maxes = group_max_sizes(pool.max_nodes, pool.zones, args.max_nodes_per_zone)
         self.groups = {}
         for zone in pool.zones:
             self.groups[zone] = aws.autoscaling.Group(

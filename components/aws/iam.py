@@ -84,8 +84,10 @@ def irsa_trust_policy(
     )
 
 
-def autoscaler_policy_document(cluster_name: str) -> dict[str, Any]:
-    """Read anywhere; resize and terminate only in groups tagged as this cluster's (EKS best practices)."""
+def autoscaler_policy_document(cluster_name: str, own_tag: str | None = None) -> dict[str, Any]:
+    """Read anywhere; resize and terminate only in groups tagged as this cluster's (EKS best
+    practices), or, on an adopted cluster, only in gpufleet's groups (`own_tag`)."""
+    owner = own_tag or owner_tag(cluster_name)
     return {
         "Version": "2012-10-17",
         "Statement": [
@@ -103,7 +105,7 @@ def autoscaler_policy_document(cluster_name: str) -> dict[str, Any]:
                 "Condition": {
                     "StringEquals": {
                         f"aws:ResourceTag/{ENABLED_TAG}": "true",
-                        f"aws:ResourceTag/{owner_tag(cluster_name)}": "owned",
+                        f"aws:ResourceTag/{owner}": "owned",
                     }
                 },
             },

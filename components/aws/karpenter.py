@@ -18,7 +18,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from components.aws.event_queue import interruption_queue, irsa_role
-from components.aws.model import karpenter, karpenter_iam
+from components.aws.model import karpenter, karpenter_iam, names
 from components.kubernetes.helm import pinned_release
 from components.model.pool_spec import PoolSpec
 
@@ -41,6 +41,8 @@ class KarpenterArgs:
     tag_for_discovery: bool
     aws_provider: aws.Provider
     k8s_provider: k8s.Provider
+    # Some pool shares its GPUs: turn on the NodeOverlay gate (its overlays say the count).
+    node_overlays: bool = False
 
 
 class Karpenter(pulumi.ComponentResource):
@@ -80,6 +82,7 @@ class Karpenter(pulumi.ComponentResource):
         account = aws.get_caller_identity_output(opts=invoke).account_id
         policy = aws.iam.RolePolicy(
             f"{name}-controller",
+            **names.name_args(names.ROLE_POLICY, f"{name}-controller"),
             role=role.id,
             policy=pulumi.Output.all(partition, account, args.node_role.arn, self.queue.arn).apply(
                 lambda parts: json.dumps(
@@ -111,7 +114,12 @@ class Karpenter(pulumi.ComponentResource):
             karpenter.NAMESPACE,
             pulumi.Output.all(self.queue.name, role.arn).apply(
                 lambda parts: karpenter.helm_values(
-                    args.cluster_name, parts[0], parts[1], args.node_selector, args.replicas
+                    args.cluster_name,
+                    parts[0],
+                    parts[1],
+                    args.node_selector,
+                    args.replicas,
+                    node_overlays=args.node_overlays,
                 )
             ),
             pulumi.ResourceOptions(
@@ -141,6 +149,8 @@ class KarpenterGpuPoolArgs:
     # What brings the CRDs and lets the nodes join (the controller's release, access entries).
     wait_for: Sequence[pulumi.Resource]
     k8s_provider: k8s.Provider
+    # The NodeOverlay that tells Karpenter a shared or MIG node's GPU count (None: EC2's count).
+    node_overlay: Mapping[str, Any] | None = None
 
 
 class KarpenterGpuPool(pulumi.ComponentResource):
@@ -149,6 +159,7 @@ class KarpenterGpuPool(pulumi.ComponentResource):
 
     node_class: k8s.apiextensions.CustomResource
     node_pool: k8s.apiextensions.CustomResource
+    node_overlay: k8s.apiextensions.CustomResource | None
 
     def __init__(
         self, name: str, args: KarpenterGpuPoolArgs, opts: pulumi.ResourceOptions | None = None
@@ -176,6 +187,16 @@ class KarpenterGpuPool(pulumi.ComponentResource):
                 child, pulumi.ResourceOptions(depends_on=[self.node_class])
             ),
         )
+        self.node_overlay = None
+        if args.node_overlay is not None:
+            self.node_overlay = k8s.apiextensions.CustomResource(
+                f"{name}-node-overlay",
+                api_version=karpenter.NODE_OVERLAY_API_VERSION,
+                kind="NodeOverlay",
+                metadata=dict(args.node_overlay["metadata"]),
+                spec=dict(args.node_overlay["spec"]),
+                opts=child,
+            )
         self.register_outputs({"nodePool": pool.name})
 
 

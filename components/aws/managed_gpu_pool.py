@@ -21,10 +21,11 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from components.aws.gpu_pool import zone_sizes
+from components.aws.amis import managed_release_version
 from components.aws.launch_template import METADATA_OPTIONS, block_devices, tag_specifications
-from components.aws.model import autoscaler_tags
+from components.aws.model import autoscaler_tags, names
 from components.aws.model.autoscaler_tags import default_tags
+from components.aws.model.groups import group_max_sizes, zone_sizes
 from components.aws.user_data import AmiFamily
 from components.model.pools import PoolSpec
 
@@ -54,10 +55,21 @@ class ManagedGpuPoolArgs:
     pool: PoolSpec
     cluster_name: pulumi.Input[str]
     cluster_version: pulumi.Input[str]
+    # The stack's minor (the cluster's, also when adopted): picks the pinned image release.
+    kubernetes_version: str
     ami_family: AmiFamily
     node_role_arn: pulumi.Input[str]
     subnets_by_zone: Mapping[str, pulumi.Input[Sequence[pulumi.Input[str]]]]
     provider: aws.Provider
+    # gpuPools[].aws.maxNodesPerZone: every zone's group may grow to this many.
+    max_nodes_per_zone: int | None = None
+    # gpufleet's own discovery tag, put on each group's auto scaling group (an adopted
+    # cluster's autoscaler finds only gpufleet's groups; EKS tags every managed group's ASG
+    # with the standard pair, and node group tags never reach the ASG).
+    autoscaler_tag: str | None = None
+    # Security groups for the nodes (None: EKS applies the cluster security group itself; a
+    # launch template that names any gets only those, EKS user guide launch-templates.adoc).
+    security_group_ids: Sequence[pulumi.Input[str]] | None = None
 
 
 class ManagedGpuPool(pulumi.ComponentResource):
@@ -69,10 +81,17 @@ class ManagedGpuPool(pulumi.ComponentResource):
         super().__init__("gpufleet:aws:ManagedGpuPool", name, None, opts)
         pool = args.pool
         child = pulumi.ResourceOptions(parent=self, provider=args.provider)
+        release = managed_release_version(
+            args.ami_family,
+            args.kubernetes_version,
+            pulumi.InvokeOutputOptions(parent=self, provider=args.provider),
+        )
         template = aws.ec2.LaunchTemplate(
             f"{name}-template",
+            **names.name_args(names.LAUNCH_TEMPLATE, f"{name}-template"),
             description=f"gpufleet GPU pool {pool.name}",
             metadata_options=METADATA_OPTIONS,
+            vpc_security_group_ids=args.security_group_ids,
             block_device_mappings=block_devices(args.ami_family, pool.disk_size_gb),
             tag_specifications=tag_specifications(
                 {**default_tags(args.cluster_name), "Name": pool.name, "gpufleet-pool": pool.name}
@@ -81,7 +100,7 @@ class ManagedGpuPool(pulumi.ComponentResource):
             opts=child,
         )
         mins = zone_sizes(pool.min_nodes, pool.zones)
-        maxes = zone_sizes(pool.max_nodes, pool.zones)
+        maxes = group_max_sizes(pool.max_nodes, pool.zones, args.max_nodes_per_zone)
         self.node_groups = {}
         for zone in pool.zones:
             self.node_groups[zone] = aws.eks.NodeGroup(
@@ -91,6 +110,8 @@ class ManagedGpuPool(pulumi.ComponentResource):
                 node_role_arn=args.node_role_arn,
                 subnet_ids=args.subnets_by_zone[zone],
                 version=args.cluster_version,
+                # The pinned release, as self-managed groups and Karpenter pin theirs.
+                release_version=release,
                 ami_type=AMI_TYPES[args.ami_family],
                 capacity_type="SPOT" if pool.spot else "ON_DEMAND",
                 instance_types=list(pool.machine_types),
@@ -105,6 +126,9 @@ class ManagedGpuPool(pulumi.ComponentResource):
                     min_size=mins[zone], max_size=maxes[zone], desired_size=mins[zone]
                 ),
                 update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
+                # EKS reboots or replaces a node whose GPU fails (XID errors, ECC, NVLink) as the
+                # node monitoring agent reports it (components/aws/model/health.py).
+                node_repair_config=aws.eks.NodeGroupNodeRepairConfigArgs(enabled=True),
                 launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
                     id=template.id, version=template.latest_version.apply(str)
                 ),
@@ -124,6 +148,21 @@ class ManagedGpuPool(pulumi.ComponentResource):
                     ),
                 ),
             )
+            if args.autoscaler_tag:
+                group = self.node_groups[zone]
+                aws.autoscaling.Tag(
+                    f"{name}-{zone}-autoscaler",
+                    autoscaling_group_name=group.resources.apply(_auto_scaling_group),
+                    tag=aws.autoscaling.TagTagArgs(
+                        key=args.autoscaler_tag, value="owned", propagate_at_launch=False
+                    ),
+                    opts=child,
+                )
         self.register_outputs(
             {"nodeGroupNames": [group.node_group_name for group in self.node_groups.values()]}
         )
+
+
+def _auto_scaling_group(resources: Sequence[aws.eks.outputs.NodeGroupResource]) -> str:
+    """The name of the auto scaling group EKS made for the node group."""
+    return resources[0].autoscaling_groups[0].name or ""

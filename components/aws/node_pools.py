@@ -41,6 +41,11 @@ def build(
     built: list[pulumi.Resource] = []
     wait_for: list[pulumi.Resource]
     node_role_name: pulumi.Input[str]
+    overlays = {pool.name: karpenter.node_overlay(pool) for pool in pools}
+    if provisioner(cfg) != "karpenter" or existing.autoscaler_installed:
+        # Auto Mode's and an installed Karpenter's gates are not gpufleet's: sharing and MIG
+        # are refused there (components/aws/model/provisioners.py).
+        overlays = {name: None for name in overlays}
     if provisioner(cfg) == "karpenter" and existing.autoscaler_installed:
         # The running Karpenter (its CRDs, controller and interruption queue) takes the pools;
         # it may pass only its own node role, which already has an access entry.
@@ -79,6 +84,7 @@ def build(
                 tag_for_discovery=by_id is None,
                 aws_provider=eks.aws_provider,
                 k8s_provider=eks.k8s_provider,
+                node_overlays=any(overlays.values()),
             ),
             # Nodes it launches may only start once they are allowed to join.
             opts=pulumi.ResourceOptions(depends_on=[eks.self_managed_access, *eks.nodes_after]),
@@ -105,9 +111,13 @@ def build(
                         consolidate_underutilized=options.consolidate_underutilized,
                         node_class_ref=_node_class_ref(config, pool.name),
                         os_requirement=provisioner(config.cluster) != "auto-mode",
+                        lifetime=auto_mode.NODE_LIFETIME
+                        if provisioner(config.cluster) == "auto-mode"
+                        else None,
                     ),
                     wait_for=wait_for,
                     k8s_provider=eks.k8s_provider,
+                    node_overlay=overlays[pool.name],
                 ),
             )
         )

@@ -13,6 +13,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components.aws import iam
+from components.aws.model import names
 
 
 def service_role(
@@ -23,7 +24,12 @@ def service_role(
     child: pulumi.ResourceOptions,
 ) -> tuple[aws.iam.Role, list[aws.iam.RolePolicyAttachment]]:
     """A role for an AWS service with AWS-managed policies."""
-    role = aws.iam.Role(name, assume_role_policy=iam.service_trust_policy(service), opts=child)
+    role = aws.iam.Role(
+        name,
+        assume_role_policy=iam.service_trust_policy(service),
+        opts=child,
+        **names.name_args(names.ROLE, name),
+    )
     attachments = [
         aws.iam.RolePolicyAttachment(
             f"{name}-{policy}",
@@ -56,7 +62,14 @@ def self_managed_nodes(
     resource = f"{name}-self-managed-nodes"
     role, _ = service_role(resource, "ec2.amazonaws.com", iam.NODE_POLICIES, partition, child)
     profile = (
-        aws.iam.InstanceProfile(resource, role=role.name, opts=child) if instance_profile else None
+        aws.iam.InstanceProfile(
+            resource,
+            role=role.name,
+            opts=child,
+            **names.name_args(names.INSTANCE_PROFILE, resource),
+        )
+        if instance_profile
+        else None
     )
     access = aws.eks.AccessEntry(
         resource,

@@ -61,6 +61,7 @@ def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterH
             cluster_version=eks.version,
             provider=cluster.aws_provider,
             nodes=[cluster.system_node_group],
+            node_monitoring=cluster_options(config.cluster).provisioner != "auto-mode",
         ),
     )
     return ClusterHandle.of(
@@ -85,18 +86,15 @@ def _adopt_cluster(config: StackConfig) -> ClusterHandle:
     options = [pool_options(p) for p in config.gpu_pools]
     per_group = kind == "cluster-autoscaler"
     self_managed = _needs_self_managed_role(config) and not (kind == "karpenter" and installed)
-    # The node termination handler drains self-managed Spot groups (IRSA, like the controllers).
-    spot_drainer = per_group and any(
-        o.node_group == "self-managed" and p.spot
-        for o, p in zip(options, config.gpu_pools, strict=True)
-    )
+    # The node termination handler drains self-managed groups (IRSA, like the controllers).
+    drainer = per_group and any(o.node_group == "self-managed" for o in options)
     cluster = AdoptedEksCluster(
         cfg.name,
         AdoptedEksClusterArgs(
             config=cfg,
             needs=Needs(
                 access_entries=self_managed or kind == "auto-mode",
-                irsa=(kind != "auto-mode" and not installed) or spot_drainer,
+                irsa=(kind != "auto-mode" and not installed) or drainer,
                 auto_mode=kind == "auto-mode",
                 zones=tuple(cfg.zones or ()),
             ),
@@ -135,8 +133,9 @@ def build_gpu_pools(
     options = {p.name: pool_options(p) for p in config.gpu_pools}
     built: list[pulumi.Resource] = []
     spot_groups: list[str] = []
-    # Self-managed Spot groups: nothing drains them unless the termination handler does.
-    self_managed_spot: dict[str, aws.autoscaling.Group] = {}
+    # Self-managed groups, Spot or on-demand: nothing drains a node EC2 or the group terminates
+    # (a Spot reclaim, a rebalance, maintenance, a scale-in) unless the termination handler does.
+    self_managed_groups: dict[str, aws.autoscaling.Group] = {}
     for pool in pools:
         name = f"{cfg.name}-{pool.name}"
         family = options[pool.name].ami_family
@@ -150,10 +149,16 @@ def build_gpu_pools(
                         pool=pool,
                         cluster_name=eks.cluster_name,
                         cluster_version=eks.cluster_version,
+                        kubernetes_version=cfg.kubernetes_version,
                         ami_family=family,
                         node_role_arn=managed_role.arn,
                         subnets_by_zone=eks.network.private_subnets_by_zone,
                         provider=eks.aws_provider,
+                        max_nodes_per_zone=options[pool.name].max_nodes_per_zone,
+                        autoscaler_tag=eks.autoscaler_discovery_tag,
+                        security_group_ids=list(eks.node_security_group_ids)
+                        if existing_cluster.cluster_options(cfg).node_security_group_ids
+                        else None,
                     ),
                     opts=pulumi.ResourceOptions(depends_on=list(eks.nodes_after)),
                 )
@@ -162,7 +167,7 @@ def build_gpu_pools(
                 spot_groups += [group_name_pattern(pool.name, zone) for zone in pool.zones]
             continue
         assert eks.self_managed_instance_profile is not None and eks.self_managed_access
-        self_managed = SelfManagedGpuPool(
+        pool_groups = SelfManagedGpuPool(
             name,
             SelfManagedGpuPoolArgs(
                 pool=pool,
@@ -171,30 +176,33 @@ def build_gpu_pools(
                 ami_family=family,
                 join=eks.join,
                 instance_profile_arn=eks.self_managed_instance_profile.arn,
-                security_group_ids=[eks.security_group_id],
+                security_group_ids=list(eks.node_security_group_ids),
                 subnets_by_zone=eks.network.private_subnets_by_zone,
                 provider=eks.aws_provider,
+                max_nodes_per_zone=options[pool.name].max_nodes_per_zone,
+                autoscaler_tag=eks.autoscaler_discovery_tag,
             ),
             # Nodes may only start once they are allowed to join.
             opts=pulumi.ResourceOptions(depends_on=[eks.self_managed_access]),
         )
-        built.append(self_managed)
+        built.append(pool_groups)
+        self_managed_groups.update(
+            {f"{pool.name}-{zone}": group for zone, group in pool_groups.groups.items()}
+        )
         if pool.spot:
             # Names are [A-Za-z0-9_-] only (config rules), so they are literal regexes.
             spot_groups += [f"^{group_name(cfg.name, pool.name, z)}$" for z in pool.zones]
-            self_managed_spot.update(
-                {f"{pool.name}-{zone}": group for zone, group in self_managed.groups.items()}
-            )
 
     if not existing_cluster.cluster_options(cfg).autoscaler_installed:
         _cluster_autoscaler(config, eks, spot_groups)
-    if self_managed_spot:
+    if self_managed_groups:
         NodeTerminationHandler(
+            # The name it had when it drained Spot groups only: renaming would recreate it.
             f"{cfg.name}-spot-drainer",
             NodeTerminationHandlerArgs(
                 cluster_name=cfg.name,
                 region=cfg.region or "",
-                spot_groups=self_managed_spot,
+                groups=self_managed_groups,
                 oidc_provider_arn=eks.oidc_provider_arn,
                 oidc_issuer_url=eks.oidc_issuer,
                 node_selector=eks.controller_node_selector,
@@ -219,6 +227,7 @@ def _cluster_autoscaler(config: StackConfig, eks: EksNodeHost, spot_groups: list
             oidc_issuer_url=eks.oidc_issuer,
             spot_group_patterns=spot_groups,
             node_selector=eks.controller_node_selector,
+            own_tag=eks.autoscaler_discovery_tag,
             aws_provider=eks.aws_provider,
             k8s_provider=eks.k8s_provider,
         ),

@@ -1,7 +1,8 @@
-"""AWS Node Termination Handler for self-managed Spot GPU groups (queue-processor mode).
+"""AWS Node Termination Handler for self-managed GPU groups (queue-processor mode).
 
-The queue, its EventBridge rules, a termination lifecycle hook per Spot group, the handler's IRSA
-role and its pinned Helm release on the system pool: with them a Spot interruption or rebalance
+The queue, its EventBridge rules, a termination lifecycle hook per self-managed group, the
+handler's IRSA role and its pinned Helm release on the system pool: with them a Spot
+interruption, a rebalance, a scheduled EC2 maintenance event or the group's own scale-in
 cordons and drains the GPU node before the instance goes (facts and sources:
 `components.aws.model.termination`).
 """
@@ -17,7 +18,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from components.aws.event_queue import interruption_queue, irsa_role
-from components.aws.model import termination
+from components.aws.model import names, termination
 from components.kubernetes.helm import pinned_release
 
 
@@ -25,9 +26,9 @@ from components.kubernetes.helm import pinned_release
 class NodeTerminationHandlerArgs:
     cluster_name: str
     region: str
-    # The self-managed Spot groups whose nodes must be drained before they go, by a name for
-    # their lifecycle hooks (unique in the stack).
-    spot_groups: Mapping[str, aws.autoscaling.Group]
+    # The self-managed groups whose nodes must be drained before they go, by a name for their
+    # lifecycle hooks (unique in the stack).
+    groups: Mapping[str, aws.autoscaling.Group]
     oidc_provider_arn: pulumi.Input[str]
     oidc_issuer_url: pulumi.Input[str]
     node_selector: Mapping[str, str]
@@ -56,9 +57,10 @@ class NodeTerminationHandler(pulumi.ComponentResource):
             tls_only=False,
             opts=child,
         )
-        for key, group in args.spot_groups.items():
+        for key, group in args.groups.items():
             aws.autoscaling.LifecycleHook(
                 f"{name}-{key}-hook",
+                **names.name_args(names.LIFECYCLE_HOOK, f"{name}-{key}-hook"),
                 autoscaling_group_name=group.name,
                 lifecycle_transition="autoscaling:EC2_INSTANCE_TERMINATING",
                 default_result="CONTINUE",
@@ -76,10 +78,11 @@ class NodeTerminationHandler(pulumi.ComponentResource):
         )
         policy = aws.iam.RolePolicy(
             f"{name}-draining",
+            **names.name_args(names.ROLE_POLICY, f"{name}-draining"),
             role=role.id,
-            policy=pulumi.Output.all(
-                self.queue.arn, *[g.arn for g in args.spot_groups.values()]
-            ).apply(lambda arns: json.dumps(termination.handler_policy(arns[0], list(arns[1:])))),
+            policy=pulumi.Output.all(self.queue.arn, *[g.arn for g in args.groups.values()]).apply(
+                lambda arns: json.dumps(termination.handler_policy(arns[0], list(arns[1:])))
+            ),
             opts=child,
         )
         self.release = pinned_release(

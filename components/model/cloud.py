@@ -159,6 +159,11 @@ class Cloud(ABC):
         stack does not buy, or a part gpufleet pins per minor that has no release for it."""
         return []
 
+    def version_advice(self, cluster: ClusterConfig, verdict: Assessment) -> str:
+        """What to do about a minor the calendar warns about, where the cloud acts on its own
+        (appended to the warning; "" when the calendar's message says it all)."""
+        return ""
+
     def check_pool_keys(self, pool: GpuPoolConfig, path: str) -> list[Problem]:
         """Rules on a pool's own keys that do not need the GPU catalog (names, taint values)."""
         return []

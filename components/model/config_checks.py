@@ -113,7 +113,11 @@ def check_cluster(
             refused = cloud.version_problems(cluster, verdict)
             problems += refused
             if verdict.is_warning and not refused:
-                warnings.append(f"cluster.kubernetesVersion: {verdict.message}")
+                advice = cloud.version_advice(cluster, verdict)
+                warnings.append(
+                    f"cluster.kubernetesVersion: {verdict.message}"
+                    + (f" {advice}" if advice else "")
+                )
     elif cluster.kubernetes_version not in charts.KUBERNETES_MINORS:
         problems.append(
             Problem(

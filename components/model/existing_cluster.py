@@ -34,6 +34,10 @@ class ExistingClusterOptions(ConfigModel):
     # cloud existing, with a queued pool: the ProvisioningRequest class this cluster's
     # autoscaler serves (gpufleet does not manage that autoscaler, so it cannot check).
     provisioning_request_class: str | None = None
+    # aws: security groups every gpufleet GPU node gets besides the cluster security group, for
+    # clusters whose nodes reach CoreDNS and each other through a node security group of their
+    # own (terraform-aws-modules/eks does not attach the cluster security group to nodes).
+    node_security_group_ids: list[str] | None = None
 
 
 def cluster_options(cluster: ClusterConfig) -> ExistingClusterOptions:

@@ -1,8 +1,7 @@
 """What the three managed clouds share: catalog-checked pools and nodes the cloud labels itself.
 
-`ManagedCloud` implements the parts of `Cloud` that GKE, EKS and AKS answer the same way, and
-asks each through small hooks for what differs (the GPU taint, the labels its nodes get, zone
-names). A cloud that works differently overrides the method instead.
+`ManagedCloud` implements what GKE, EKS and AKS answer alike, asks each through small hooks for
+what differs (GPU taint, node labels, zone names); a cloud that works differently overrides.
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
-from components.model.allocatable import GIB, MIB
+from components.model.allocatable import GIB, MIB, NodeAllocatable
 from components.model.catalog.gpus import GPU_MODELS, MachineType
 from components.model.cloud import Cloud
 from components.model.daemonsets import after_daemonsets, gpufleet_daemonsets
@@ -227,8 +226,7 @@ class ManagedCloud(Cloud):
         return "the cluster autoscaler"
 
     def provisioner_memory_overhead(self, config: StackConfig) -> float:
-        """Fraction of a machine's memory the provisioner assumes the hypervisor keeps when it
-        plans a new node (Karpenter's vmMemoryOverheadPercent); 0: it assumes the real node."""
+        """Memory fraction a provisioner plans new nodes without, beyond the allocatable's."""
         return 0.0
 
     def picks_type_per_pod(self, cluster: ClusterConfig) -> bool:
@@ -288,6 +286,16 @@ class ManagedCloud(Cloud):
 
     def own_device_plugin(self, config: StackConfig, pool: GpuPoolConfig) -> bool:
         return False
+
+    def zone_max_nodes(self, config: StackConfig, pool: GpuPoolConfig) -> int | None:
+        return None  # the most nodes one zone of the pool holds (None: all of maxNodes)
+
+    def pool_allocatable(
+        self, config: StackConfig, pool: GpuPoolConfig, sized: MachineType
+    ) -> NodeAllocatable | None:
+        if not self.allocatable_known(config):  # a node of the pool, of machine `sized`
+            return None
+        return self.node_allocatable(sized.name, sized.vcpus, sized.memory_gib, pool.disk_size_gb)
 
     def autoscaler_gpus(self, sharing_via: SharingVia, physical: int, allocatable: int) -> int:
         """The GPU count the cluster autoscaler expects of a new node of the pool."""
@@ -364,11 +372,7 @@ class ManagedCloud(Cloud):
             mig=pool.mig_partition_size is not None,
         ) + self.node_daemonsets(config, pool)
         sized = self.sizing_machine(config, machines)
-        node = (
-            self.node_allocatable(sized.name, sized.vcpus, sized.memory_gib, pool.disk_size_gb)
-            if self.allocatable_known(config)
-            else None
-        )
+        node = self.pool_allocatable(config, pool, sized)
         autoscaler_shape: dict[str, str] = {}
         shape_note: str | None = None
         if node is not None:
@@ -385,8 +389,7 @@ class ManagedCloud(Cloud):
                     "hypervisor: ask for less memory, or allow a larger machine type"
                 )
         taints = tuple(declared_taints) + tuple(facts.taints)
-        # What the autoscaler sees at zero. EKS self-managed: the ASG's node-template tags, which
-        # gpufleet writes from exactly these declared labels and taints. GKE/AKS: the pool's API.
+        # What the autoscaler sees at zero (EKS self-managed: tags written from these labels).
         autoscaler_labels = {**generic, **facts.labels, **declared}
         for key in facts.only_on_nodes:
             autoscaler_labels.pop(key, None)
@@ -438,6 +441,7 @@ class ManagedCloud(Cloud):
             if self.picks_type_per_pod(config.cluster) and len(machines) > 1
             else None,
             pod_settings=self.pod_settings(pool, sharing_via),
+            zone_max_nodes=self.zone_max_nodes(config, pool),
         )
 
     def system_node_labels(self) -> dict[str, str]:

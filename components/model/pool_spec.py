@@ -111,6 +111,9 @@ class PoolSpec:
     queue: PoolQueue | None = None
     # The most nodes a reservation gives the pool, where the cloud knows it (None: no cap).
     reservation_cap: ReservationCap | None = None
+    # The most nodes one zone of the pool can hold, where the autoscaler splits maxNodes over
+    # per-zone groups (None: any one zone can hold all maxNodes).
+    zone_max_nodes: int | None = None
 
     @property
     def extended_resources(self) -> dict[str, int]:

@@ -63,7 +63,7 @@ from components.tooling.diff_model import (
     ResourceChange,
     ResourceRef,
 )
-from components.tooling.diff_nodes import node_notes
+from components.tooling.diff_nodes import node_notes, with_version_bump_notes
 from components.tooling.diff_paths import (
     Path,
     apply_ignores,
@@ -350,9 +350,10 @@ def diff_plans(old: Mapping[str, Any], new: Mapping[str, Any]) -> PlanDiff:
         ),
         key=_sort_key,
     )
+    present = {_type_of(resource) for resource in new_index.values()}
     changed = sorted(
         (
-            change
+            with_version_bump_notes(change, present)
             for urn in old_index.keys() & new_index.keys()
             if (change := _diff_resource(old_index[urn], new_index[urn])) is not None
         ),

@@ -4,12 +4,19 @@ verdict of `diff`."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from typing import Any
 
-from components.model.catalog.node_effects import EFFECTS, NodeEffect, node_effects
-from components.tooling.diff_model import NodeEffectOrUnknown, NodeNote
+from components.model.catalog.node_effects import (
+    CONTROL_PLANE_VERSION,
+    EFFECTS,
+    VERSION_BUMP_EFFECTS,
+    NodeEffect,
+    node_effects,
+)
+from components.tooling.diff_model import NodeEffectOrUnknown, NodeNote, ResourceChange
 from components.tooling.diff_paths import Path, format_path, lookup, parse_property_path, same
 
 _UNKNOWN = (
@@ -66,3 +73,20 @@ def node_notes(
         for (effect, says), paths in grouped.items()
     ]
     return tuple(sorted(notes, key=lambda note: (_ORDER[note.effect], note.paths)))
+
+
+def with_version_bump_notes(change: ResourceChange, present: Set[str]) -> ResourceChange:
+    """A control plane's minor bump, with what it does to the nodes of the provisioners in
+    the new plan (`present`: its resource types) that do not follow it on their own."""
+    path = CONTROL_PLANE_VERSION.get(change.type)
+    if path is None or change.replaces or not any(c.path == path for c in change.changes):
+        return change
+    notes = [
+        NodeNote(effect=effect.effect, says=effect.says, paths=(path,))
+        for marker, effect in VERSION_BUMP_EFFECTS.items()
+        if marker in present
+    ]
+    if not notes:
+        return change
+    merged = sorted((*change.node_notes, *notes), key=lambda note: _ORDER[note.effect])
+    return dataclasses.replace(change, node_notes=tuple(merged))

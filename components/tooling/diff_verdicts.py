@@ -38,7 +38,8 @@ def in_place_refusals(
             before, after = _number(old), _number(new)
             if before is None or after is None or after <= before:
                 continue
-        found.append(f"{refusal.path}: {refusal.reason}; instead: {refusal.instead}")
+        reason = refusal.reason.format(new=new)
+        found.append(f"{refusal.path}: {reason}; instead: {refusal.instead}")
     return found
 
 

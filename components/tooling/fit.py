@@ -37,6 +37,7 @@ from components.tooling.scheduling import (
     fit_pool,
     quantity,
 )
+from components.tooling.scheduling.resources import pod_requests
 from components.tooling.scheduling.workloads import Manifest, read_workloads
 
 
@@ -111,17 +112,36 @@ def time_sharing_reasons(pod_spec: Mapping[str, Any], spec: PoolSpec) -> list[st
     return reasons
 
 
+def zone_notes(pod_spec: Mapping[str, Any], pods: int, spec: PoolSpec) -> list[str]:
+    """A workload of several GPU pods that needs more nodes than one zone of the pool holds:
+    the autoscaler limits each zone's group, so its pods span zones (no EFA between zones,
+    inter-zone traffic) or, kept to one zone, the rest never start (review eks-2.md N8)."""
+    requested, _ = pod_requests(pod_spec)
+    per_pod = requested[spec.gpu_resource].total if spec.gpu_resource in requested else 0
+    per_node = spec.gpus_allocatable
+    if pods < 2 or per_pod <= 0 or per_node < per_pod or spec.zone_max_nodes is None:
+        return []
+    nodes = -(-pods // (per_node // per_pod))
+    if nodes <= spec.zone_max_nodes or len(spec.zones) < 2:
+        return []
+    return [
+        f"its {pods} pods need {nodes} nodes of this pool, but one zone holds at most "
+        f"{spec.zone_max_nodes} (maxNodes {spec.max_nodes} split over {len(spec.zones)} zones): "
+        "a job that must run in one zone (NCCL, EFA) never gets all its nodes; set "
+        "gpuPools[].aws.maxNodesPerZone or give the pool a single zone"
+    ]
+
+
 def fit_check(
     pod_spec: Mapping[str, Any], check: PoolCheck, workload: Workload | None = None
 ) -> PoolVerdict:
     """One pod spec against one pool. A pool with several autoscaler templates (EKS ASGs whose
     tags differ) takes the pod if any of them does. `workload` (the object around the pod:
-    how many pods at once, its labels) lets a queued or reservation-capped pool say how the
-    pods get nodes."""
+    how many pods at once, its labels) lets a queued, reservation-capped or zone-split pool
+    say how the pods get nodes."""
+    workload = workload or Workload()
     extra = time_sharing_reasons(pod_spec, check.spec)
-    capacity = capacity_verdict(
-        check.spec, pod_spec, check.views[0][1].node, workload or Workload()
-    )
+    capacity = capacity_verdict(check.spec, pod_spec, check.views[0][1].node, workload)
     extra += capacity.reasons
     notes = (*check.notes, *capacity.notes)
     results = [(label, fit_pool(pod_spec, view)) for label, view in check.views]
@@ -129,6 +149,8 @@ def fit_check(
     if fitting or len(results) == 1:
         chosen = fitting[0] if fitting else results[0][1]
         reasons = (*chosen.reasons, *extra)
+        if not reasons:
+            notes = (*notes, *zone_notes(pod_spec, workload.pods, check.spec))
         return PoolVerdict(check.name, check.kind, not reasons, chosen.via, reasons, notes)
     reasons = tuple(
         f"{label}: {reason}" if label else reason

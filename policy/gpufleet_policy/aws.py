@@ -34,6 +34,9 @@ SCALING_ACTIONS = (
     "autoscaling:TerminateInstanceInAutoScalingGroup",
     "autoscaling:UpdateAutoScalingGroup",
 )
+# Owner tags a scaling statement may be conditioned on: the autoscaler's per-cluster tag, or on
+# a cluster gpufleet adopts gpufleet's own (the owner's managed groups carry the former).
+OWNER_TAG_PREFIXES = (CA_TAG, "gpufleet.io/autoscaler/")
 # Condition keys that tie an action to the autoscaler's discovery tags on the group.
 TAG_CONDITION_PREFIXES = ("aws:ResourceTag/", "autoscaling:ResourceTag/")
 # AWS managed policies that grant every action of a service (or of every service).
@@ -131,7 +134,8 @@ def _scoped(statement: Mapping[str, Any]) -> bool:
                     tags[str(key)[len(prefix) :]] = str(unwrap(value))
     enabled = tags.get(CA_ENABLED_TAG) == "true"
     owned = any(
-        k.startswith(CA_TAG) and k != CA_ENABLED_TAG and v == "owned" for k, v in tags.items()
+        k.startswith(OWNER_TAG_PREFIXES) and k != CA_ENABLED_TAG and v == "owned"
+        for k, v in tags.items()
     )
     return enabled and owned
 

@@ -13,11 +13,26 @@ misc/eni-max-pods.txt (commit b5218838, 2026-08-20). Bottlerocket pools are give
 figures; Bottlerocket's own defaults were not read for this.
 Ephemeral storage is the root volume (`diskSizeGb`) minus those reservations; the filesystem's
 own overhead makes the real figure slightly smaller.
+
+Two more facts (review eks-2.md N10):
+- A node's memory capacity is less than the instance type's nominal GiB (the hypervisor and
+  firmware keep some). How much varies by type and AMI; Karpenter estimates it as 7.5% of the
+  nominal memory (chart settings.vmMemoryOverheadPercent, default 0.075), a figure "chosen since
+  it ensured Karpenter wouldn't overestimate available resources for known instance type - AMI
+  combinations" (aws/karpenter-provider-aws#7929); large types keep less (#6611: an i4i.32xlarge
+  reported about 3.5% less). gpufleet takes the same 7.5%: a pod that fits these figures fits the
+  real node, and Karpenter plans new nodes with exactly them.
+- EKS managed node groups cap maxPods: 110 on instance types with fewer than 30 vCPUs, 250 above,
+  and the smallest value of the group's types on every node (EKS user guide,
+  create-managed-node-group.adoc). nodeadm still reserves kube-reserved memory for its own ENI
+  figure: it computes the reservation before the node group's kubelet settings are merged in as
+  a drop-in (nodeadm/internal/kubelet/config.go, withDefaultReservedResources and
+  writeKubeletConfig).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from components.model.allocatable import (
     GIB,
@@ -72,6 +87,24 @@ MAX_PODS: Mapping[str, int] = {
 }
 KUBE_RESERVED_EPHEMERAL_BYTES = 1 * GIB
 NODEFS_EVICTION_FRACTION = 0.10
+# Of the nominal memory, what a node does not report as capacity (see the module's docstring).
+NOMINAL_MEMORY_GAP = 0.075
+# EKS managed node groups' maxPods cap, below and above 30 vCPUs.
+MANAGED_MAX_PODS = (110, 250)
+MANAGED_MAX_PODS_VCPUS = 30
+
+
+def managed_max_pods(machines: Sequence[tuple[str, int]]) -> int | None:
+    """The maxPods an EKS managed node group gives every node, from its (type, vCPUs); None when
+    a type's ENI figure is not known."""
+    caps = []
+    for machine, vcpus in machines:
+        eni = MAX_PODS.get(machine)
+        if eni is None:
+            return None
+        small, large = MANAGED_MAX_PODS
+        caps.append(min(eni, small if vcpus < MANAGED_MAX_PODS_VCPUS else large))
+    return min(caps, default=None)
 
 
 def memory_reserved_bytes(max_pods: int) -> int:
@@ -79,17 +112,19 @@ def memory_reserved_bytes(max_pods: int) -> int:
 
 
 def node_allocatable(
-    machine: str, vcpus: int, memory_gib: float, disk_size_gb: int
+    machine: str, vcpus: int, memory_gib: float, disk_size_gb: int, pods: int | None = None
 ) -> NodeAllocatable | None:
-    """None for an instance type whose max pods gpufleet does not know."""
+    """None for an instance type whose max pods gpufleet does not know. `pods`: a maxPods the
+    node is given (a managed node group's), where it is not the ENI figure."""
     max_pods = MAX_PODS.get(machine)
     if max_pods is None:
         return None
     disk = disk_size_gb * GIB
+    capacity = round(memory_gib * GIB * (1 - NOMINAL_MEMORY_GAP))
     return NodeAllocatable(
         cpu_millis=cpu_after_tiers(vcpus),
-        memory_bytes=round(memory_gib * GIB) - memory_reserved_bytes(max_pods),
-        pods=max_pods,
+        memory_bytes=capacity - memory_reserved_bytes(max_pods),
+        pods=max_pods if pods is None else pods,
         ephemeral_bytes=round(disk * (1 - NODEFS_EVICTION_FRACTION))
         - KUBE_RESERVED_EPHEMERAL_BYTES,
     )

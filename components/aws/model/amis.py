@@ -27,6 +27,7 @@ Releases, read 2026-11-24:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Literal
 
@@ -49,3 +50,41 @@ _PARAMETERS: Mapping[AmiFamily, str] = {
 def ami_parameter(family: AmiFamily, kubernetes_version: str) -> str:
     """The SSM parameter holding the pinned GPU image of `family` for the cluster's minor."""
     return _PARAMETERS[family].format(k8s=kubernetes_version, release=RELEASES[family])
+
+
+# Managed node groups take the image from `amiType` and its release from `releaseVersion`
+# (EKS API reference, CreateNodegroup: "By default, the latest available AMI version for the
+# node group's current Kubernetes version is used"), so unpinned they take whatever AWS released
+# last, at creation and at every version update (review eks-2.md S3-1). The pinned release's
+# releaseVersion:
+# - AL2023: `<Kubernetes patch>-<release date>`, e.g. 1.36.2-20260714 (awslabs/amazon-eks-ami
+#   CHANGELOG.md, "Release version" column; awslabs/amazon-eks-ami#996). The patch is the AMI's
+#   own: templates/al2023/variables-default.json describes every AMI as "..., (k8s: <version>,
+#   containerd: ...)", so it is read from the pinned AMI's description (DescribeImages by name,
+#   AMI names as in `_PARAMETERS`).
+# - Bottlerocket: `<version>-<build>`, what SSM publishes as `image_version` next to each
+#   release's `image_id` (aws/containers-roadmap#1945 shows latest/image_version "1.12.0-6ef1139f";
+#   terraform-aws-modules/eks eks-managed-node-group reads .../latest/image_version the same way).
+AL2023_NAMES: Mapping[str, str] = {
+    "nvidia": "amazon-eks-node-al2023-x86_64-nvidia-{k8s}-{release}",
+    "standard": "amazon-eks-node-al2023-x86_64-standard-{k8s}-{release}",
+}
+_K8S_IN_DESCRIPTION = re.compile(r"\(k8s: (\d+\.\d+\.\d+)")
+
+
+def al2023_ami_name(kubernetes_version: str, variant: str = "nvidia") -> str:
+    return AL2023_NAMES[variant].format(k8s=kubernetes_version, release=RELEASES["al2023"])
+
+
+def al2023_release_version(description: str) -> str:
+    """The managed node group releaseVersion of the pinned AL2023 AMI with this description."""
+    found = _K8S_IN_DESCRIPTION.search(description)
+    if found is None:
+        raise ValueError(f"no Kubernetes version in the AMI description {description!r}")
+    return f"{found.group(1)}-{RELEASES['al2023'].removeprefix('v')}"
+
+
+def bottlerocket_version_parameter(kubernetes_version: str) -> str:
+    """The SSM parameter holding the pinned Bottlerocket NVIDIA release's `image_version`."""
+    release = RELEASES["bottlerocket"]
+    return f"/aws/service/bottlerocket/aws-k8s-{kubernetes_version}-nvidia/x86_64/{release}/image_version"

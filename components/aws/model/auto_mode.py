@@ -33,6 +33,14 @@ NODE_ACCESS_POLICY = "AmazonEKSAutoNodePolicy"
 NODE_CLASS_API_VERSION = "eks.amazonaws.com/v1"
 NODE_CLASS_KIND = "NodeClass"
 NODE_CLASS_GROUP = "eks.amazonaws.com"
+# Auto Mode "enforces a 21-day maximum node lifetime" (automode/automode.adoc, Upgrades; the
+# Security paragraph: "a maximum lifetime of 21 days (which you can reduce)"). Stated in every
+# NodePool so nobody reads `Never` there: draining starts after 20 days (expireAfter), and a pod
+# that blocks it is deleted after one more (terminationGracePeriod), within the 21 days (Karpenter
+# v1 docs, concepts/disruption: the maximum node lifetime is the sum of the two). A job that needs
+# longer cannot run on one Auto Mode node.
+MAX_NODE_LIFETIME_HOURS = 21 * 24
+NODE_LIFETIME = {"expireAfter": "480h", "terminationGracePeriod": "24h"}
 
 
 def node_class_spec(

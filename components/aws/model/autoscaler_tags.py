@@ -29,8 +29,25 @@ def owner_tag(cluster_name: str) -> str:
     return f"{PREFIX}/{cluster_name}"
 
 
-def discovery_tags(cluster_name: str) -> dict[str, str]:
-    return {ENABLED_TAG: "true", owner_tag(cluster_name): "owned"}
+# On a cluster gpufleet adopts, EKS has tagged the owner's managed node groups with the two
+# discovery tags too; gpufleet's autoscaler finds gpufleet's groups by a tag of its own.
+GPUFLEET_PREFIX = "gpufleet.io/autoscaler"
+
+
+def gpufleet_owner_tag(cluster_name: str) -> str:
+    return f"{GPUFLEET_PREFIX}/{cluster_name}"
+
+
+def discovery_tags(cluster_name: str, own_tag: str | None = None) -> dict[str, str]:
+    """The autoscaler's discovery pair, and gpufleet's own tag where gpufleet's autoscaler
+    must not find the owner's groups."""
+    tags = {ENABLED_TAG: "true", owner_tag(cluster_name): "owned"}
+    return {**tags, own_tag: "owned"} if own_tag else tags
+
+
+def discovery_keys(cluster_name: str, own_tag: str | None = None) -> list[str]:
+    """The tags an auto scaling group needs for gpufleet's autoscaler to find it."""
+    return [ENABLED_TAG, own_tag or owner_tag(cluster_name)]
 
 
 def node_template_tags(

@@ -12,7 +12,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
 from components.aws.model import allocatable as aws_allocatable
-from components.aws.model import autoscaler_tags, prices, provisioners, version_rules, versions
+from components.aws.model import (
+    autoscaler_tags,
+    groups,
+    prices,
+    provisioners,
+    version_rules,
+    versions,
+)
 from components.aws.model import config as aws_config
 from components.aws.model import daemonsets as aws_daemonsets
 from components.aws.model import offerings as aws_offerings
@@ -48,15 +55,6 @@ IAM_PRINCIPAL_ARN = re.compile(
 )
 # Lets the cluster autoscaler wait for the device plugin instead of scaling up twice.
 ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
-# IAM role names take 64 characters; Pulumi autonames a role `<logical name>-<7 characters>`,
-# and the longest role gpufleet derives is `<cluster>-self-managed-nodes` (review eks.md S1-2).
-IAM_ROLE_NAME_MAX = 64
-AUTONAME_SUFFIX = len("-0123abc")
-LONGEST_ROLE_SUFFIX = "-self-managed-nodes"
-MAX_CLUSTER_NAME = IAM_ROLE_NAME_MAX - AUTONAME_SUFFIX - len(LONGEST_ROLE_SUFFIX)
-# EKS managed node groups: label keys (prefix included) and values 1-63, taint keys and values
-# at most 63 (EKS API UpdateLabelsPayload, NodegroupTaint; review eks.md S1-3).
-MANAGED_LABEL_MAX = 63
 
 
 class Aws(ManagedCloud):
@@ -64,7 +62,7 @@ class Aws(ManagedCloud):
     version_lifecycle = versions.LIFECYCLE
     cluster_options = aws_config.AwsClusterOptions
     adopts_clusters = True
-    existing_keys = ("autoscaler_installed", "karpenter_node_role")
+    existing_keys = ("autoscaler_installed", "karpenter_node_role", "node_security_group_ids")
     # Where the GPU nodes go, what brings them up, and how gpufleet's own autoscaler expands.
     adopted_cluster_keys = ("private_subnet_ids", "provisioner", "autoscaler_expander")
     pool_options = aws_config.AwsPoolOptions
@@ -108,6 +106,9 @@ class Aws(ManagedCloud):
     def version_problems(self, cluster: ClusterConfig, verdict: Assessment) -> list[Problem]:
         return version_rules.version_problems(cluster, verdict, adopted=self.adopted(cluster))
 
+    def version_advice(self, cluster: ClusterConfig, verdict: Assessment) -> str:
+        return version_rules.version_advice(cluster, verdict, adopted=self.adopted(cluster))
+
     def check_cluster(self, cluster: ClusterConfig) -> list[Problem]:
         """Zones, network ranges, subnets and the autoscaler expander of an EKS cluster."""
         aws = aws_config.cluster_options(cluster)
@@ -115,16 +116,6 @@ class Aws(ManagedCloud):
         problems += provisioners.cluster_problems(cluster)
         if self.adopted(cluster):
             problems += provisioners.adopted_problems(cluster)
-        if len(cluster.name) > MAX_CLUSTER_NAME:
-            problems.append(
-                Problem(
-                    "cluster.name",
-                    f"at most {MAX_CLUSTER_NAME} characters on aws: IAM role names such as "
-                    f"<name>{LONGEST_ROLE_SUFFIX} plus Pulumi's 7-character suffix must fit "
-                    f"IAM's {IAM_ROLE_NAME_MAX}; shorten cluster.name",
-                    cluster.name,
-                )
-            )
         if not cluster.zones:
             problems.append(
                 Problem(
@@ -226,6 +217,18 @@ class Aws(ManagedCloud):
             )
         return problems
 
+    def check_pool(
+        self,
+        cluster: ClusterConfig,
+        mode: SoftwareMode,
+        pool: GpuPoolConfig,
+        path: str,
+        warnings: list[str],
+    ) -> list[Problem]:
+        if provisioners.provisioner(cluster) == "auto-mode":
+            warnings.append(provisioners.auto_mode_lifetime_warning(path))
+        return super().check_pool(cluster, mode, pool, path, warnings)
+
     def check_pool_limits(
         self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str
     ) -> list[Problem]:
@@ -245,19 +248,10 @@ class Aws(ManagedCloud):
             pool, path, aws_config.KARPENTER_ONLY_POOL_KEYS, "karpenter"
         )
         zones = pool.zones or cluster.zones or []
-        node_group = aws_config.pool_options(pool).node_group
-        if node_group == "self-managed" and zones and pool.max_nodes < len(zones):
-            problems.append(
-                Problem(
-                    f"{path}.maxNodes",
-                    f"must be at least the number of zones ({len(zones)}): each zone's auto "
-                    "scaling group gets a share of maxNodes; raise it or list fewer zones",
-                    pool.max_nodes,
-                )
-            )
         options = aws_config.pool_options(pool)
+        problems += groups.size_problems(pool, options.max_nodes_per_zone, len(zones), path)
         if options.node_group == "managed":
-            problems += _managed_group_limits(pool, path)
+            problems += groups.managed_group_limits(pool, path)
         else:
             problems += self._asg_tag_limits(cluster, pool, path)
         # One node-template tag per taint key: the GPU taint's key and repeats cannot be expressed.
@@ -301,15 +295,16 @@ class Aws(ManagedCloud):
                         taint.key,
                     )
                 )
-        # gpufleet's own tags per group: discovery (2), instance (5, and on Spot the node
-        # termination handler's), resources (2) and the labels and taints every GPU pool gets
-        # (see resolve_pool and the GPU taint).
+        # gpufleet's own tags per group: discovery (2, and gpufleet's own on an adopted
+        # cluster), instance (5 and the node termination handler's), resources (2) and the
+        # labels and taints every GPU pool gets (see resolve_pool and the GPU taint).
         configured_by_label = pool.sharing is not None or pool.mig_partition_size is not None
-        instance = 5 + (1 if pool.spot else 0)
+        instance = 6
         labelled_by_nodeadm = provisioners.nodeadm_labels_gpu(cluster, pool)
         own_labels = len(FIXED_GPU_LABELS) + (1 if labelled_by_nodeadm else 0)
         own_labels += 1 if pool.spot else 0  # provisioners.SPOT_LABEL
-        fixed = 2 + instance + 2 + own_labels + 1 + (1 if configured_by_label else 0)
+        discovery = 3 if self.adopted(cluster) else 2
+        fixed = discovery + instance + 2 + own_labels + 1 + (1 if configured_by_label else 0)
         total = fixed + len(pool.labels) + len(pool.taints)
         if total > autoscaler_tags.MAX_TAGS_PER_GROUP:
             problems.append(
@@ -383,8 +378,20 @@ class Aws(ManagedCloud):
     def provisioner_name(self, config: StackConfig) -> str:
         return provisioners.display_name(config.cluster)
 
-    def provisioner_memory_overhead(self, config: StackConfig) -> float:
-        return provisioners.memory_overhead(config.cluster)
+    def pool_allocatable(
+        self, config: StackConfig, pool: GpuPoolConfig, sized: MachineType
+    ) -> NodeAllocatable | None:
+        if not self.allocatable_known(config):
+            return None
+        pods = None
+        managed = aws_config.pool_options(pool).node_group == "managed"
+        if managed and not provisioners.launches_per_pod(config.cluster):
+            pods = aws_allocatable.managed_max_pods(
+                [(m.name, m.vcpus) for m in self.machines(pool)]
+            )
+        return aws_allocatable.node_allocatable(
+            sized.name, sized.vcpus, sized.memory_gib, pool.disk_size_gb, pods
+        )
 
     def picks_type_per_pod(self, cluster: ClusterConfig) -> bool:
         return provisioners.launches_per_pod(cluster)
@@ -412,6 +419,14 @@ class Aws(ManagedCloud):
             return "node-template-tags"
         return "pool"
 
+    def zone_max_nodes(self, config: StackConfig, pool: GpuPoolConfig) -> int | None:
+        # Karpenter's and Auto Mode's limits are pool-wide: any zone can take them all.
+        if provisioners.launches_per_pod(config.cluster):
+            return None
+        zones = pool.zones or config.cluster.zones or []
+        per_zone = aws_config.pool_options(pool).max_nodes_per_zone
+        return groups.zone_capacity(pool.max_nodes, zones, per_zone)
+
     def own_device_plugin(self, config: StackConfig, pool: GpuPoolConfig) -> bool:
         # Bottlerocket's NVIDIA variant and Auto Mode's nodes run their own device plugin.
         return provisioners.own_device_plugin(config.cluster, pool)
@@ -434,63 +449,6 @@ FIXED_GPU_LABELS = (
     "nvidia.com/gpu",
     ACCELERATOR_LABEL,
 )
-
-
-def _managed_group_limits(pool: GpuPoolConfig, path: str) -> list[Problem]:
-    problems = []
-    # One group per zone, named <pool>-<zone>; EKS takes node group names of 1-63 characters.
-    longest = max((len(zone) for zone in pool.zones or []), default=0)
-    if len(pool.name) + 1 + longest > MANAGED_LABEL_MAX:
-        problems.append(
-            Problem(
-                f"{path}.name",
-                f"at most {MANAGED_LABEL_MAX - 1 - longest} characters for an EKS managed pool: "
-                "each zone's node group is named <pool>-<zone>, at most "
-                f"{MANAGED_LABEL_MAX} characters",
-                pool.name,
-            )
-        )
-    for key, value in pool.labels.items():
-        if len(key) > MANAGED_LABEL_MAX:
-            problems.append(
-                Problem(
-                    f"{path}.labels.{key}",
-                    f"EKS managed node groups take label keys of at most {MANAGED_LABEL_MAX} "
-                    "characters, prefix included",
-                    key,
-                )
-            )
-        if not value:
-            problems.append(
-                Problem(
-                    f"{path}.labels.{key}",
-                    "EKS managed node groups take no empty label value",
-                    value,
-                )
-            )
-    for index, taint in enumerate(pool.taints):
-        if not taint.value:
-            # The autoscaler reads a managed group's taints at zero as `<value>:<Effect>` tags
-            # (getManagedNodegroupTaints); an empty value drops the taint from its template, so
-            # it would scale up for pods the node then refuses (review eks.md S2).
-            problems.append(
-                Problem(
-                    f"{path}.taints[{index}].value",
-                    "EKS managed node groups need a taint value for the autoscaler to see the "
-                    "taint at zero nodes",
-                    taint.value,
-                )
-            )
-        if len(taint.key) > MANAGED_LABEL_MAX:
-            problems.append(
-                Problem(
-                    f"{path}.taints[{index}].key",
-                    f"EKS managed node groups take taint keys of at most {MANAGED_LABEL_MAX} "
-                    "characters, prefix included",
-                    taint.key,
-                )
-            )
-    return problems
 
 
 AWS = Aws()

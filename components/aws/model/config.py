@@ -18,10 +18,13 @@ class AwsPoolOptions(ConfigModel):
     # Karpenter only: also repack nodes that still run pods onto fewer or cheaper ones (drains
     # them: off by default, a training job would be restarted to save money).
     consolidate_underutilized: bool = False
+    # Cluster autoscaler only: every zone's group may grow to this many nodes (instead of a
+    # share of maxNodes), so a multi-node job can get its nodes in one zone (review eks-2.md N8).
+    max_nodes_per_zone: int | None = Field(default=None, ge=1)
 
 
 # Keys that mean something to one provisioner only (the others refuse them).
-AUTOSCALER_ONLY_POOL_KEYS = ("node_group",)
+AUTOSCALER_ONLY_POOL_KEYS = ("node_group", "max_nodes_per_zone")
 KARPENTER_ONLY_POOL_KEYS = ("on_demand_fallback", "consolidate_underutilized")
 
 

@@ -3,8 +3,10 @@
 The vpc-cni add-on (`aws.eks.Addon`, components/aws/addons.py) runs `aws-node` from the chart
 EKS publishes: aws/eks-charts `stable/aws-vpc-cni/values.yaml` (chart 1.22.4, commit 5239609)
 requests cpu 25m and no memory for the CNI container, and `resources: {}` for its init container
-and the network policy agent. kube-proxy and eks-pod-identity-agent are not counted: no source
-read here gives their requests (see components/model/daemonsets.py).
+and the network policy agent. The kube-proxy add-on's DaemonSet requests cpu 100m and no memory
+(eksctl-io/eksctl pkg/addons/default/testdata/sample-1.25.json, a dump of EKS's kube-proxy
+DaemonSet; review eks-2.md N10). eks-pod-identity-agent and eks-node-monitoring-agent are not
+counted: no source read here gives their requests (see components/model/daemonsets.py).
 """
 
 from __future__ import annotations
@@ -19,5 +21,14 @@ AWS_NODE = NodeDaemonSet(
 )
 
 
+KUBE_PROXY = NodeDaemonSet(
+    "kube-system/kube-proxy",
+    100,
+    0,
+    "eksctl-io/eksctl pkg/addons/default/testdata/sample-1.25.json (EKS's kube-proxy "
+    "DaemonSet): resources.requests cpu 100m",
+)
+
+
 def node_daemonsets() -> tuple[NodeDaemonSet, ...]:
-    return (AWS_NODE,)
+    return (AWS_NODE, KUBE_PROXY)

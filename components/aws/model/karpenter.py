@@ -37,6 +37,12 @@ CRD_PIN = ChartPin(CRD_CHART, CHART_VERSION, CHART_REPOSITORY, NAMESPACE)
 SERVICE_ACCOUNT = "karpenter"
 NODE_POOL_API_VERSION = "karpenter.sh/v1"
 NODE_CLASS_API_VERSION = "karpenter.k8s.aws/v1"
+# NodeOverlay: alpha in 1.14 (karpenter-crd chart 1.14.1 ships its CRD), behind the chart's
+# settings.featureGates.nodeOverlay, off by default (values.yaml). Its `capacity` is merged over
+# the instance type's in Karpenter's scheduling simulation (kubernetes-sigs/karpenter
+# pkg/cloudprovider/types.go ApplyCapacityOverlay: lo.Assign, the overlay's value wins), so
+# `nvidia.com/gpu: 4` replaces the 1 Karpenter reads from EC2 for a g6.xlarge.
+NODE_OVERLAY_API_VERSION = "karpenter.sh/v1alpha1"
 
 # The oldest Karpenter release that supports each Kubernetes minor (compatibility.md).
 MIN_KARPENTER_FOR_MINOR: Mapping[str, str] = {
@@ -56,8 +62,9 @@ GPU_COUNT_LABEL = "karpenter.k8s.aws/instance-gpu-count"
 DISCOVERY_TAG = "karpenter.sh/discovery"
 
 # Karpenter plans a new node with this fraction of the instance's memory taken off for the
-# hypervisor (chart values settings.vmMemoryOverheadPercent, default 0.075; gpufleet keeps it):
-# a pod that fits the real node but not this estimate never gets a node launched.
+# hypervisor (chart values settings.vmMemoryOverheadPercent, default 0.075; gpufleet keeps it).
+# gpufleet's allocatable takes the same off every EKS node (components/aws/model/allocatable.py),
+# so Karpenter's picture of a new node is the node's.
 VM_MEMORY_OVERHEAD = 0.075
 # How long a node with no pods (other than DaemonSets) stays before Karpenter removes it.
 EMPTY_NODE_TTL = "5m"
@@ -119,9 +126,11 @@ def node_pool(
     consolidate_underutilized: bool,
     node_class_ref: Mapping[str, str] | None = None,
     os_requirement: bool = True,
+    lifetime: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The pool's `karpenter.sh/v1` NodePool (metadata.name is the pool's name). Auto Mode's
-    NodePools name its NodeClass and take no `kubernetes.io/os` requirement."""
+    NodePools name its NodeClass, take no `kubernetes.io/os` requirement, and state its node
+    lifetime (`lifetime`: expireAfter and terminationGracePeriod)."""
     requirements: list[dict[str, Any]] = [
         {
             "key": "node.kubernetes.io/instance-type",
@@ -165,7 +174,7 @@ def node_pool(
                     ],
                     # Karpenter's default replaces every node after 720h: a month-long
                     # training job would be drained for it. Nodes go when empty instead.
-                    "expireAfter": "Never",
+                    **(lifetime or {"expireAfter": "Never"}),
                 },
             },
             "limits": _limits(pool, *largest),
@@ -182,6 +191,40 @@ def node_pool(
             },
         },
     }
+
+
+def node_overlay(pool: PoolSpec) -> dict[str, Any] | None:
+    """The pool's NodeOverlay when its nodes advertise another GPU count than EC2 says (time-
+    sharing, MPS or MIG): Karpenter sizes instance types from EC2's GPU count alone
+    (aws/karpenter-provider-aws v1.14.1 pkg/providers/instancetype/types.go, `nvidia.com/gpu`
+    = the GPUs EC2 lists), so without it a pod asking for 2 shares of an L4 never gets a node
+    launched and 4 pods asking for one share each get 4 nodes (kubernetes-sigs/karpenter#729,
+    review eks-2.md N3). Applied to this pool's NodePool and instance types only."""
+    if pool.gpus_allocatable == pool.gpus_per_node:
+        return None
+    return {
+        "apiVersion": NODE_OVERLAY_API_VERSION,
+        "kind": "NodeOverlay",
+        "metadata": {"name": pool.name},
+        "spec": {
+            "requirements": [
+                {"key": NODEPOOL_LABEL, "operator": "In", "values": [pool.name]},
+                {
+                    "key": "node.kubernetes.io/instance-type",
+                    "operator": "In",
+                    "values": list(pool.machine_types),
+                },
+            ],
+            "capacity": {pool.gpu_resource: str(pool.gpus_allocatable)},
+        },
+    }
+
+
+def planned_gpus(physical: int, overlay: Mapping[str, Any] | None, resource: str) -> int:
+    """The GPU count Karpenter plans a new node of the pool with: EC2's, or the overlay's."""
+    if overlay is None:
+        return physical
+    return int(overlay["spec"]["capacity"].get(resource, physical))
 
 
 def selector_terms(cluster_name: str, ids: Sequence[str] = ()) -> list[dict[str, Any]]:
@@ -247,9 +290,17 @@ def helm_values(
     role_arn: str,
     node_selector: Mapping[str, str],
     replicas: int,
+    node_overlays: bool = False,
 ) -> dict[str, Any]:
     return {
-        "settings": {"clusterName": cluster_name, "interruptionQueue": queue_name},
+        "settings": {
+            "clusterName": cluster_name,
+            "interruptionQueue": queue_name,
+            # Helm merges this map over the chart's gates: the others keep their defaults.
+            # nodeRepair (alpha): replace nodes the node monitoring agent finds broken, a GPU
+            # among them (components/aws/model/health.py).
+            "featureGates": {"nodeOverlay": node_overlays, "nodeRepair": True},
+        },
         "serviceAccount": {
             "name": SERVICE_ACCOUNT,
             "annotations": {"eks.amazonaws.com/role-arn": role_arn},

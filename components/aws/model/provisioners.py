@@ -10,16 +10,19 @@ a node runs at most 110 pods (create-node-class.adoc).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
+from components.aws.model import auto_mode, karpenter
 from components.aws.model import config as aws_config
-from components.aws.model import karpenter
 from components.model import existing_cluster
 from components.model.catalog.gpus import MachineType
 from components.model.managed_cloud import GpuNodeFacts
 from components.model.problems import Problem
 from components.model.schema import ClusterConfig, GpuPoolConfig, SoftwareMode
 
+# EC2 security group ids: sg- and 8 or 17 hex digits (EC2 API reference, SecurityGroup).
+SECURITY_GROUP_ID = re.compile(r"sg-([0-9a-f]{8}|[0-9a-f]{17})")
 # Provisioners that launch a node per pending pod from a NodePool (no groups, no minimum).
 PER_POD = ("karpenter", "auto-mode")
 AUTO_MODE_COMPUTE_LABEL = "eks.amazonaws.com/compute-type"
@@ -55,11 +58,6 @@ def display_name(cluster: ClusterConfig) -> str:
     return {"karpenter": "Karpenter", "auto-mode": "EKS Auto Mode"}.get(
         provisioner(cluster), "the cluster autoscaler"
     )
-
-
-def memory_overhead(cluster: ClusterConfig) -> float:
-    # Auto Mode's overhead setting is AWS's and unpublished: its plan is taken as the node.
-    return karpenter.VM_MEMORY_OVERHEAD if provisioner(cluster) == "karpenter" else 0.0
 
 
 def nodeadm_labels_gpu(cluster: ClusterConfig, pool: GpuPoolConfig) -> bool:
@@ -116,6 +114,25 @@ def adopted_problems(cluster: ClusterConfig) -> list[Problem]:
                 has_value=False,
             )
         )
+    groups = existing.node_security_group_ids
+    if groups is not None and not groups:
+        problems.append(
+            Problem(
+                "cluster.existing.nodeSecurityGroupIds",
+                "must name at least one security group; leave it out when the cluster "
+                "security group is all its nodes need",
+                [],
+            )
+        )
+    problems += [
+        Problem(
+            f"cluster.existing.nodeSecurityGroupIds[{index}]",
+            "must be a security group id such as sg-0123456789abcdef0",
+            group,
+        )
+        for index, group in enumerate(groups or [])
+        if not SECURITY_GROUP_ID.fullmatch(group)
+    ]
     if existing.karpenter_node_role and not uses_role:
         problems.append(
             Problem(
@@ -126,6 +143,16 @@ def adopted_problems(cluster: ClusterConfig) -> list[Problem]:
             )
         )
     return problems
+
+
+def auto_mode_lifetime_warning(path: str) -> str:
+    lifetime = auto_mode.NODE_LIFETIME
+    return (
+        f"{path}: EKS Auto Mode replaces every node within 21 days, whatever the pods on it: "
+        f"its NodePool drains a node after {lifetime['expireAfter']} (expireAfter) and deletes "
+        f"what is left {lifetime['terminationGracePeriod']} later; a job that runs longer "
+        "must checkpoint, or run under cluster.aws.provisioner karpenter or cluster-autoscaler"
+    )
 
 
 def auto_software_mode(cluster: ClusterConfig) -> SoftwareMode | None:
@@ -216,6 +243,21 @@ def pool_problems(cluster: ClusterConfig, pool: GpuPoolConfig, path: str) -> lis
                 "kubernetes.io/hostname) and the API server refuses a NodePool that sets them; "
                 "rename them",
                 reserved,
+            )
+        )
+    shared = pool.sharing.strategy if pool.sharing else pool.mig_partition_size
+    installed = existing_cluster.cluster_options(cluster).autoscaler_installed
+    if shared and provisioner(cluster) == "karpenter" and installed:
+        problems.append(
+            Problem(
+                f"{path}.{'sharing' if pool.sharing else 'migPartitionSize'}",
+                "a Karpenter gpufleet does not run plans nodes with EC2's GPU count; only a "
+                "NodeOverlay behind its alpha nodeOverlay gate (which gpufleet can neither turn "
+                "on nor check there) makes it plan shared or MIG GPUs, so a pod asking for more "
+                "shares than a node has physical GPUs would never get a node; let gpufleet run "
+                "Karpenter (cluster.existing.autoscalerInstalled: false) or use "
+                "cluster.aws.provisioner: cluster-autoscaler",
+                shared,
             )
         )
     options = aws_config.pool_options(pool)

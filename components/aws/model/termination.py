@@ -1,8 +1,14 @@
-"""Draining self-managed Spot GPU nodes: AWS Node Termination Handler in queue-processor mode.
+"""Draining self-managed GPU nodes: AWS Node Termination Handler in queue-processor mode.
 
 Self-managed groups with Capacity Rebalance launch a replacement and then terminate the
 at-risk instance, and nothing cordons or drains it first, so the 2-minute Spot notice goes unused
-(review eks.md S2-4). EKS drains managed groups itself, so only self-managed Spot groups need this.
+(review eks.md S2-4). On-demand groups lose nodes too, undrained: a scale-in or a manual instance
+refresh terminates through the group, and EC2's scheduled events (instance retirement, system
+reboot, AWS Health scheduledChange) stop the instance under its pods. So every self-managed
+group gets a termination lifecycle hook and the handler's tag, Spot or not (issue 22, point 8).
+EKS drains managed groups' nodes itself on its own terminations and updates (EKS user guide,
+managed-node-groups: "Amazon EKS automatically drains nodes using the Kubernetes API during
+terminations or updates"); what it does not drain there is said in docs/eks.md.
 
 Everything here is from aws/aws-node-termination-handler (snapshot at commit 62a8761d, 2026-07-21,
 release v1.25.6): README "Queue Processor" (infrastructure: SQS queue with SSE-SQS and a policy for
@@ -27,8 +33,14 @@ NAMESPACE = "kube-system"
 SERVICE_ACCOUNT = "aws-node-termination-handler"
 # NTH drains only instances carrying this tag (checkTagBeforeDraining, on by default).
 MANAGED_TAG = "aws-node-termination-handler/managed"
-# Seconds an instance waits in Terminating:Wait for NTH to drain it (NTH heartbeats extend it).
+# Seconds an instance waits in Terminating:Wait for NTH to drain it before the hook's default
+# result (CONTINUE) lets it go; NTH renews it every HEARTBEAT_INTERVAL seconds while it drains,
+# for at most HEARTBEAT_UNTIL seconds, so a GPU pod checkpointing on SIGTERM gets up to an hour
+# (NTH README, "Issuing Lifecycle Heartbeats": interval 30-3600 s and below the hook's timeout;
+# until 60-172800 s; review eks-2.md N11). A Spot interruption still leaves two minutes.
 LIFECYCLE_HEARTBEAT_TIMEOUT = 300
+HEARTBEAT_INTERVAL = 120
+HEARTBEAT_UNTIL = 3600
 # Events are useless after the instance is gone: keep them five minutes, as NTH's README does.
 MESSAGE_RETENTION_SECONDS = 300
 PIN = ChartPin(CHART, CHART_VERSION, CHART_REPOSITORY, NAMESPACE)
@@ -78,7 +90,11 @@ def handler_policy(queue_arn: str, group_arns: list[str]) -> dict[str, Any]:
             {"Effect": "Allow", "Action": list(DESCRIBE_ACTIONS), "Resource": "*"},
             {
                 "Effect": "Allow",
-                "Action": ["autoscaling:CompleteLifecycleAction"],
+                "Action": [
+                    "autoscaling:CompleteLifecycleAction",
+                    # The heartbeats (NTH pkg/monitor/sqsevent/asg-lifecycle-event.go).
+                    "autoscaling:RecordLifecycleActionHeartbeat",
+                ],
                 "Resource": group_arns,
             },
             {"Effect": "Allow", "Action": list(QUEUE_ACTIONS), "Resource": queue_arn},
@@ -96,6 +112,8 @@ def handler_values(
         "awsRegion": region,
         "checkTagBeforeDraining": True,
         "managedTag": MANAGED_TAG,
+        "heartbeatInterval": HEARTBEAT_INTERVAL,
+        "heartbeatUntil": HEARTBEAT_UNTIL,
         "serviceAccount": {
             "create": True,
             "name": SERVICE_ACCOUNT,

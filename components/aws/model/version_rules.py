@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from components.aws.model import config as aws_config
 from components.model.catalog import charts
 from components.model.lifecycle import Assessment
@@ -48,3 +50,21 @@ def version_problems(
             )
         )
     return problems
+
+
+def version_advice(cluster: ClusterConfig, verdict: Assessment, adopted: bool = False) -> str:
+    """Standard support ending soon with supportType STANDARD: EKS upgrades the control plane
+    itself when it ends, and a stack that still names the old minor then asks EKS for a
+    downgrade, which UpdateClusterVersion refuses (review eks-2.md N13). Bump the stack first."""
+    support_type = aws_config.cluster_options(cluster).support_type
+    if adopted or verdict.status != "ending-soon" or support_type != "STANDARD" or not verdict.row:
+        return ""
+    major, minor = cluster.kubernetes_version.split(".")[:2]
+    ends = verdict.row.end_of_standard + timedelta(days=1)
+    return (
+        f"With cluster.aws.supportType STANDARD, EKS upgrades this cluster's control plane to "
+        f"{major}.{int(minor) + 1} itself from {ends}: bump cluster.kubernetesVersion to "
+        f"{major}.{int(minor) + 1} and run `pulumi up` before then (after it, this stack would "
+        "ask EKS to go back to the old minor, which EKS refuses); or set supportType: EXTENDED "
+        "to keep the minor, at extended-support prices."
+    )

@@ -46,8 +46,8 @@ COMPONENT_ROLES: Final[Mapping[str, str]] = MappingProxyType(
             "`cluster.existing.autoscalerInstalled`)"
         ),
         "gpufleet:aws:NodeTerminationHandler": (
-            "a self-managed GPU pool is on Spot (the handler drains its nodes before AWS "
-            "reclaims them); it goes with the last such pool"
+            "a GPU pool runs on self-managed groups (the handler drains their nodes before EC2 "
+            "or the group terminates them, Spot or on-demand); it goes with the last such pool"
         ),
         "gpufleet:azure:Cluster": "the stack creates its AKS cluster (not `cluster.existing`)",
         "gpufleet:azure:AdoptedCluster": "the stack adds GPU pools to an existing AKS cluster",

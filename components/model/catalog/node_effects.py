@@ -133,8 +133,9 @@ _EKS_ROLLS = (
 )
 _EKS_ROLL_SOURCE = (
     "EKS user guide, managed-node-update-behavior (UpdateNodegroupVersion: setup, scale up, "
-    "upgrade and scale down phases); terraform-provider-aws node_group.go calls "
-    "UpdateNodegroupVersion on a launch template, version or release version change"
+    "upgrade and scale down phases); terraform-provider-aws internal/service/eks/node_group.go "
+    "resourceNodeGroupUpdate ('Do any version update first': UpdateNodegroupVersion on a "
+    "launch_template, release_version or version change)"
 )
 _EKS_NODE_GROUP: Final[tuple[NodeEffect, ...]] = (
     NodeEffect("launchTemplate", "rolls", _EKS_ROLLS, _EKS_ROLL_SOURCE),
@@ -165,6 +166,14 @@ _EKS_NODE_GROUP: Final[tuple[NodeEffect, ...]] = (
         "none",
         "running nodes stay; the setting applies to the next node update",
         "EKS API reference, UpdateNodegroupConfig",
+    ),
+    NodeEffect(
+        "nodeRepairConfig",
+        "none",
+        "running nodes stay; EKS starts (or stops) rebooting or replacing the group's nodes "
+        "that turn unhealthy",
+        "EKS user guide, node-health (node auto repair); terraform-provider-aws node_group.go "
+        "(node_repair_config through UpdateNodegroupConfig)",
     ),
     NodeEffect(
         "tags",
@@ -267,8 +276,8 @@ _AKS_AGENT_POOL: Final[tuple[NodeEffect, ...]] = (
 
 _KARPENTER_DRIFT = (
     "Karpenter marks the running nodes drifted, but gpufleet's disruption budget for Drifted is "
-    "0: they keep the old settings until they are empty and consolidated; nodes launched from "
-    "now on come up as edited"
+    "0: they keep the old settings until they are empty and consolidated (under EKS Auto Mode, "
+    "at most until they expire, within 21 days); nodes launched from now on come up as edited"
 )
 _KARPENTER_SOURCE = (
     "Karpenter v1.14 docs, concepts/disruption (Drift; budgets with reasons: [Drifted])"
@@ -291,6 +300,49 @@ _KARPENTER_NODE_POOL: Final[tuple[NodeEffect, ...]] = (
 _KARPENTER_NODE_CLASS: Final[tuple[NodeEffect, ...]] = (
     NodeEffect("spec", "new-nodes", _KARPENTER_DRIFT, _KARPENTER_SOURCE),
 )
+_KARPENTER_NODE_OVERLAY: Final[tuple[NodeEffect, ...]] = (
+    NodeEffect(
+        "spec",
+        "none",
+        "running nodes stay (an overlay changes only Karpenter's simulation, never a node's "
+        "real resources); Karpenter plans new nodes and consolidation with the new values",
+        "Karpenter v1.14 docs, concepts/nodeoverlays ('Actual vs. Simulated'; 'Integration "
+        "with Consolidation': no drift or forced replacement)",
+    ),
+)
+
+# --- A control plane's minor bump, by the provisioner whose nodes do not follow it by themselves
+
+# The control plane's input whose change moves the cluster's Kubernetes minor.
+CONTROL_PLANE_VERSION: Final[Mapping[str, str]] = MappingProxyType(
+    {"aws:eks/cluster:Cluster": "version"}
+)
+# What that bump does to the running nodes of the pools present in the plan, keyed by the type
+# that marks the provisioner (its node class). Managed node groups and self-managed groups need
+# no entry: their own version, release or launch template changes with the minor, and says so.
+VERSION_BUMP_EFFECTS: Final[Mapping[str, NodeEffect]] = MappingProxyType(
+    {
+        "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass": NodeEffect(
+            "version",
+            "new-nodes",
+            "Karpenter launches new nodes with the new minor's image (its AMI alias resolves per "
+            "minor), but the running ones only drift, and gpufleet's Drifted budget is 0: they "
+            "keep their old kubelet until they are empty. The API server accepts kubelets up to "
+            "three minors older; drain long-running nodes before the third bump",
+            "Karpenter v1.14 docs, concepts/disruption (Drift) and concepts/nodeclasses "
+            "(amiSelectorTerms alias); Kubernetes version skew policy (kubelet up to three "
+            "minors older than kube-apiserver)",
+        ),
+        "kubernetes:eks.amazonaws.com/v1:NodeClass": NodeEffect(
+            "version",
+            "rolls",
+            "EKS Auto Mode replaces every node with one of the new minor after the control plane "
+            "upgrade, respecting PodDisruptionBudgets: running GPU jobs are drained",
+            "EKS user guide, automode/auto-upgrade ('After you initiate a control plane upgrade, "
+            "EKS Auto Mode begins replacing nodes in your cluster')",
+        ),
+    }
+)
 
 NODE_EFFECTS: Final[Mapping[str, tuple[NodeEffect, ...]]] = MappingProxyType(
     {
@@ -301,6 +353,7 @@ NODE_EFFECTS: Final[Mapping[str, tuple[NodeEffect, ...]]] = MappingProxyType(
         "kubernetes:karpenter.sh/v1:NodePool": _KARPENTER_NODE_POOL,
         "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass": _KARPENTER_NODE_CLASS,
         "kubernetes:eks.amazonaws.com/v1:NodeClass": _KARPENTER_NODE_CLASS,
+        "kubernetes:karpenter.sh/v1alpha1:NodeOverlay": _KARPENTER_NODE_OVERLAY,
     }
 )
 

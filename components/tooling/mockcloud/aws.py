@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,6 +27,17 @@ def fake_ami(parameter: object) -> str:
 OIDC_ID = "0123456789ABCDEF0123456789ABCDEF"
 CLUSTER_SECURITY_GROUP = "sg-0c1a5e7e4c1a5e7e4"
 AUTONAME_SUFFIX = "-0a1b2c3"
+# What the Terraform provider appends to a `namePrefix` (26 characters, unique per resource).
+PREFIX_SUFFIX = "20261125000000000000000001"
+
+
+def physical_name(name: str, inputs: Mapping[str, Any]) -> str:
+    """A resource's AWS name as Pulumi and the provider make it: given, prefixed or autonamed."""
+    given = inputs.get("name")
+    if given:
+        return str(given)
+    prefix = inputs.get("namePrefix")
+    return f"{prefix}{PREFIX_SUFFIX}" if prefix else f"{name}{AUTONAME_SUFFIX}"
 
 
 def _cluster(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
@@ -49,7 +61,7 @@ def _named(kind: str) -> Any:
     """IAM things: autonamed like Pulumi does (name + suffix) when no name is given."""
 
     def fake(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
-        resolved = inputs.get("name") or f"{name}{AUTONAME_SUFFIX}"
+        resolved = physical_name(name, inputs)
         return {"name": resolved, "arn": f"arn:aws:iam::{ACCOUNT}:{kind}/{resolved}"}
 
     return fake
@@ -61,13 +73,19 @@ def _oidc_provider(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _launch_template(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """EC2 makes a new version of a template whenever its content changes, and what references
+    `latestVersion` (a managed node group, a group's mixed instances policy) is updated to it.
+    The mock cannot count versions across plans, so it derives one from the content: any edit
+    of the template shows up as a new version where it is referenced, as it would for real."""
     digest = hashlib.sha256(name.encode()).hexdigest()[:17]
-    return {"__id": f"lt-{digest}", "latestVersion": 1, "defaultVersion": 1}
+    content = json.dumps(inputs, sort_keys=True, default=str).encode()
+    version = 1 + int(hashlib.sha256(content).hexdigest()[:8], 16) % 100_000
+    return {"__id": f"lt-{digest}", "latestVersion": version, "defaultVersion": version}
 
 
 def _queue(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     """SQS: autonamed, its URL and ARN built from the name as AWS builds them."""
-    queue = inputs.get("name") or f"{name}{AUTONAME_SUFFIX}"
+    queue = physical_name(name, inputs)
     return {
         "name": queue,
         "url": f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{queue}",
@@ -84,7 +102,41 @@ def _with_id(prefix: str) -> Any:
 
 def _node_group(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     group = inputs.get("nodeGroupName") or f"{inputs.get('nodeGroupNamePrefix', name)}20260101"
-    return {"nodeGroupName": group, "status": "ACTIVE"}
+    # EKS names the group's auto scaling group eks-<node group>-<uuid>.
+    digest = hashlib.sha256(group.encode()).hexdigest()
+    uuid = f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
+    return {
+        "nodeGroupName": group,
+        "status": "ACTIVE",
+        "resources": [{"autoscalingGroups": [{"name": f"eks-{group}-{uuid}"}]}],
+    }
+
+
+def _parameter_value(name: object) -> str:
+    """An AMI id, or for a Bottlerocket release's image_version its `<version>-<build>`."""
+    text = str(name)
+    if text.endswith("/image_version"):
+        version = text.rsplit("/", 2)[-2]
+        return f"{version}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+    return fake_ami(text)
+
+
+def _ami(args: Mapping[str, Any]) -> dict[str, Any]:
+    """An EKS AMI found by name, described as amazon-eks-ami describes its AMIs (the patch of
+    the minor in its name: the one an adopted cluster's world runs, x.y.3)."""
+    (name,) = [v for f in args.get("filters", []) if f.get("name") == "name" for v in f["values"]]
+    minor = name.rsplit("-", 2)[-2]
+    return {
+        "id": fake_ami(name),
+        "imageId": fake_ami(name),
+        "name": name,
+        "description": (
+            "EKS-optimized Kubernetes node based on Amazon Linux 2023, "
+            f"(k8s: {minor}.3, containerd: 2.1.*)"
+        ),
+        "owners": list(args.get("owners", [])),
+        "filters": list(args.get("filters", [])),
+    }
 
 
 # An adopted cluster's VPC: one private subnet per zone of the region (tagged internal-elb).
@@ -156,6 +208,9 @@ RESOURCES: dict[str, Any] = {
     "aws:iam/openIdConnectProvider:OpenIdConnectProvider": _oidc_provider,
     "aws:ec2/launchTemplate:LaunchTemplate": _launch_template,
     "aws:sqs/queue:Queue": _queue,
+    "aws:cloudwatch/eventRule:EventRule": lambda name, inputs: {
+        "name": physical_name(name, inputs)
+    },
     "aws:ec2/vpc:Vpc": _with_id("vpc"),
     "aws:ec2/subnet:Subnet": _with_id("subnet"),
     "aws:ec2/natGateway:NatGateway": _with_id("nat"),
@@ -172,10 +227,11 @@ CALLS: dict[str, Any] = {
         "version": f"v{args.get('kubernetesVersion')}.0-eksbuild.1",
         "id": args.get("addonName"),
     },
+    "aws:ec2/getAmi:getAmi": _ami,
     "aws:ssm/getParameter:getParameter": lambda args: {
         "name": args.get("name"),
-        "value": fake_ami(args.get("name")),
-        "insecureValue": fake_ami(args.get("name")),
+        "value": _parameter_value(args.get("name")),
+        "insecureValue": _parameter_value(args.get("name")),
         "type": "String",
         "version": 1,
         "arn": f"arn:aws:ssm:{REGION}::parameter{args.get('name')}",
