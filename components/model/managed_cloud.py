@@ -21,6 +21,7 @@ from components.model.labels import (
     MIG_CONFIG_LABEL,
     POOL_LABEL,
 )
+from components.model.machine_checks import machine_problems
 from components.model.pool_spec import PoolSpec, Taint
 from components.model.problems import Problem
 from components.model.schema import (
@@ -156,45 +157,15 @@ class ManagedCloud(Cloud):
                 )
                 continue
             machines.append(machine)
-            if machine.min_kubernetes and _minor(kubernetes_version) < _minor(
-                machine.min_kubernetes
-            ):
-                problems.append(
-                    Problem(
-                        f"{path}.accelerator" if defaulted else where,
-                        f"{name} nodes need Kubernetes {machine.min_kubernetes} or later on "
-                        f"{self.name}; cluster.kubernetesVersion is {kubernetes_version}",
-                        pool.accelerator if defaulted else name,
-                    )
-                )
-            if machine.spot_only and not pool.spot:
-                problems.append(
-                    Problem(
-                        where, "is sold only as Spot (or Flex-start) on GKE; set spot: true", name
-                    )
-                )
-            if machine.attach_counts:
-                count = pool.gpus_per_node or 1
-                if count not in machine.attach_counts:
-                    counts = ", ".join(str(c) for c in machine.attach_counts)
-                    problems.append(
-                        Problem(
-                            f"{path}.gpusPerNode",
-                            f"{name}{' (the default machineType)' if defaulted else ''} takes "
-                            f"{counts} attached {pool.accelerator} GPU(s)",
-                            count,
-                            is_default=pool.gpus_per_node is None,
-                        )
-                    )
-            elif pool.gpus_per_node is not None and pool.gpus_per_node != machine.gpus:
-                problems.append(
-                    Problem(
-                        f"{path}.gpusPerNode",
-                        f"{name}{' (the default machineType)' if defaulted else ''} always has "
-                        f"{machine.gpus} GPU(s); leave gpusPerNode unset or set {machine.gpus}",
-                        pool.gpus_per_node,
-                    )
-                )
+            problems += machine_problems(
+                machine,
+                pool,
+                kubernetes_version,
+                self.name,
+                where=where,
+                path=path,
+                defaulted=defaulted,
+            )
         if len(machines) > 1:
             gpu_counts = {m.name: m.gpus for m in machines}
             if len(set(gpu_counts.values())) > 1:
@@ -496,9 +467,3 @@ class ManagedCloud(Cloud):
             selector_keys=(self.pool_label_key,),
             disk_size_gb=self.system_disk_size_gb,
         )
-
-
-def _minor(version: str) -> int:
-    """The minor of a "1.34"-style version (0 when it is not one; the version check says so)."""
-    _, _, minor = version.partition(".")
-    return int(minor) if minor.isdigit() else 0
