@@ -17,6 +17,7 @@ from pulumi_azure_native import containerservice
 from pulumi_azure_native.provider import Provider as AzureProvider
 
 from components.azure.cluster import MAINTENANCE_CONFIGURATIONS, user_access
+from components.azure.deployed import pools_of
 from components.azure.model.adopted import AksClusterFacts, adoption_problems, adoption_warnings
 from components.azure.model.config import cluster_options
 from components.kubernetes.cluster import stop_unless_adoptable
@@ -123,4 +124,5 @@ def facts_of(found: Any, has_auto_upgrade_window: bool) -> AksClusterFacts:
         == "true",
         auto_upgrade_channel=getattr(upgrade, "upgrade_channel", None),
         has_auto_upgrade_window=has_auto_upgrade_window,
+        pools=pools_of(profiles),
     )

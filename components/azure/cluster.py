@@ -1,8 +1,8 @@
 """An AKS cluster with Azure CNI overlay, workload identity, its System pool and a Kubernetes provider.
 
-The System pool is the only pool inline in the `ManagedCluster`; GPU pools are separate
-`AgentPool` resources (components/azure/gpu_pool.py), so a GPU pool change never touches the
-cluster resource.
+The System pool is the only pool inline in the `ManagedCluster` (and kept through the agent
+pool API: components/azure/system_pool.py); GPU pools are separate `AgentPool` resources
+(components/azure/gpu_pool.py), so a GPU pool change never touches the cluster resource.
 """
 
 from __future__ import annotations
@@ -11,13 +11,15 @@ from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
-from pulumi_azure_native import authorization, containerservice
+from pulumi_azure_native import authorization, containerservice, resources
 from pulumi_azure_native.provider import Provider as AzureProvider
 
-from components.azure import credentials, network
+from components.azure import credentials, network, system_pool
+from components.azure.deployed import deployed_cluster
 from components.azure.model.config import cluster_options
+from components.azure.model.deployed import DeployedCluster
 from components.model.pools import PoolSpec
-from components.model.schema import SYSTEM_POOL_NAME, ClusterConfig, MaintenanceConfig
+from components.model.schema import ClusterConfig, MaintenanceConfig
 
 # Built-in role definition ids (the same in every tenant).
 NETWORK_CONTRIBUTOR = "4d97b98b-1d4f-4787-a291-c67834d212e7"
@@ -31,14 +33,12 @@ DEPLOYER_PRINCIPAL_TYPES = {
     "spn": "ServicePrincipal",
     "msi": "ServicePrincipal",
 }
-SYSTEM_OS_DISK_GB = 128
-# The autoscaler changes pool sizes; `pulumi up` must keep them as AKS reports them.
-# AKS returns every agent pool in agentPoolProfiles, so after a refresh the GPU pools (managed
-# as AgentPool resources) would enter the cluster's inputs and the next `up` would send a
-# whole-cluster PUT that sets every pool Scaling (review aks.md D1; Azure API: agentPoolProfiles
-# cannot be updated through the cluster). The inline system pool is therefore create-only;
-# `diff` reports an edit of it as refused.
-CLUSTER_IGNORE_CHANGES = ["agentPoolProfiles"]
+# Nothing of the cluster is ignored after creation. Its `agentPoolProfiles` holds only the
+# system pool, as configured now (a creation-time profile kept by ignoreChanges would come back
+# with every cluster update: review aks-2.md A-F3); after a `pulumi refresh` the recorded list
+# also holds the GPU pools, and the next `up` sends the system pool alone once more, which AKS
+# accepts (pools a cluster PUT leaves out are kept; only a pool it adds is refused).
+CLUSTER_IGNORE_CHANGES: list[str] = []
 
 
 # AKS's two planned-maintenance configurations (their names are fixed by AKS).
@@ -59,6 +59,10 @@ class AksCluster(pulumi.ComponentResource):
 
     azure_provider: AzureProvider
     cluster: containerservice.ManagedCluster
+    # The cluster as it runs (None before the first `up` creates it).
+    deployed: DeployedCluster | None
+    # The system pool through the agent pool API: the GPU pools' operations come after it.
+    system_pool: resources.Deployment
     resource_group_name: pulumi.Input[str]
     subnet_id: pulumi.Input[str]
     oidc_issuer_url: pulumi.Output[str]
@@ -82,6 +86,9 @@ class AksCluster(pulumi.ComponentResource):
         )
         child = pulumi.ResourceOptions(parent=self, provider=self.azure_provider)
         protected = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(protect=cfg.protect))
+        self.deployed = deployed_cluster(
+            self, self.azure_provider, network.resource_group_name_of(cfg.name, aks), cfg
+        )
 
         self.resource_group_name = network.resource_group(
             name, cfg.name, location, aks, tags, protected
@@ -145,11 +152,20 @@ class AksCluster(pulumi.ComponentResource):
             auto_upgrade_profile=containerservice.ManagedClusterAutoUpgradeProfileArgs(
                 upgrade_channel="patch", node_os_upgrade_channel="NodeImage"
             ),
-            agent_pool_profiles=[_system_profile(args.system_pool, self.subnet_id)],
+            agent_pool_profiles=[system_pool.inline_profile(args.system_pool, self.subnet_id)],
             tags=tags,
             opts=pulumi.ResourceOptions.merge(
                 protected, pulumi.ResourceOptions(ignore_changes=CLUSTER_IGNORE_CHANGES)
             ),
+        )
+        self.system_pool = system_pool.system_pool_deployment(
+            name,
+            cfg.name,
+            self.resource_group_name,
+            args.system_pool,
+            self.subnet_id,
+            cfg.kubernetes_version,
+            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.cluster])),
         )
         self.oidc_issuer_url = self.cluster.oidc_issuer_profile.apply(
             lambda profile: profile.issuer_url if profile else ""
@@ -254,35 +270,6 @@ class AksCluster(pulumi.ComponentResource):
                 opts=child,
             )
         ]
-
-
-def _system_profile(
-    system: PoolSpec, subnet_id: pulumi.Input[str]
-) -> containerservice.ManagedClusterAgentPoolProfileArgs:
-    """The inline System pool: >= 1 node, autoscaled, untainted.
-
-    No `CriticalAddonsOnly` taint, although AKS recommends it for dedicated system pools: this is
-    the cluster's only CPU pool, and the device plugin's and operator's controllers, NFD and
-    users' CPU pods must run here (every other pool is a tainted GPU pool).
-    """
-    return containerservice.ManagedClusterAgentPoolProfileArgs(
-        name=SYSTEM_POOL_NAME,
-        mode="System",
-        vm_size=system.machine_types[0],
-        count=system.min_nodes,
-        enable_auto_scaling=True,
-        min_count=system.min_nodes,
-        max_count=system.max_nodes,
-        availability_zones=list(system.zones) or None,
-        os_type="Linux",
-        os_sku="Ubuntu",
-        os_disk_size_gb=SYSTEM_OS_DISK_GB,
-        os_disk_type="Managed",
-        type="VirtualMachineScaleSets",
-        vnet_subnet_id=subnet_id,
-        enable_node_public_ip=False,
-        node_labels=dict(system.declared_labels),
-    )
 
 
 def _dns_prefix(cluster_name: str) -> str:

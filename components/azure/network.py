@@ -10,6 +10,11 @@ from components.azure.model.config import AzureClusterOptions
 NODE_SUBNET = "nodes"
 
 
+def resource_group_name_of(cluster_name: str, options: AzureClusterOptions) -> str:
+    """The cluster's resource group: the configured one, or the `<cluster>-rg` gpufleet makes."""
+    return options.resource_group_name or f"{cluster_name}-rg"
+
+
 def resource_group(
     name: str,
     cluster_name: str,
@@ -24,7 +29,7 @@ def resource_group(
     group = resources.ResourceGroup(
         f"{name}-rg",
         # Explicit name: Pulumi's random suffix would make the group hard to find.
-        resource_group_name=f"{cluster_name}-rg",
+        resource_group_name=resource_group_name_of(cluster_name, options),
         location=location,
         tags=tags,
         opts=opts,

@@ -227,7 +227,8 @@ def plan_stack(
 
 
 def described_world(config: Mapping[str, Any]) -> World:
-    """An adopted cluster as the stack describes it: running (a patch of) its minor."""
+    """An adopted cluster as the stack describes it: running (a patch of) its minor. A stack
+    that creates its cluster plans its first `up`: the cluster does not exist yet."""
     cluster = config.get("gpufleet:cluster")
     if isinstance(cluster, str):
         try:
@@ -237,7 +238,8 @@ def described_world(config: Mapping[str, Any]) -> World:
     minor = cluster.get("kubernetesVersion") if isinstance(cluster, Mapping) else None
     if not isinstance(minor, str):
         minor = ClusterConfig.model_fields["kubernetes_version"].default
-    return World(kubernetes_version=f"{minor}.3")
+    adopts = isinstance(cluster, Mapping) and "existing" in cluster
+    return World(kubernetes_version=f"{minor}.3", exists=adopts)
 
 
 async def _resolve_outputs(outputs: Mapping[str, Any]) -> dict[str, Any]:

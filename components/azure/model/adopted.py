@@ -15,8 +15,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
+from components.azure.model.deployed import FixedAtCreation
 from components.model.adoption import version_problem
 from components.model.problems import Problem
 from components.model.schema import ClusterConfig
@@ -37,6 +39,8 @@ class AksClusterFacts:
     skips_nodes_with_local_storage: bool
     auto_upgrade_channel: str | None
     has_auto_upgrade_window: bool
+    # The agent pools that exist (gpufleet's from an earlier `up` among them).
+    pools: Mapping[str, FixedAtCreation] = field(default_factory=dict)
 
 
 def adoption_problems(facts: AksClusterFacts, cluster: ClusterConfig) -> list[Problem]:
