@@ -249,7 +249,7 @@ def test_kubernetes_provider_is_explicit_secret_and_waits_for_access(stack: str)
     assert cluster.urn in provider.dependencies
     grants = {r.name: r for r in plan.of_type(ROLE_ASSIGNMENT)}
     deployer = grants[f"{cluster.inputs['resourceName']}-deployer-cluster-admin"]
-    assert deployer.urn in provider.depends_on
+    assert deployer.urn in provider.dependencies
     assert deployer.inputs["scope"].endswith(f"/managedClusters/{cluster.inputs['resourceName']}")
     assert deployer.inputs["roleDefinitionId"].endswith("/b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b")
     for resource in plan.resources:
@@ -294,11 +294,11 @@ def test_existing_network_and_protection_in_the_production_stack() -> None:
     )
     assert cluster.inputs["sku"]["tier"] == "Standard"
     assert cluster.inputs["aadProfile"]["adminGroupObjectIDs"] == aks.admin_group_object_ids
-    # A CI deployer signs in as a workload identity: a service principal to Azure RBAC.
+    # No principal type is guessed from the sign-in mode: ARM works it out (review aks.md F3).
     (deployer,) = [
         r for r in plan.of_type(ROLE_ASSIGNMENT) if r.name.endswith("-deployer-cluster-admin")
     ]
-    assert deployer.inputs["principalType"] == "ServicePrincipal"
+    assert "principalType" not in deployer.inputs
 
 
 def test_local_accounts_and_no_role_assignments_when_asked() -> None:

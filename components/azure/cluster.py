@@ -18,21 +18,13 @@ from components.azure import credentials, network, system_pool
 from components.azure.deployed import deployed_cluster
 from components.azure.model.config import cluster_options
 from components.azure.model.deployed import DeployedCluster
+from components.azure.rbac import wait_for_propagation
 from components.model.pools import PoolSpec
 from components.model.schema import ClusterConfig, MaintenanceConfig
 
 # Built-in role definition ids (the same in every tenant).
 NETWORK_CONTRIBUTOR = "4d97b98b-1d4f-4787-a291-c67834d212e7"
 AKS_RBAC_CLUSTER_ADMIN = "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b"
-# Who runs `pulumi up`, by how kubelogin signs in: a person (az CLI, azd) or a workload identity,
-# service principal or managed identity, all service principals to Azure RBAC.
-DEPLOYER_PRINCIPAL_TYPES = {
-    "azurecli": "User",
-    "azd": "User",
-    "workloadidentity": "ServicePrincipal",
-    "spn": "ServicePrincipal",
-    "msi": "ServicePrincipal",
-}
 # Nothing of the cluster is ignored after creation. Its `agentPoolProfiles` holds only the
 # system pool, as configured now (a creation-time profile kept by ignoreChanges would come back
 # with every cluster update: review aks-2.md A-F3); after a `pulumi refresh` the recorded list
@@ -184,7 +176,8 @@ class AksCluster(pulumi.ComponentResource):
             kubelogin_mode=aks.kubelogin_mode if entra_id else None,
         )
         self.server, self.certificate_authority = access.server, access.certificate_authority
-        self.kubeconfig = access.kubeconfig
+        # The Kubernetes provider uses the API only once Azure RBAC knows the deployer's grant.
+        self.kubeconfig = wait_for_propagation(access.kubeconfig, admin_grant)
         self.k8s_provider = k8s.Provider(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
@@ -227,7 +220,7 @@ class AksCluster(pulumi.ComponentResource):
 
     def _role_assignments(
         self, name: str, args: AksClusterArgs, child: pulumi.ResourceOptions
-    ) -> list[pulumi.Resource]:
+    ) -> list[authorization.RoleAssignment]:
         """Network Contributor on the subnet for the cluster; Cluster Admin for the deployer.
 
         Returns the deployer's grant (the Kubernetes provider waits for it), if any.
@@ -258,16 +251,24 @@ class AksCluster(pulumi.ComponentResource):
         options = cluster_options(args.config)
         if options.authentication != "entra-id":
             return []
+        # Unset, the grant goes to whoever runs the first `up` and stays theirs (no churn when
+        # a teammate or CI runs later: give those identities an admin group, or pin the grantee
+        # with deployerObjectId); principalType is sent only when configured, since ARM works
+        # it out for an existing principal and refuses a wrong one (UnmatchedPrincipalType).
+        ignored = [] if options.deployer_object_id else ["principalId"]
+        if options.deployer_principal_type is None:
+            ignored.append("principalType")
         return [
             authorization.RoleAssignment(
                 f"{name}-deployer-cluster-admin",
                 principal_id=options.deployer_object_id or client.object_id,
-                # The SDK assumes User; a CI login is a service principal (or managed identity).
-                principal_type=options.deployer_principal_type
-                or DEPLOYER_PRINCIPAL_TYPES[options.kubelogin_mode],
+                # The SDK turns None into "User"; an output of None is sent as nothing.
+                principal_type=options.deployer_principal_type or pulumi.Output.from_input(None),
                 role_definition_id=role(AKS_RBAC_CLUSTER_ADMIN),
                 scope=self.cluster.id,
-                opts=child,
+                opts=pulumi.ResourceOptions.merge(
+                    child, pulumi.ResourceOptions(ignore_changes=ignored)
+                ),
             )
         ]
 
