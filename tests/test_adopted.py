@@ -270,6 +270,22 @@ REFUSALS = [
         ["authenticates with CONFIG_MAP only", "has no IAM OIDC provider", "associate-iam-oidc"],
     ),
     ("azure-existing", World("1.36.1"), ["runs Kubernetes 1.36.1; set the minor it runs (1.36)"]),
+    # gpufleet's pools, allocatable and fit assume Azure CNI Overlay (review aks-2.md A-P2).
+    (
+        "azure-existing",
+        World("1.35.1", network_plugin="kubenet", network_plugin_mode=None),
+        ["uses kubenet (retiring on 2028-03-31): a new pool there runs at most 110 pods"],
+    ),
+    (
+        "azure-existing",
+        World("1.35.1", network_plugin_mode=None),
+        ["uses Azure CNI on the node subnet", "at most 30 pods"],
+    ),
+    (
+        "azure-existing",
+        World("1.35.1", network_plugin_mode=None, pod_subnet=True),
+        ["uses Azure CNI with a pod subnet, which every new pool needs"],
+    ),
 ]
 
 
@@ -304,6 +320,11 @@ def test_warnings_name_what_the_owner_should_set() -> None:
     assert any("has no maintenance window" in w for w in gke.warnings)
     aks = plan_stack(load_stack("azure-existing"), world=World("1.35.1", maintenance_window=False))
     assert any("no aksManagedAutoUpgradeSchedule window" in w for w in aks.warnings)
+    # The node OS channel reimages weekly on a window of its own (review aks-2.md A-P2).
+    assert any(
+        "updates node images (NodeImage) with no aksManagedNodeOSUpgradeSchedule" in w
+        for w in aks.warnings
+    )
 
 
 def test_keys_that_would_configure_the_cluster_are_refused_all_at_once() -> None:
