@@ -121,6 +121,10 @@ class Cloud(ABC):
         """What the kubelet leaves pods on a node of this machine (None: not known here)."""
         return None
 
+    def allocatable_notes(self, vcpus: int) -> tuple[str, ...]:
+        """What of `node_allocatable` for a machine of `vcpus` is an estimate, said in `fit`."""
+        return ()
+
     def node_daemonsets(
         self, config: StackConfig, pool: GpuPoolConfig | None
     ) -> tuple[NodeDaemonSet, ...]:

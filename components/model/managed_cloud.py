@@ -430,6 +430,7 @@ class ManagedCloud(Cloud):
             scale_from_zero=self.scale_from_zero(config, pool),
             own_device_plugin=own_device_plugin,
             daemonsets=tuple(d.name for d in daemonsets),
+            allocatable_notes=self.allocatable_notes(sized.vcpus) if node is not None else (),
             sized_by=sized.name
             if self.picks_type_per_pod(config.cluster) and len(machines) > 1
             else None,

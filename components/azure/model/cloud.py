@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 from components.azure.model import allocatable as azure_allocatable
 from components.azure.model import config as azure_config
+from components.azure.model import daemonsets as aks_daemonsets
 from components.azure.model import version_rules, versions
 from components.azure.model.catalog import (
     AKS_MIG_PROFILES,
@@ -22,6 +23,7 @@ from components.azure.model.cluster_checks import check_cluster_options
 from components.model.allocatable import NodeAllocatable
 from components.model.catalog.gpus import GpuModel, MachineType
 from components.model.cloud import NameRule
+from components.model.daemonsets import NodeDaemonSet
 from components.model.lifecycle import Assessment
 from components.model.managed_cloud import GpuNodeFacts, ManagedCloud, SharingVia
 from components.model.pool_spec import Taint
@@ -113,6 +115,15 @@ class Azure(ManagedCloud):
         self, machine: str, vcpus: int, memory_gib: float, disk_size_gb: int
     ) -> NodeAllocatable | None:
         return azure_allocatable.node_allocatable(vcpus, memory_gib)
+
+    def allocatable_notes(self, vcpus: int) -> tuple[str, ...]:
+        return azure_allocatable.estimate_notes(vcpus)
+
+    def node_daemonsets(
+        self, config: StackConfig, pool: GpuPoolConfig | None
+    ) -> tuple[NodeDaemonSet, ...]:
+        # AKS's agents run on every node, the system pool's too.
+        return aks_daemonsets.node_daemonsets()
 
     def version_problems(self, cluster: ClusterConfig, verdict: Assessment) -> list[Problem]:
         if self.adopted(cluster):
