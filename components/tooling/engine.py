@@ -26,6 +26,7 @@ from pulumi.runtime.config import set_all_config
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from components.model import existing_cluster
 from components.model.schema import ClusterConfig
 from components.tooling import mockcloud
 from components.tooling.commands import BadInput
@@ -238,7 +239,7 @@ def described_world(config: Mapping[str, Any]) -> World:
     minor = cluster.get("kubernetesVersion") if isinstance(cluster, Mapping) else None
     if not isinstance(minor, str):
         minor = ClusterConfig.model_fields["kubernetes_version"].default
-    adopts = isinstance(cluster, Mapping) and "existing" in cluster
+    adopts = isinstance(cluster, Mapping) and existing_cluster.SECTION in cluster
     return World(kubernetes_version=f"{minor}.3", exists=adopts)
 
 
