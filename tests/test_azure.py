@@ -183,6 +183,8 @@ def test_cluster_identity_network_and_autoscaler_profile(stack: str) -> None:
         "balanceSimilarNodeGroups": "true",
         "skipNodesWithSystemPods": "false",
         "skipNodesWithLocalStorage": "false",
+        # DaemonSet pods on every GPU node must not keep an idle node "used" (review aks.md N3).
+        "ignoreDaemonsetsUtilization": True,
         "expander": aks.autoscaler_expander,
         "scaleDownUnneededTime": aks.scale_down_unneeded_time,
         "scaleDownDelayAfterAdd": aks.scale_down_delay_after_add,
@@ -367,3 +369,31 @@ def test_the_deployer_grant_can_be_pinned_to_the_ci_identity() -> None:
     ]
     assert grant.inputs["principalId"] == ci
     assert grant.inputs["principalType"] == "ServicePrincipal"
+
+
+def test_service_and_pod_ranges_are_checked_against_a_given_subnets_vnet() -> None:
+    """The VNet a given subnet is in is looked up: AKS refuses a service range inside it
+    (review aks.md N4); one it cannot read is said not to be checked."""
+    from components.tooling.commands import BadInput
+    from components.tooling.engine import plan_stack
+    from components.tooling.mockcloud.world import World
+
+    corporate = World(exists=False, vnet_address_space=("10.0.0.0/8",))
+    with pytest.raises(BadInput, match=r"cluster.azure.serviceCidr: overlaps the address space"):
+        plan_stack(load_stack("azure-a100-mig"), world=corporate)
+    assert not [w for w in plan_of("azure-a100-mig").warnings if "not checked" in w]
+
+
+def test_the_priority_expander_gets_the_priorities_it_reads() -> None:
+    """With `autoscalerExpander: priority` AKS's autoscaler ranks pools by a kube-system
+    ConfigMap gpufleet now writes: Spot pools first, the on-demand ones as the fallback."""
+    cluster = dict(load_stack("azure-dev").gpufleet["cluster"])
+    cluster["azure"] = {**cluster["azure"], "autoscalerExpander": "priority"}
+    plan = plan_of("azure-dev", {"gpufleet:cluster": cluster})
+    (config_map,) = plan.of_type("kubernetes:core/v1:ConfigMap")
+    assert config_map.inputs["metadata"] == {
+        "name": "cluster-autoscaler-priority-expander",
+        "namespace": "kube-system",
+    }
+    assert config_map.inputs["data"]["priorities"] == "20:\n  - .*-t4spot-.*\n10:\n  - .*-t4-.*\n"
+    assert not plan_of("azure-dev").of_type("kubernetes:core/v1:ConfigMap")

@@ -137,6 +137,10 @@ class AksCluster(pulumi.ComponentResource):
                 # and so must GPU nodes whose pods use emptyDir (datasets, caches).
                 skip_nodes_with_system_pods="false",
                 skip_nodes_with_local_storage="false",
+                # Every GPU node runs DaemonSets (device plugin, DCGM exporter): AKS recommends
+                # leaving their requests out of a node's utilization so an idle GPU node is
+                # still seen as idle (aks/cluster-autoscaler-overview; review aks.md N3).
+                ignore_daemonsets_utilization=True,
                 expander=aks.autoscaler_expander,
                 scale_down_unneeded_time=aks.scale_down_unneeded_time,
                 scale_down_delay_after_add=aks.scale_down_delay_after_add,

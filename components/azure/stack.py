@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pulumi
+import pulumi_kubernetes as k8s
 
 from components.azure.adopted import AdoptedAksCluster, AdoptedAksClusterArgs
 from components.azure.cluster import AksCluster, AksClusterArgs
@@ -15,7 +16,9 @@ from components.azure.gpu_pool import (
     fixed_at_creation,
     gpu_driver,
 )
+from components.azure.model import expander
 from components.azure.model.cloud import AZURE
+from components.azure.model.config import cluster_options
 from components.azure.model.deployed import kept
 from components.kubernetes.cluster import ClusterHandle
 from components.model.pools import PoolSpec
@@ -100,4 +103,19 @@ def build_gpu_pools(
         )
         previous = [component.agent_pool]
         components.append(component)
+    if isinstance(aks, AksCluster) and cluster_options(config.cluster).autoscaler_expander == (
+        "priority"
+    ):
+        _priority_expander(config.cluster.name, aks, pools)
     return components
+
+
+def _priority_expander(name: str, aks: AksCluster, pools: Sequence[PoolSpec]) -> None:
+    """The priorities AKS's autoscaler reads with the priority expander (a cluster gpufleet
+    created: an adopted cluster's autoscaler is its owner's)."""
+    k8s.core.v1.ConfigMap(
+        f"{name}-autoscaler-priorities",
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=expander.CONFIG_MAP, namespace=expander.NAMESPACE),
+        data={"priorities": expander.priorities(pools)},
+        opts=pulumi.ResourceOptions(parent=aks, provider=aks.k8s_provider),
+    )

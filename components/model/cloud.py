@@ -115,6 +115,10 @@ class Cloud(ABC):
         """This cloud's cluster rules, after the shared name, version, region and zone checks."""
         return []
 
+    def cluster_warnings(self, cluster: ClusterConfig) -> list[str]:
+        """What about the cluster's settings works but is likely not what the user meant."""
+        return []
+
     def node_allocatable(
         self, machine: str, vcpus: int, memory_gib: float, disk_size_gb: int
     ) -> NodeAllocatable | None:
@@ -151,6 +155,11 @@ class Cloud(ABC):
         warnings: list[str],
     ) -> list[Problem]:
         """Zones, machine types and the cloud's limits for a pool whose GPU model is known."""
+
+    def mig_partitions(self, model: GpuModel) -> Mapping[str, int]:
+        """The MIG partition sizes this cloud builds on `model`, and how many per GPU (by
+        default every size NVIDIA defines for it, as the GPU catalog lists them)."""
+        return model.mig_partitions
 
     def check_mig(
         self, mode: SoftwareMode, pool: GpuPoolConfig, model: GpuModel, path: str

@@ -314,7 +314,7 @@ class ManagedCloud(Cloud):
         if pool.sharing:
             per_gpu = pool.sharing.max_shared_clients_per_gpu
         elif pool.mig_partition_size:
-            per_gpu = model.mig_partitions[pool.mig_partition_size]
+            per_gpu = self.mig_partitions(model)[pool.mig_partition_size]
 
         declared = {POOL_LABEL: pool.name, ACCELERATOR_LABEL: pool.accelerator}
         if sharing_via == "nvidia" and (

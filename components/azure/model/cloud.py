@@ -19,7 +19,11 @@ from components.azure.model.catalog import (
     CATALOG,
     GRID_DRIVER_SIZES,
 )
-from components.azure.model.cluster_checks import check_cluster_options
+from components.azure.model.cluster_checks import (
+    authorized_range_warnings,
+    check_cluster_options,
+    node_resource_group_problems,
+)
 from components.model.allocatable import NodeAllocatable
 from components.model.catalog.gpus import GpuModel, MachineType
 from components.model.cloud import NameRule
@@ -70,8 +74,12 @@ class Azure(ManagedCloud):
     pool_name_rule = NameRule(
         r"^[a-z][a-z0-9]{0,11}$", "AKS: 1-12 lowercase letters and digits, starting with a letter"
     )
+    # learn.microsoft.com/azure/azure-resource-manager/management/resource-name-rules
+    # (Microsoft.ContainerService/managedClusters): 1-63 of letters, digits, hyphens and
+    # underscores, starting and ending with a letter or digit (review aks.md N1).
     cluster_name_rule = NameRule(
-        r"^[a-zA-Z0-9][-a-zA-Z0-9_]{0,62}$", "AKS: 1-63 of A-Z a-z 0-9 - _"
+        r"^[a-zA-Z0-9]([-a-zA-Z0-9_]{0,61}[a-zA-Z0-9])?$",
+        "AKS: 1-63 of A-Z a-z 0-9 - _, starting and ending with a letter or digit",
     )
     region_rule = NameRule(r"^[a-z]+[a-z0-9]*$", "an Azure location such as eastus2")
     distribution = "aks"
@@ -101,6 +109,8 @@ class Azure(ManagedCloud):
     def check_cluster(self, cluster: ClusterConfig) -> list[Problem]:
         options = azure_config.cluster_options(cluster)
         problems = check_cluster_options(options, creates_cluster=not self.adopted(cluster))
+        if not self.adopted(cluster):
+            problems += node_resource_group_problems(cluster, options)
         if self.adopted(cluster) and options.resource_group_name is None:
             problems.append(
                 Problem(
@@ -110,6 +120,10 @@ class Azure(ManagedCloud):
                 )
             )
         return problems
+
+    def cluster_warnings(self, cluster: ClusterConfig) -> list[str]:
+        options = azure_config.cluster_options(cluster)
+        return authorized_range_warnings(options) if not self.adopted(cluster) else []
 
     def node_allocatable(
         self, machine: str, vcpus: int, memory_gib: float, disk_size_gb: int
@@ -138,6 +152,10 @@ class Azure(ManagedCloud):
             if not taint.value
         ]
 
+    def mig_partitions(self, model: GpuModel) -> Mapping[str, int]:
+        # What AKS builds, which is not every size NVIDIA defines (no H100 1g.20gb).
+        return AKS_MIG_SIZES.get(model.name, {})
+
     def check_mig(
         self, mode: SoftwareMode, pool: GpuPoolConfig, model: GpuModel, path: str
     ) -> list[Problem]:
@@ -154,8 +172,8 @@ class Azure(ManagedCloud):
             problems.append(
                 Problem(where, "AKS has no gpuInstanceProfile for this partition", size)
             )
-        elif size not in AKS_MIG_SIZES.get(pool.accelerator, ()):
-            built = ", ".join(AKS_MIG_SIZES.get(pool.accelerator, ())) or "none"
+        elif size not in AKS_MIG_SIZES.get(pool.accelerator, {}):
+            built = ", ".join(AKS_MIG_SIZES.get(pool.accelerator, {})) or "none"
             problems.append(
                 Problem(
                     where, f"AKS builds only these {pool.accelerator} partitions: {built}", size

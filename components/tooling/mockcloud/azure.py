@@ -230,7 +230,18 @@ def _get_maintenance_configuration(args: Mapping[str, Any], world: World) -> dic
     }
 
 
+def _get_virtual_network(args: Mapping[str, Any], world: World) -> dict[str, Any]:
+    name = args.get("virtualNetworkName")
+    net_id = f"{_rg_id(args.get('resourceGroupName'))}/providers/Microsoft.Network/virtualNetworks/{name}"
+    return {
+        "id": net_id,
+        "name": name,
+        "addressSpace": {"addressPrefixes": list(world.vnet_address_space)},
+    }
+
+
 LOOKUPS: dict[str, Any] = {
     "azure-native:containerservice:getManagedCluster": _get_managed_cluster,
+    "azure-native:network:getVirtualNetwork": _get_virtual_network,
     "azure-native:containerservice:getMaintenanceConfiguration": _get_maintenance_configuration,
 }

@@ -32,6 +32,8 @@ class World:
     pod_subnet: bool = False
     node_os_channel: str = "NodeImage"
     entra_id: bool = True
+    # AKS: the address space of the VNet a stack's given node subnet is in.
+    vnet_address_space: tuple[str, ...] = ("10.224.0.0/12",)
 
 
 class NotFound(Exception):
