@@ -250,3 +250,14 @@ def test_upgrading_gpufleet_replaces_and_deletes_nothing_on_an_existing_stack(st
     assert not [c.name for c in azure if c.replaces or c.rolls]
     assert [r.type for r in diff.added] == [DEPLOYMENT]
     assert {c.type for c in azure} >= {CLUSTER, AGENT_POOL}
+
+
+def test_diff_help_names_the_aks_refusals_and_no_spot_toggle(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A Spot toggle replaces gpufleet's pool (it is not refused: review aks-2.md A-N2)."""
+    with pytest.raises(SystemExit):
+        diff_main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "a Kubernetes minor lowered or skipped on AKS" in text and "Entra ID" in text
+    assert "Spot" not in text
