@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from components.azure.gpu_pool import DRAIN_TIMEOUT_MINUTES, MAX_SURGE, MAX_UNAVAILABLE
 from components.tooling.commands import BadInput
 from components.tooling.diff import diff_plans
 from components.tooling.diff import main as diff_main
@@ -124,8 +125,11 @@ def test_a_minor_bump_moves_the_control_plane_then_the_system_pool_then_every_gp
     for change in diff.changed:
         (note,) = change.node_notes
         if change.type == AGENT_POOL:
+            # The sentence says what the pool's own upgrade settings do.
+            assert (MAX_SURGE, MAX_UNAVAILABLE) == ("0", "1")
             assert note.effect == "rolls" and "no surge node" in note.says
-            assert "not in the maintenance window" in note.says and "PDB" in note.says
+            assert f"up to {DRAIN_TIMEOUT_MINUTES} minutes" in note.says and "PDB" in note.says
+            assert "not in the maintenance window" in note.says
         if change.type == CLUSTER:
             assert note.effect == "none" and "control plane only" in note.says
 
