@@ -155,7 +155,9 @@ def test_the_adopted_pools_join_the_looked_up_cluster() -> None:
     assert {r.inputs["resourceGroupName"] for r in aks} == {"platform-prod-rg"}
     # The first System pool's subnet, as the lookup reports it.
     assert {r.inputs["vnetSubnetID"].rsplit("/", 3)[-3] for r in aks} == {"platform-prod-vnet"}
-    assert all("orchestratorVersion" not in r.inputs for r in aks)
+    # The minor the cluster runs (the config must name it): a bump after the owner's upgrade
+    # moves gpufleet's pools too, even when the owner upgraded the control plane alone.
+    assert {r.inputs["orchestratorVersion"] for r in aks} == {"1.35"}
     eks = plan_of("aws-existing")
     groups = eks.of_type("aws:autoscaling/group:Group")
     zones = {g.name.rsplit("-", 1)[-1][-1] for g in groups}
@@ -275,6 +277,22 @@ REFUSALS = [
         ["authenticates with CONFIG_MAP only", "has no IAM OIDC provider", "associate-iam-oidc"],
     ),
     ("azure-existing", World("1.36.1"), ["runs Kubernetes 1.36.1; set the minor it runs (1.36)"]),
+    # gpufleet's pools, allocatable and fit assume Azure CNI Overlay (review aks-2.md A-P2).
+    (
+        "azure-existing",
+        World("1.35.1", network_plugin="kubenet", network_plugin_mode=None),
+        ["uses kubenet (retiring on 2028-03-31): a new pool there runs at most 110 pods"],
+    ),
+    (
+        "azure-existing",
+        World("1.35.1", network_plugin_mode=None),
+        ["uses Azure CNI on the node subnet", "at most 30 pods"],
+    ),
+    (
+        "azure-existing",
+        World("1.35.1", network_plugin_mode=None, pod_subnet=True),
+        ["uses Azure CNI with a pod subnet, which every new pool needs"],
+    ),
 ]
 
 
@@ -309,6 +327,11 @@ def test_warnings_name_what_the_owner_should_set() -> None:
     assert any("has no maintenance window" in w for w in gke.warnings)
     aks = plan_stack(load_stack("azure-existing"), world=World("1.35.1", maintenance_window=False))
     assert any("no aksManagedAutoUpgradeSchedule window" in w for w in aks.warnings)
+    # The node OS channel reimages weekly on a window of its own (review aks-2.md A-P2).
+    assert any(
+        "updates node images (NodeImage) with no aksManagedNodeOSUpgradeSchedule" in w
+        for w in aks.warnings
+    )
 
 
 def test_keys_that_would_configure_the_cluster_are_refused_all_at_once() -> None:

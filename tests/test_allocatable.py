@@ -177,3 +177,18 @@ def test_a_job_the_size_of_a_g5_xlarge_does_not_fit_it(
         reasons
     )
     assert verdicts["within-allocatable"][0], verdicts["within-allocatable"][1]
+
+
+def test_fit_calls_an_aks_cpu_reservation_off_the_documented_table_an_estimate() -> None:
+    """AKS documents its CPU reservation for 1-64 cores at the table's rows only (review
+    aks-2.md A-P3): the 24- and 96-core GPU VMs' figures are gpufleet's, and fit says so."""
+    from components.model.config import parse_config
+    from components.tooling.pool_views import pool_checks
+    from components.tooling.stacks import load_stack
+
+    config = parse_config(load_stack("azure-a100-mig").gpufleet)
+    notes = {check.spec.name: " ".join(check.notes) for check in pool_checks(config)}
+    assert "for 96 cores gpufleet continues the table's steps (1060m reserved)" in notes["h100"]
+    assert "for 24 cores gpufleet follows the table's steps (340m reserved)" in notes["a100mig"]
+    assert "estimate" not in notes["system"]  # Standard_D8s_v5: 8 cores, a row of the table
+    assert aks.estimate_notes(64) == ()

@@ -70,15 +70,16 @@ def test_every_gpu_pool_is_a_separate_user_agent_pool_never_inline(stack: str) -
 
 @pytest.mark.parametrize("stack", AKS_STACKS)
 def test_gpu_pools_scale_from_zero_and_pulumi_never_resets_the_autoscaler(stack: str) -> None:
-    plan = plan_of(stack)
+    plan = plan_of(stack)  # a first `up`: nothing exists yet
     for pool in agent_pools(plan).values():
         assert pool.inputs["enableAutoScaling"] is True
         assert pool.inputs["minCount"] == 0
-        assert pool.inputs["count"] == 0  # required at creation...
-        assert {"count", "orchestratorVersion"} <= set(pool.ignore_changes)  # ...then AKS's
-    # The System pool's size is the autoscaler's too, inside the cluster resource, which after
-    # a refresh also lists every GPU pool: the whole list is the cloud's after creation.
-    assert "agentPoolProfiles" in cluster_of(plan).ignore_changes
+        assert pool.inputs["count"] == 0  # what AKS starts a new pool at
+        assert pool.ignore_changes == ("count",)
+    # The System pool's size is the autoscaler's too: the cluster sends no count for it.
+    (system,) = cluster_of(plan).inputs["agentPoolProfiles"]
+    assert "count" not in system
+    assert cluster_of(plan).ignore_changes == ()
 
 
 def test_agent_pools_are_created_one_after_another() -> None:
@@ -182,6 +183,8 @@ def test_cluster_identity_network_and_autoscaler_profile(stack: str) -> None:
         "balanceSimilarNodeGroups": "true",
         "skipNodesWithSystemPods": "false",
         "skipNodesWithLocalStorage": "false",
+        # DaemonSet pods on every GPU node must not keep an idle node "used" (review aks.md N3).
+        "ignoreDaemonsetsUtilization": True,
         "expander": aks.autoscaler_expander,
         "scaleDownUnneededTime": aks.scale_down_unneeded_time,
         "scaleDownDelayAfterAdd": aks.scale_down_delay_after_add,
@@ -197,7 +200,7 @@ def test_cluster_identity_network_and_autoscaler_profile(stack: str) -> None:
 def test_system_pool_keeps_an_untainted_cpu_node(stack: str) -> None:
     config = parse_config(load_stack(stack).gpufleet)
     (system,) = cluster_of(plan_of(stack)).inputs["agentPoolProfiles"]
-    assert system["minCount"] >= 1 and system["count"] >= 1
+    assert system["minCount"] >= 1
     assert system["maxCount"] == config.cluster.system_pool.max_nodes
     assert system["enableAutoScaling"] is True
     # The only CPU pool: controllers and CPU pods must schedule here.
@@ -248,7 +251,7 @@ def test_kubernetes_provider_is_explicit_secret_and_waits_for_access(stack: str)
     assert cluster.urn in provider.dependencies
     grants = {r.name: r for r in plan.of_type(ROLE_ASSIGNMENT)}
     deployer = grants[f"{cluster.inputs['resourceName']}-deployer-cluster-admin"]
-    assert deployer.urn in provider.depends_on
+    assert deployer.urn in provider.dependencies
     assert deployer.inputs["scope"].endswith(f"/managedClusters/{cluster.inputs['resourceName']}")
     assert deployer.inputs["roleDefinitionId"].endswith("/b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b")
     for resource in plan.resources:
@@ -293,11 +296,11 @@ def test_existing_network_and_protection_in_the_production_stack() -> None:
     )
     assert cluster.inputs["sku"]["tier"] == "Standard"
     assert cluster.inputs["aadProfile"]["adminGroupObjectIDs"] == aks.admin_group_object_ids
-    # A CI deployer signs in as a workload identity: a service principal to Azure RBAC.
+    # No principal type is guessed from the sign-in mode: ARM works it out (review aks.md F3).
     (deployer,) = [
         r for r in plan.of_type(ROLE_ASSIGNMENT) if r.name.endswith("-deployer-cluster-admin")
     ]
-    assert deployer.inputs["principalType"] == "ServicePrincipal"
+    assert "principalType" not in deployer.inputs
 
 
 def test_local_accounts_and_no_role_assignments_when_asked() -> None:
@@ -337,7 +340,9 @@ def test_aks_upgrades_wait_for_the_window_and_never_surge_a_gpu_vm(stack: str) -
     for pool in pools:
         settings = pool.inputs["upgradeSettings"]
         assert (settings["maxSurge"], settings["maxUnavailable"]) == ("0", "1")
-        assert settings["undrainableNodeBehavior"] == "Cordon"
+        # No surge node to quarantine a blocked node with: a PDB-protected node is left as it
+        # is (Cordon needs a surge node per blocked node; review aks-2.md A-P1).
+        assert settings["undrainableNodeBehavior"] == "Schedule"
 
 
 @pytest.mark.parametrize("stack", ["azure-dev", "azure-a100-mig"])
@@ -364,3 +369,31 @@ def test_the_deployer_grant_can_be_pinned_to_the_ci_identity() -> None:
     ]
     assert grant.inputs["principalId"] == ci
     assert grant.inputs["principalType"] == "ServicePrincipal"
+
+
+def test_service_and_pod_ranges_are_checked_against_a_given_subnets_vnet() -> None:
+    """The VNet a given subnet is in is looked up: AKS refuses a service range inside it
+    (review aks.md N4); one it cannot read is said not to be checked."""
+    from components.tooling.commands import BadInput
+    from components.tooling.engine import plan_stack
+    from components.tooling.mockcloud.world import World
+
+    corporate = World(exists=False, vnet_address_space=("10.0.0.0/8",))
+    with pytest.raises(BadInput, match=r"cluster.azure.serviceCidr: overlaps the address space"):
+        plan_stack(load_stack("azure-a100-mig"), world=corporate)
+    assert not [w for w in plan_of("azure-a100-mig").warnings if "serviceCidr" in w]
+
+
+def test_the_priority_expander_gets_the_priorities_it_reads() -> None:
+    """With `autoscalerExpander: priority` AKS's autoscaler ranks pools by a kube-system
+    ConfigMap gpufleet now writes: Spot pools first, the on-demand ones as the fallback."""
+    cluster = dict(load_stack("azure-dev").gpufleet["cluster"])
+    cluster["azure"] = {**cluster["azure"], "autoscalerExpander": "priority"}
+    plan = plan_of("azure-dev", {"gpufleet:cluster": cluster})
+    (config_map,) = plan.of_type("kubernetes:core/v1:ConfigMap")
+    assert config_map.inputs["metadata"] == {
+        "name": "cluster-autoscaler-priority-expander",
+        "namespace": "kube-system",
+    }
+    assert config_map.inputs["data"]["priorities"] == "20:\n  - .*-t4spot-.*\n10:\n  - .*-t4-.*\n"
+    assert not plan_of("azure-dev").of_type("kubernetes:core/v1:ConfigMap")

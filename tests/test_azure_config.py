@@ -175,3 +175,51 @@ def copy_of_azure_dev() -> dict[str, Any]:
     import copy
 
     return copy.deepcopy(dict(load_stack("azure-dev").gpufleet))
+
+
+# ---------------------------------------------------- the first AKS review's NITs (issue 21)
+
+
+@pytest.mark.parametrize(
+    ("name", "region", "refused"),
+    [
+        ("gpufleet-", "eastus2", "cluster.name"),  # AKS: must end with a letter or digit
+        ("_gpufleet", "eastus2", "cluster.name"),
+        ("g" * 40, "germanywestcentral", "cluster.name"),  # MC_<rg>_<name>_<region> > 80
+        ("g" * 24, "germanywestcentral", None),
+    ],
+)
+def test_cluster_names_follow_aks_rules_and_fit_the_node_resource_group(
+    name: str, region: str, refused: str | None
+) -> None:
+    raw = dev_config()
+    raw["cluster"] = dict(raw["cluster"], name=name, region=region)
+    if refused is None:
+        parse_config(raw)
+    else:
+        assert refused in problem_paths(raw)
+
+
+def test_zero_minutes_is_a_valid_autoscaler_delay() -> None:
+    # AKS's own bursty profile sets scale-down-delay-after-add=0m (aks/cluster-autoscaler).
+    parse_config(dev_config(scaleDownDelayAfterAdd="0m", scaleDownUnneededTime="0m"))
+
+
+def test_private_authorized_ranges_are_named_as_admitting_nobody() -> None:
+    config = parse_config(dev_config(apiServerAuthorizedCidrs=["10.0.0.0/8", "203.0.113.0/24"]))
+    (warning,) = [w for w in config.warnings if "apiServerAuthorizedCidrs" in w]
+    assert "10.0.0.0/8 is private" in warning and "203.0.113.0/24" not in warning
+    assert not [w for w in parse_config(dev_config()).warnings if "AuthorizedCidrs" in w]
+
+
+def test_a_refused_minor_says_what_aks_creates_and_moves_one_minor_at_a_time() -> None:
+    """The message lists the cloud's own calendar, not a stale static list (review aks-2.md
+    A-N1), and a running cluster past end of life is told to move one minor per change (A-N3)."""
+    raw = dev_config()
+    raw["cluster"] = dict(raw["cluster"], kubernetesVersion="1.33")
+    with pytest.raises(ConfigError) as error:
+        parse_config(raw)
+    (problem,) = error.value.problems
+    assert "moves one minor at a time" in problem.message
+    assert "1.34, 1.35, 1.36, 1.37 in standard support" in problem.message
+    assert "allowed:" not in problem.message

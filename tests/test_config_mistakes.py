@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from components.model.config import ConfigError, parse_config
+from components.model.pools import resolve_pools
 from components.tooling.stacks import load_stack
 
 STACKS = {name: load_stack(name).gpufleet for name in ("gcp-dev", "aws-dev", "azure-dev")}
@@ -261,10 +262,16 @@ def test_aks_mig_sizes_are_those_aks_can_build() -> None:
     (problem,) = problems_of(raw)
     assert problem == (
         "gpuPools[0].migPartitionSize: AKS builds only these h100-80gb partitions: "
-        "1g.10gb, 2g.20gb, 3g.40gb, 7g.80gb (got '1g.20gb')"
+        "1g.10gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb (got '1g.20gb')"
     )
     raw["gpuPools"][0]["migPartitionSize"] = "1g.10gb"
     parse_config(raw)
+    # MIG4g builds one 4g partition per GPU (review aks-2.md A-N4), and H200 sizes build theirs.
+    raw["gpuPools"][0]["migPartitionSize"] = "4g.40gb"
+    (h100,) = resolve_pools(parse_config(raw))
+    raw["gpuPools"][0] |= {"accelerator": "h200-141gb", "machineType": "Standard_ND96isr_H200_v5", "migPartitionSize": "1g.18gb"}  # fmt: skip
+    (h200,) = resolve_pools(parse_config(raw))
+    assert (h100.gpus_allocatable, h200.gpus_allocatable) == (8, 56)
 
 
 def test_aks_operator_driver_is_refused_with_mig_and_grid_sizes() -> None:

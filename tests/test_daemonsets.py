@@ -81,3 +81,16 @@ def test_gke_operator_pool_counts_the_driver_installer_and_the_operands() -> Non
         left["memory"]
     )
     assert int(plain["pods"]) + 1 - 6 == int(left["pods"])
+
+
+def test_aks_pool_counts_aks_own_agents_on_every_node() -> None:
+    # Standard_NC4as_T4_v3: 4 vCPU, 28 GiB: 3860m and 28672 - 5050 - 100 = 23522Mi allocatable,
+    # 250 pods (Azure CNI Overlay); AKS's six agents (the CSI drivers 30m/60Mi each,
+    # cloud-node-manager 50m/50Mi; kube-proxy, azure-cns, azure-ip-masq-agent a pod each) and
+    # gpufleet's device plugin (no requests) come off (review aks-2.md A-P3).
+    from components.azure.model import allocatable as aks
+
+    node = aks.node_allocatable(4, 28).quantities()
+    assert (node["cpu"], node["memory"], node["pods"]) == ("3860m", "23522Mi", "250")
+    left = _pool("azure-dev", "t4")["allocatablePerNode"]
+    assert (left["cpu"], left["memory"], left["pods"]) == ("3750m", "23352Mi", "243")

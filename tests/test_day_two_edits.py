@@ -127,6 +127,8 @@ EXPECTED: dict[str, dict[str, str]] = {
         "system-pool-size": "update",
     },
     "azure-native:containerservice:AgentPool": {
+        # A minor bump upgrades each GPU pool after the control plane (review aks-2.md A-F1).
+        "kubernetes-minor": "roll",
         # AKS fixes Spot priority, VM size, zones and the OS disk at creation: gpufleet
         # replaces the pool, deleting first.
         "spot": "replace",
@@ -136,10 +138,13 @@ EXPECTED: dict[str, dict[str, str]] = {
         "min-nodes": "update",
     },
     "azure-native:containerservice:ManagedCluster": {
+        # The control plane alone: each pool follows with its own update.
         "kubernetes-minor": "update",
-        # The inline system pool is create-only (review aks.md F2, D1).
-        "system-pool-size": "reject",
+        # The system pool's size applies through the cluster and its agent pool deployment.
+        "system-pool-size": "update",
     },
+    # The system pool through the agent pool API (components/azure/system_pool.py).
+    "azure-native:resources:Deployment": {"kubernetes-minor": "roll", "system-pool-size": "update"},
     "aws:autoscaling/group:Group": {
         # Self-managed groups (one per zone): Spot, machine type and disk are a new mixed
         # instances policy or launch template version, applied in place; a zone is a group
@@ -260,7 +265,9 @@ def test_the_walk_covers_every_verdict_on_every_cloud() -> None:
                 seen.setdefault(change.type, set()).add(change.verdict)
     assert seen["gcp:container/nodePool:NodePool"] >= {"update", "roll", "replace"}
     assert seen["azure-native:containerservice:AgentPool"] >= {"update", "replace"}
-    assert seen["azure-native:containerservice:ManagedCluster"] >= {"update", "reject"}
+    assert seen["azure-native:containerservice:AgentPool"] >= {"roll"}
+    assert seen["azure-native:containerservice:ManagedCluster"] >= {"update"}
+    assert seen["azure-native:resources:Deployment"] >= {"update", "roll"}
     assert seen["aws:eks/nodeGroup:NodeGroup"] >= {"update", "roll", "replace", "reject"}
     assert seen["aws:autoscaling/group:Group"] >= {"update"}
 

@@ -1112,7 +1112,8 @@ def test_types_without_nodes_get_no_notes() -> None:
 @pytest.mark.parametrize("type_token", sorted(node_effects.NODE_EFFECTS))
 def test_node_effect_paths_parse_and_are_unique(type_token: str) -> None:
     effects = node_effects.NODE_EFFECTS[type_token]
-    assert len({effect.path for effect in effects}) == len(effects)
+    # One entry per path, or one per `when` (a minor that changes, a minor kept).
+    assert len({(effect.path, effect.when) for effect in effects}) == len(effects)
     for effect in effects:
         assert effect.effect in node_effects.EFFECTS
         assert effect.says and effect.source

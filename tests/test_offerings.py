@@ -245,7 +245,12 @@ def catalog_names(cloud: str) -> set[str]:
 def test_every_catalog_machine_has_offering_rows_and_no_row_is_stale(cloud: str) -> None:
     machines = TABLES[cloud].table()["offerings"]["machines"]
     assert set(machines) == catalog_names(cloud)
-    assert all(machines.values()), [name for name, where in machines.items() if not where]
+    # A machine the source lists nowhere (Azure's ND H200 v5 is not in the Retail Prices
+    # extract) is one the table cannot judge: said "not checked", never "not offered".
+    sold_somewhere = next(region for where in machines.values() for region in where)
+    for name in [name for name, where in machines.items() if not where]:
+        machine = next(row for row in CLOUDS[cloud].catalog.rows if row.name == name)
+        assert TABLES[cloud].offered(machine, sold_somewhere) is None, name
 
 
 def test_every_gke_accelerator_of_the_catalog_has_a_zone_table() -> None:

@@ -17,6 +17,7 @@ from pulumi_azure_native import containerservice
 from pulumi_azure_native.provider import Provider as AzureProvider
 
 from components.azure.cluster import MAINTENANCE_CONFIGURATIONS, user_access
+from components.azure.deployed import pools_of
 from components.azure.model.adopted import AksClusterFacts, adoption_problems, adoption_warnings
 from components.azure.model.config import cluster_options
 from components.kubernetes.cluster import stop_unless_adoptable
@@ -90,26 +91,35 @@ class AdoptedAksCluster(pulumi.ComponentResource):
             raise pulumi.RunError(
                 AdoptionError.unreadable(cfg.name, where, error).render()
             ) from None
+        windows = {
+            kind: self._has_window(cfg.name, config_name, invoke)
+            for kind, config_name in MAINTENANCE_CONFIGURATIONS.items()
+        }
+        return facts_of(found, windows["auto-upgrade"], windows["node-os"])
+
+    def _has_window(self, cluster: str, config_name: str, invoke: pulumi.InvokeOptions) -> bool:
         try:
             containerservice.get_maintenance_configuration(
-                config_name=MAINTENANCE_CONFIGURATIONS["auto-upgrade"],
+                config_name=config_name,
                 resource_group_name=self.resource_group_name,
-                resource_name=cfg.name,
+                resource_name=cluster,
                 opts=invoke,
             )
-            has_window = True
+            return True
         except Exception:  # AKS answers NotFound when the owner set no window
-            has_window = False
-        return facts_of(found, has_window)
+            return False
 
 
-def facts_of(found: Any, has_auto_upgrade_window: bool) -> AksClusterFacts:
+def facts_of(
+    found: Any, has_auto_upgrade_window: bool, has_node_os_window: bool = True
+) -> AksClusterFacts:
     profiles = list(found.agent_pool_profiles or [])
     system = next((p for p in profiles if p.mode == "System"), profiles[0] if profiles else None)
     aad = found.aad_profile
     kubelet = (found.identity_profile or {}).get("kubeletidentity")
     autoscaler = found.auto_scaler_profile
     upgrade = found.auto_upgrade_profile
+    network = found.network_profile
     return AksClusterFacts(
         name=found.name,
         kubernetes_version=found.current_kubernetes_version or found.kubernetes_version or "",
@@ -123,4 +133,10 @@ def facts_of(found: Any, has_auto_upgrade_window: bool) -> AksClusterFacts:
         == "true",
         auto_upgrade_channel=getattr(upgrade, "upgrade_channel", None),
         has_auto_upgrade_window=has_auto_upgrade_window,
+        network_plugin=getattr(network, "network_plugin", None),
+        network_plugin_mode=getattr(network, "network_plugin_mode", None),
+        pod_subnet_id=getattr(system, "pod_subnet_id", None),
+        node_os_channel=getattr(upgrade, "node_os_upgrade_channel", None),
+        has_node_os_window=has_node_os_window,
+        pools=pools_of(profiles),
     )

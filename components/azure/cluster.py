@@ -1,8 +1,8 @@
 """An AKS cluster with Azure CNI overlay, workload identity, its System pool and a Kubernetes provider.
 
-The System pool is the only pool inline in the `ManagedCluster`; GPU pools are separate
-`AgentPool` resources (components/azure/gpu_pool.py), so a GPU pool change never touches the
-cluster resource.
+The System pool is the only pool inline in the `ManagedCluster` (and kept through the agent
+pool API: components/azure/system_pool.py); GPU pools are separate `AgentPool` resources
+(components/azure/gpu_pool.py), so a GPU pool change never touches the cluster resource.
 """
 
 from __future__ import annotations
@@ -11,34 +11,26 @@ from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
-from pulumi_azure_native import authorization, containerservice
+from pulumi_azure_native import authorization, containerservice, resources
 from pulumi_azure_native.provider import Provider as AzureProvider
 
-from components.azure import credentials, network
+from components.azure import credentials, network, system_pool
+from components.azure.deployed import deployed_cluster
 from components.azure.model.config import cluster_options
+from components.azure.model.deployed import DeployedCluster
+from components.azure.rbac import wait_for_propagation
 from components.model.pools import PoolSpec
-from components.model.schema import SYSTEM_POOL_NAME, ClusterConfig, MaintenanceConfig
+from components.model.schema import ClusterConfig, MaintenanceConfig
 
 # Built-in role definition ids (the same in every tenant).
 NETWORK_CONTRIBUTOR = "4d97b98b-1d4f-4787-a291-c67834d212e7"
 AKS_RBAC_CLUSTER_ADMIN = "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b"
-# Who runs `pulumi up`, by how kubelogin signs in: a person (az CLI, azd) or a workload identity,
-# service principal or managed identity, all service principals to Azure RBAC.
-DEPLOYER_PRINCIPAL_TYPES = {
-    "azurecli": "User",
-    "azd": "User",
-    "workloadidentity": "ServicePrincipal",
-    "spn": "ServicePrincipal",
-    "msi": "ServicePrincipal",
-}
-SYSTEM_OS_DISK_GB = 128
-# The autoscaler changes pool sizes; `pulumi up` must keep them as AKS reports them.
-# AKS returns every agent pool in agentPoolProfiles, so after a refresh the GPU pools (managed
-# as AgentPool resources) would enter the cluster's inputs and the next `up` would send a
-# whole-cluster PUT that sets every pool Scaling (review aks.md D1; Azure API: agentPoolProfiles
-# cannot be updated through the cluster). The inline system pool is therefore create-only;
-# `diff` reports an edit of it as refused.
-CLUSTER_IGNORE_CHANGES = ["agentPoolProfiles"]
+# Nothing of the cluster is ignored after creation. Its `agentPoolProfiles` holds only the
+# system pool, as configured now (a creation-time profile kept by ignoreChanges would come back
+# with every cluster update: review aks-2.md A-F3); after a `pulumi refresh` the recorded list
+# also holds the GPU pools, and the next `up` sends the system pool alone once more, which AKS
+# accepts (pools a cluster PUT leaves out are kept; only a pool it adds is refused).
+CLUSTER_IGNORE_CHANGES: list[str] = []
 
 
 # AKS's two planned-maintenance configurations (their names are fixed by AKS).
@@ -59,6 +51,10 @@ class AksCluster(pulumi.ComponentResource):
 
     azure_provider: AzureProvider
     cluster: containerservice.ManagedCluster
+    # The cluster as it runs (None before the first `up` creates it).
+    deployed: DeployedCluster | None
+    # The system pool through the agent pool API: the GPU pools' operations come after it.
+    system_pool: resources.Deployment
     resource_group_name: pulumi.Input[str]
     subnet_id: pulumi.Input[str]
     oidc_issuer_url: pulumi.Output[str]
@@ -82,6 +78,9 @@ class AksCluster(pulumi.ComponentResource):
         )
         child = pulumi.ResourceOptions(parent=self, provider=self.azure_provider)
         protected = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(protect=cfg.protect))
+        self.deployed = deployed_cluster(
+            self, self.azure_provider, network.resource_group_name_of(cfg.name, aks), cfg
+        )
 
         self.resource_group_name = network.resource_group(
             name, cfg.name, location, aks, tags, protected
@@ -138,6 +137,10 @@ class AksCluster(pulumi.ComponentResource):
                 # and so must GPU nodes whose pods use emptyDir (datasets, caches).
                 skip_nodes_with_system_pods="false",
                 skip_nodes_with_local_storage="false",
+                # Every GPU node runs DaemonSets (device plugin, DCGM exporter): AKS recommends
+                # leaving their requests out of a node's utilization so an idle GPU node is
+                # still seen as idle (aks/cluster-autoscaler-overview; review aks.md N3).
+                ignore_daemonsets_utilization=True,
                 expander=aks.autoscaler_expander,
                 scale_down_unneeded_time=aks.scale_down_unneeded_time,
                 scale_down_delay_after_add=aks.scale_down_delay_after_add,
@@ -145,11 +148,20 @@ class AksCluster(pulumi.ComponentResource):
             auto_upgrade_profile=containerservice.ManagedClusterAutoUpgradeProfileArgs(
                 upgrade_channel="patch", node_os_upgrade_channel="NodeImage"
             ),
-            agent_pool_profiles=[_system_profile(args.system_pool, self.subnet_id)],
+            agent_pool_profiles=[system_pool.inline_profile(args.system_pool, self.subnet_id)],
             tags=tags,
             opts=pulumi.ResourceOptions.merge(
                 protected, pulumi.ResourceOptions(ignore_changes=CLUSTER_IGNORE_CHANGES)
             ),
+        )
+        self.system_pool = system_pool.system_pool_deployment(
+            name,
+            cfg.name,
+            self.resource_group_name,
+            args.system_pool,
+            self.subnet_id,
+            cfg.kubernetes_version,
+            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.cluster])),
         )
         self.oidc_issuer_url = self.cluster.oidc_issuer_profile.apply(
             lambda profile: profile.issuer_url if profile else ""
@@ -168,7 +180,8 @@ class AksCluster(pulumi.ComponentResource):
             kubelogin_mode=aks.kubelogin_mode if entra_id else None,
         )
         self.server, self.certificate_authority = access.server, access.certificate_authority
-        self.kubeconfig = access.kubeconfig
+        # The Kubernetes provider uses the API only once Azure RBAC knows the deployer's grant.
+        self.kubeconfig = wait_for_propagation(access.kubeconfig, admin_grant)
         self.k8s_provider = k8s.Provider(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
@@ -211,7 +224,7 @@ class AksCluster(pulumi.ComponentResource):
 
     def _role_assignments(
         self, name: str, args: AksClusterArgs, child: pulumi.ResourceOptions
-    ) -> list[pulumi.Resource]:
+    ) -> list[authorization.RoleAssignment]:
         """Network Contributor on the subnet for the cluster; Cluster Admin for the deployer.
 
         Returns the deployer's grant (the Kubernetes provider waits for it), if any.
@@ -242,47 +255,26 @@ class AksCluster(pulumi.ComponentResource):
         options = cluster_options(args.config)
         if options.authentication != "entra-id":
             return []
+        # Unset, the grant goes to whoever runs the first `up` and stays theirs (no churn when
+        # a teammate or CI runs later: give those identities an admin group, or pin the grantee
+        # with deployerObjectId); principalType is sent only when configured, since ARM works
+        # it out for an existing principal and refuses a wrong one (UnmatchedPrincipalType).
+        ignored = [] if options.deployer_object_id else ["principalId"]
+        if options.deployer_principal_type is None:
+            ignored.append("principalType")
         return [
             authorization.RoleAssignment(
                 f"{name}-deployer-cluster-admin",
                 principal_id=options.deployer_object_id or client.object_id,
-                # The SDK assumes User; a CI login is a service principal (or managed identity).
-                principal_type=options.deployer_principal_type
-                or DEPLOYER_PRINCIPAL_TYPES[options.kubelogin_mode],
+                # The SDK turns None into "User"; an output of None is sent as nothing.
+                principal_type=options.deployer_principal_type or pulumi.Output.from_input(None),
                 role_definition_id=role(AKS_RBAC_CLUSTER_ADMIN),
                 scope=self.cluster.id,
-                opts=child,
+                opts=pulumi.ResourceOptions.merge(
+                    child, pulumi.ResourceOptions(ignore_changes=ignored)
+                ),
             )
         ]
-
-
-def _system_profile(
-    system: PoolSpec, subnet_id: pulumi.Input[str]
-) -> containerservice.ManagedClusterAgentPoolProfileArgs:
-    """The inline System pool: >= 1 node, autoscaled, untainted.
-
-    No `CriticalAddonsOnly` taint, although AKS recommends it for dedicated system pools: this is
-    the cluster's only CPU pool, and the device plugin's and operator's controllers, NFD and
-    users' CPU pods must run here (every other pool is a tainted GPU pool).
-    """
-    return containerservice.ManagedClusterAgentPoolProfileArgs(
-        name=SYSTEM_POOL_NAME,
-        mode="System",
-        vm_size=system.machine_types[0],
-        count=system.min_nodes,
-        enable_auto_scaling=True,
-        min_count=system.min_nodes,
-        max_count=system.max_nodes,
-        availability_zones=list(system.zones) or None,
-        os_type="Linux",
-        os_sku="Ubuntu",
-        os_disk_size_gb=SYSTEM_OS_DISK_GB,
-        os_disk_type="Managed",
-        type="VirtualMachineScaleSets",
-        vnet_subnet_id=subnet_id,
-        enable_node_public_ip=False,
-        node_labels=dict(system.declared_labels),
-    )
 
 
 def _dns_prefix(cluster_name: str) -> str:

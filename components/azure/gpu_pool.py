@@ -12,13 +12,17 @@ from pulumi_azure_native.provider import Provider as AzureProvider
 
 from components.azure.model.catalog import CATALOG
 from components.azure.model.cloud import SPOT_KEY, gpu_instance_profile
+from components.azure.model.deployed import FixedAtCreation
 from components.model.pools import PoolSpec, Taint
 from components.model.schema import StackConfig
 
 GpuDriver = Literal["Install", "None"]
-# Owned by the cluster autoscaler (count) and AKS's patch auto-upgrade (orchestratorVersion):
-# `pulumi up` must never set them back.
-POOL_IGNORE_CHANGES = ["count", "orchestratorVersion"]
+# The node count is the cluster autoscaler's. AKS needs one to create a pool (the pool starts
+# at minNodes); on a pool that exists gpufleet sends none, and AKS keeps the count the
+# autoscaler chose (a PUT without count "didn't change it": kubernetes-sigs/cluster-api-provider-
+# azure PR 1991), so no update ever sends a stale count or one below minCount (review aks.md D4).
+# Until the pool exists the creation count is ignored, in case the pool does exist after all.
+NEW_POOL_IGNORE_CHANGES = ["count"]
 # Properties AKS fixes at creation (review aks.md F2: the provider's forceNew list, and AKS's
 # docs for Spot priority and price, the GPU driver, the OS disk type and the zones).
 POOL_REPLACE_ON_CHANGES = [
@@ -34,8 +38,22 @@ POOL_REPLACE_ON_CHANGES = [
     "vnetSubnetID",
     "maxPods",
 ]
-# How long AKS waits for a GPU node's pods to leave before the node counts as undrainable.
+# How AKS upgrades a GPU pool (a Kubernetes minor from `pulumi up`, or the weekly node image
+# inside the maintenance window): in place, one node at a time, with no surge node, since a
+# surge needs one more GPU VM of quota per pool and GPU quota is usually exactly maxNodes
+# (learn.microsoft.com/azure/aks/upgrade-aks-node-pools-rolling: "Max unavailable doesn't create
+# surge nodes"; "maxUnavailable ... 0, AKS requires maxSurge to be greater than 0", so one of
+# them is set). Each node is cordoned and drained; PodDisruptionBudgets are honoured for up to
+# DRAIN_TIMEOUT_MINUTES. A node a PDB keeps from draining (a training job protected by one) is
+# left as it is: `Schedule` marks it schedulable again, not upgraded, and the operation ends
+# Failed, to be retried in the next window or `up` (API 2025-09-01, UndrainableNodeBehavior:
+# "AKS will mark the blocked nodes schedulable, but the blocked nodes are not upgraded").
+# `Cordon` would need surge nodes to replace blocked ones ("A surge node will be retained for
+# each blocked node"; without one the upgrade is Canceled): review aks-2.md A-P1.
+MAX_SURGE = "0"
+MAX_UNAVAILABLE = "1"
 DRAIN_TIMEOUT_MINUTES = 60
+UNDRAINABLE_NODE_BEHAVIOR = "Schedule"
 
 
 def gpu_driver(config: StackConfig) -> GpuDriver:
@@ -77,6 +95,18 @@ def mig_profile(pool: PoolSpec) -> str | None:
     return profile
 
 
+def fixed_at_creation(pool: PoolSpec, driver: GpuDriver) -> FixedAtCreation:
+    """What the pool's agent pool fixes at creation, as the AKS API reports it back."""
+    return FixedAtCreation(
+        vm_size=pool.machine_types[0],
+        os_disk_size_gb=pool.disk_size_gb,
+        spot=pool.spot,
+        zones=tuple(sorted(pool.zones)),
+        gpu_instance_profile=mig_profile(pool),
+        driver=driver,
+    )
+
+
 @dataclass(frozen=True)
 class AksGpuAgentPoolArgs:
     pool: PoolSpec
@@ -87,6 +117,10 @@ class AksGpuAgentPoolArgs:
     driver: GpuDriver
     provider: AzureProvider
     tags: dict[str, str]
+    # The cluster's minor: the pool runs it (a bump upgrades the pool after the control plane).
+    kubernetes_version: str
+    # The pool exists and is kept (components.azure.model.deployed.kept): no `count` is sent.
+    exists: bool = False
     # AKS runs one agent pool operation at a time; pools are created one after another.
     after: Sequence[pulumi.Resource] = field(default_factory=tuple)
 
@@ -115,8 +149,11 @@ class AksGpuAgentPool(pulumi.ComponentResource):
             enable_auto_scaling=True,
             min_count=pool.min_nodes,
             max_count=pool.max_nodes,
-            # Required at creation; the autoscaler owns it afterwards (ignored below).
-            count=pool.min_nodes,
+            count=None if args.exists else pool.min_nodes,
+            # Set, not ignored: a minor bump upgrades the pool; the same minor again does not
+            # (SDK: "Updating the agent pool with the same <major.minor> once it has been
+            # created ... will not trigger an upgrade", so AKS's patch channel keeps patches).
+            orchestrator_version=args.kubernetes_version,
             availability_zones=list(pool.zones) or None,
             node_labels=node_labels(pool),
             node_taints=node_taints(pool),
@@ -128,20 +165,17 @@ class AksGpuAgentPool(pulumi.ComponentResource):
             os_disk_type="Managed",
             gpu_instance_profile=mig_profile(pool),
             gpu_profile=containerservice.GPUProfileArgs(driver=args.driver),
-            # Upgrade in place one node at a time: AKS's default surge (10 %) adds a GPU VM per
-            # upgrade, which needs spare GPU quota; undrainable nodes (a PDB protecting a
-            # training job) are cordoned, not force-drained (review aks.md P5).
             upgrade_settings=containerservice.AgentPoolUpgradeSettingsArgs(
-                max_surge="0",
-                max_unavailable="1",
+                max_surge=MAX_SURGE,
+                max_unavailable=MAX_UNAVAILABLE,
                 drain_timeout_in_minutes=DRAIN_TIMEOUT_MINUTES,
-                undrainable_node_behavior="Cordon",
+                undrainable_node_behavior=UNDRAINABLE_NODE_BEHAVIOR,
             ),
             tags=args.tags,
             opts=pulumi.ResourceOptions(
                 parent=self,
                 provider=args.provider,
-                ignore_changes=POOL_IGNORE_CHANGES,
+                ignore_changes=[] if args.exists else NEW_POOL_IGNORE_CHANGES,
                 depends_on=list(args.after),
                 # AKS rejects in-place changes of these: the pool is replaced instead, and
                 # since its name is the node label pods select on, the old one goes first.

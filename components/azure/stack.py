@@ -6,11 +6,20 @@ from collections.abc import Sequence
 from typing import Any
 
 import pulumi
+import pulumi_kubernetes as k8s
 
 from components.azure.adopted import AdoptedAksCluster, AdoptedAksClusterArgs
 from components.azure.cluster import AksCluster, AksClusterArgs
-from components.azure.gpu_pool import AksGpuAgentPool, AksGpuAgentPoolArgs, gpu_driver
+from components.azure.gpu_pool import (
+    AksGpuAgentPool,
+    AksGpuAgentPoolArgs,
+    fixed_at_creation,
+    gpu_driver,
+)
+from components.azure.model import expander
 from components.azure.model.cloud import AZURE
+from components.azure.model.config import cluster_options
+from components.azure.model.deployed import kept
 from components.kubernetes.cluster import ClusterHandle
 from components.model.pools import PoolSpec
 from components.model.schema import StackConfig
@@ -61,15 +70,21 @@ def build_gpu_pools(
     config: StackConfig, pools: Sequence[PoolSpec], cluster: ClusterHandle
 ) -> list[pulumi.Resource]:
     aks = cluster.component
+    # AKS runs one agent pool operation at a time: the pools follow each other, after the
+    # system pool of a cluster gpufleet created (after the control plane in a minor bump).
+    previous: list[pulumi.Resource]
     if isinstance(aks, AksCluster):
         cluster_name: pulumi.Input[str] = aks.cluster.name
+        existing = aks.deployed.pools if aks.deployed else {}
+        previous = [aks.system_pool]
     else:
         assert isinstance(aks, AdoptedAksCluster)
         cluster_name = aks.facts.name
+        existing = aks.facts.pools
+        previous = []
     driver = gpu_driver(config)
     tags = {"managed-by": "gpufleet", "gpufleet-cluster": config.cluster.name}
     components: list[pulumi.Resource] = []
-    previous: list[pulumi.Resource] = []
     for pool in pools:
         component = AksGpuAgentPool(
             f"{config.cluster.name}-{pool.name}",
@@ -81,9 +96,26 @@ def build_gpu_pools(
                 driver=driver,
                 provider=aks.azure_provider,
                 tags=tags,
+                kubernetes_version=config.cluster.kubernetes_version,
+                exists=kept(existing, pool.name, fixed_at_creation(pool, driver)),
                 after=previous,
             ),
         )
         previous = [component.agent_pool]
         components.append(component)
+    if isinstance(aks, AksCluster) and cluster_options(config.cluster).autoscaler_expander == (
+        "priority"
+    ):
+        _priority_expander(config.cluster.name, aks, pools)
     return components
+
+
+def _priority_expander(name: str, aks: AksCluster, pools: Sequence[PoolSpec]) -> None:
+    """The priorities AKS's autoscaler reads with the priority expander (a cluster gpufleet
+    created: an adopted cluster's autoscaler is its owner's)."""
+    k8s.core.v1.ConfigMap(
+        f"{name}-autoscaler-priorities",
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=expander.CONFIG_MAP, namespace=expander.NAMESPACE),
+        data={"priorities": expander.priorities(pools)},
+        opts=pulumi.ResourceOptions(parent=aks, provider=aks.k8s_provider),
+    )

@@ -141,11 +141,19 @@ class Cloud(ABC):
             return []
         return self.offerings.pool_problems(cluster, pool, path, warnings)
 
+    def cluster_warnings(self, cluster: ClusterConfig) -> list[str]:
+        """What about the cluster's settings works but is likely not what the user meant."""
+        return []
+
     def node_allocatable(
         self, machine: str, vcpus: int, memory_gib: float, disk_size_gb: int
     ) -> NodeAllocatable | None:
         """What the kubelet leaves pods on a node of this machine (None: not known here)."""
         return None
+
+    def allocatable_notes(self, vcpus: int) -> tuple[str, ...]:
+        """What of `node_allocatable` for a machine of `vcpus` is an estimate, said in `fit`."""
+        return ()
 
     def node_daemonsets(
         self, config: StackConfig, pool: GpuPoolConfig | None
@@ -178,6 +186,11 @@ class Cloud(ABC):
         warnings: list[str],
     ) -> list[Problem]:
         """Zones, machine types and the cloud's limits for a pool whose GPU model is known."""
+
+    def mig_partitions(self, model: GpuModel) -> Mapping[str, int]:
+        """The MIG partition sizes this cloud builds on `model`, and how many per GPU (by
+        default every size NVIDIA defines for it, as the GPU catalog lists them)."""
+        return model.mig_partitions
 
     def check_mig(
         self, mode: SoftwareMode, pool: GpuPoolConfig, model: GpuModel, path: str

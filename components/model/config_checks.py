@@ -126,6 +126,7 @@ def check_cluster(
                 cluster.kubernetes_version,
             )
         )
+    warnings += cloud.cluster_warnings(cluster)
     if cloud.region_rule is not None:
         if cluster.region is None:
             problems.append(Problem("cluster.region", "is required", has_value=False))
@@ -320,10 +321,13 @@ def _check_mig(
     where = f"{path}.migPartitionSize"
     size = pool.mig_partition_size
     assert size is not None
-    if not model.mig_partitions:
+    # NVIDIA's sizes for the GPU, and any the cloud builds besides (AKS's 4g sizes).
+    built = cloud.mig_partitions(model) if cloud is not None else {}
+    if not model.mig_partitions and not built:
         return [Problem(where, f"{model.name} does not support MIG", size)]
-    if size not in model.mig_partitions:
-        return [Problem(where, f"{model.name} supports {', '.join(model.mig_partitions)}", size)]
+    if size not in model.mig_partitions and size not in built:
+        known = {**model.mig_partitions, **built}
+        return [Problem(where, f"{model.name} supports {', '.join(known)}", size)]
     return cloud.check_mig(mode, pool, model, path) if cloud is not None else []
 
 

@@ -295,7 +295,7 @@ class ManagedCloud(Cloud):
         if pool.sharing:
             per_gpu = pool.sharing.max_shared_clients_per_gpu
         elif pool.mig_partition_size:
-            per_gpu = model.mig_partitions[pool.mig_partition_size]
+            per_gpu = self.mig_partitions(model)[pool.mig_partition_size]
 
         declared = {POOL_LABEL: pool.name, ACCELERATOR_LABEL: pool.accelerator}
         if sharing_via == "nvidia" and (
@@ -408,6 +408,7 @@ class ManagedCloud(Cloud):
             scale_from_zero=self.scale_from_zero(config, pool),
             own_device_plugin=own_device_plugin,
             daemonsets=tuple(d.name for d in daemonsets),
+            allocatable_notes=self.allocatable_notes(sized.vcpus) if node is not None else (),
             sized_by=sized.name
             if self.picks_type_per_pod(config.cluster) and len(machines) > 1
             else None,

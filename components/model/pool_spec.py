@@ -103,6 +103,8 @@ class PoolSpec:
     sized_by: str | None = None
     # The DaemonSet pods whose requests `allocatable_per_node` has already taken off.
     daemonsets: tuple[str, ...] = ()
+    # What of `allocatable_per_node` is an estimate rather than the cloud's documented figure.
+    allocatable_notes: tuple[str, ...] = ()
     # Pod-level fields a GPU pod on this pool must set (GKE MPS: hostIPC).
     pod_settings: Mapping[str, Any] = field(default_factory=dict)
     # How the pool gets nodes (`gpuPools[].capacity`, or what `spot` says), in fallback order.

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from collections.abc import Sequence, Set
 from typing import Any
 
@@ -24,6 +25,20 @@ _UNKNOWN = (
     "check the cloud's documentation before `pulumi up`"
 )
 _ORDER = {effect: position for position, effect in enumerate((*EFFECTS, "unknown"))}
+_MINOR = re.compile(r"^v?(\d+\.\d+)")
+
+
+def _minor(value: Any) -> str | None:
+    found = _MINOR.match(value) if isinstance(value, str) else None
+    return found.group(1) if found else None
+
+
+def _holds(effect: NodeEffect, old: Any, new: Any) -> bool:
+    """Whether an entry's `when` holds for this change of its value."""
+    if effect.when == "always":
+        return True
+    changes = _minor(old) is not None and _minor(new) is not None and _minor(old) != _minor(new)
+    return changes if effect.when == "minor-changes" else not changes
 
 
 @functools.cache
@@ -53,14 +68,22 @@ def node_notes(
     if entries is None:
         return ()
     grouped: dict[tuple[NodeEffectOrUnknown, str], list[str]] = {}
+
+    def differs(entry: tuple[Path, NodeEffect]) -> bool:
+        return not same(lookup(old_inputs, entry[0]), lookup(new_inputs, entry[0]))
+
+    def holds(entry: tuple[Path, NodeEffect]) -> bool:
+        return _holds(entry[1], lookup(old_inputs, entry[0]), lookup(new_inputs, entry[0]))
+
     for path in changed:
-        above = [entry for entry in entries if path[: len(entry[0])] == entry[0]]
+        above = [entry for entry in entries if path[: len(entry[0])] == entry[0] and holds(entry)]
         inside = [
             entry
             for entry in entries
             if len(entry[0]) > len(path)
             and entry[0][: len(path)] == path
-            and not same(lookup(old_inputs, entry[0]), lookup(new_inputs, entry[0]))
+            and differs(entry)
+            and holds(entry)
         ]
         found = [max(above, key=lambda entry: len(entry[0]))] if above else []
         found += inside

@@ -7,15 +7,58 @@ the cloud refuses because the new resource would take the old one's name while i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from components.model.catalog import rejections
+from components.tooling.diff_model import ABSENT
 from components.tooling.diff_paths import lookup, same
+
+# A refusal path: dict keys separated by dots, `[n]` indexing a list (`agentPoolProfiles[0].x`).
+_SEGMENT = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+_MINOR = re.compile(r"^v?(\d+)\.(\d+)")
 
 
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _at(value: Any, path: str) -> Any:
+    """The value at a refusal path, or ABSENT; unlike the diff's own paths it can index lists."""
+    for key, index in _SEGMENT.findall(path):
+        if index:
+            if not isinstance(value, list) or int(index) >= len(value):
+                return ABSENT
+            value = value[int(index)]
+        elif isinstance(value, Mapping) and key in value:
+            value = value[key]
+        else:
+            return ABSENT
+    return value
+
+
+def _minor(value: Any) -> tuple[int, int] | None:
+    """(1, 35) of "1.35" or "1.35.7"; None for anything else."""
+    found = _MINOR.match(value) if isinstance(value, str) else None
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def _fires(trigger: str, old: Any, new: Any) -> bool:
+    """Whether a refusal's trigger holds for a property that changed from old to new."""
+    if trigger == "change":
+        return True
+    if trigger == "increase":
+        before, after = _number(old), _number(new)
+        return before is not None and after is not None and after > before
+    if trigger == "removed":
+        return old is not ABSENT and old is not None and (new is ABSENT or new is None)
+    before_minor, after_minor = _minor(old), _minor(new)
+    if before_minor is None or after_minor is None or before_minor[0] != after_minor[0]:
+        return False
+    if trigger == "minor-decrease":
+        return after_minor[1] < before_minor[1]
+    return trigger == "minor-skip" and after_minor[1] > before_minor[1] + 1
 
 
 def in_place_refusals(
@@ -30,14 +73,9 @@ def in_place_refusals(
         return []
     found = []
     for refusal in rejections.refusals(type_token):
-        path = tuple(refusal.path.split("."))
-        old, new = lookup(old_inputs, path), lookup(program_inputs, path)
-        if same(old, new):
+        old, new = _at(old_inputs, refusal.path), _at(program_inputs, refusal.path)
+        if same(old, new) or not _fires(refusal.trigger, old, new):
             continue
-        if refusal.trigger == "increase":
-            before, after = _number(old), _number(new)
-            if before is None or after is None or after <= before:
-                continue
         reason = refusal.reason.format(new=new)
         found.append(f"{refusal.path}: {reason}; instead: {refusal.instead}")
     return found

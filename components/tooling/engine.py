@@ -27,6 +27,7 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from components.model import config as model_config
+from components.model import existing_cluster
 from components.model.cost import stack_cost
 from components.model.schema import ClusterConfig
 from components.tooling import mockcloud
@@ -247,7 +248,8 @@ def _cost(config: Mapping[str, Any], secret_keys: frozenset[str]) -> dict[str, A
 
 
 def described_world(config: Mapping[str, Any]) -> World:
-    """An adopted cluster as the stack describes it: running (a patch of) its minor."""
+    """An adopted cluster as the stack describes it: running (a patch of) its minor. A stack
+    that creates its cluster plans its first `up`: the cluster does not exist yet."""
     cluster = config.get("gpufleet:cluster")
     if isinstance(cluster, str):
         try:
@@ -257,7 +259,8 @@ def described_world(config: Mapping[str, Any]) -> World:
     minor = cluster.get("kubernetesVersion") if isinstance(cluster, Mapping) else None
     if not isinstance(minor, str):
         minor = ClusterConfig.model_fields["kubernetes_version"].default
-    return World(kubernetes_version=f"{minor}.3")
+    adopts = isinstance(cluster, Mapping) and existing_cluster.SECTION in cluster
+    return World(kubernetes_version=f"{minor}.3", exists=adopts)
 
 
 async def _resolve_outputs(outputs: Mapping[str, Any]) -> dict[str, Any]:

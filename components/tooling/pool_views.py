@@ -332,7 +332,7 @@ def pool_checks(
     by_pool = asgs_by_pool(resources or ())
     checks: list[PoolCheck] = []
     for spec in specs:
-        notes = _shape_notes(spec)
+        notes = _shape_notes(spec) + list(spec.allocatable_notes)
         if _reads_tags_at_zero(spec):
             if resources is None:
                 raise ValueError("EKS self-managed pools at zero need the planned graph")

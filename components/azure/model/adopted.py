@@ -10,13 +10,25 @@
   (learn.microsoft.com/azure/aks/cluster-autoscaler, "Cluster autoscaler profile settings").
 - Upgrades: AKS starts automatic upgrades inside the planned-maintenance window
   `aksManagedAutoUpgradeSchedule`, or at any time without one (learn.microsoft.com/azure/aks/
-  planned-maintenance).
+  planned-maintenance). The node OS channel has its own window, `aksManagedNodeOSUpgradeSchedule`:
+  `NodeImage` reimages the nodes weekly and `SecurityPatch` patches them, "following maintenance
+  windows and surge settings" (auto-upgrade-node-os-image); Standard clusters get `NodeImage`
+  by default since API 2023-06-01.
+- The network: gpufleet's GPU pools, their allocatable and `fit` assume Azure CNI Overlay, the
+  network gpufleet creates, where a new pool runs up to 250 pods and pods take no VNet address
+  (concepts-network-ip-address-planning, "Maximum pods per node": Overlay 250, Pod subnet 110,
+  Azure CNI (Legacy) 30, Kubenet 110; a new pool gets the network's default, whatever the
+  existing pools run). On a pod-subnet cluster every pool needs a pod subnet, which gpufleet's
+  pools do not set; kubenet retires on 2028-03-31 (concepts-network-cni-overview). Those
+  clusters are refused, rather than given pools whose allocatable gpufleet would get wrong.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
+from components.azure.model.deployed import FixedAtCreation
 from components.model.adoption import version_problem
 from components.model.problems import Problem
 from components.model.schema import ClusterConfig
@@ -37,11 +49,57 @@ class AksClusterFacts:
     skips_nodes_with_local_storage: bool
     auto_upgrade_channel: str | None
     has_auto_upgrade_window: bool
+    # networkProfile.networkPlugin / networkPluginMode; the system pool's pod subnet.
+    network_plugin: str | None = "azure"
+    network_plugin_mode: str | None = "overlay"
+    pod_subnet_id: str | None = None
+    # autoUpgradeProfile.nodeOSUpgradeChannel and its aksManagedNodeOSUpgradeSchedule window.
+    node_os_channel: str | None = None
+    has_node_os_window: bool = True
+    # The agent pools that exist (gpufleet's from an earlier `up` among them).
+    pools: Mapping[str, FixedAtCreation] = field(default_factory=dict)
+
+
+# Pods per node AKS gives a new pool, by network (concepts-network-ip-address-planning).
+NEW_POOL_MAX_PODS = {"overlay": 250, "pod subnet": 110, "node subnet": 30, "kubenet": 110}
+# Node OS channels that replace or patch the nodes on AKS's schedule (auto-upgrade-node-os-image).
+NODE_OS_CHANNELS_THAT_TOUCH_NODES = frozenset({"NodeImage", "SecurityPatch"})
+
+
+def network_of(facts: AksClusterFacts) -> str:
+    """The cluster's pod network, in the terms of AKS's max-pods table."""
+    if facts.network_plugin == "kubenet":
+        return "kubenet"
+    if (facts.network_plugin_mode or "").lower() == "overlay":
+        return "overlay"
+    return "pod subnet" if facts.pod_subnet_id else "node subnet"
 
 
 def adoption_problems(facts: AksClusterFacts, cluster: ClusterConfig) -> list[Problem]:
+    problems = []
     version = version_problem(facts.name, cluster.kubernetes_version, facts.kubernetes_version)
-    return [version] if version is not None else []
+    if version is not None:
+        problems.append(version)
+    network = network_of(facts)
+    if network != "overlay":
+        why = {
+            "kubenet": "kubenet (retiring on 2028-03-31)",
+            "pod subnet": "Azure CNI with a pod subnet, which every new pool needs and "
+            "gpufleet's pools do not set",
+            "node subnet": "Azure CNI on the node subnet, where every pod takes a VNet address",
+        }[network]
+        problems.append(
+            Problem(
+                "cluster.existing",
+                f"cluster {facts.name} uses {why}: a new pool there runs at most "
+                f"{NEW_POOL_MAX_PODS[network]} pods, while gpufleet's GPU pools, allocatable "
+                f"and fit assume Azure CNI Overlay ({NEW_POOL_MAX_PODS['overlay']}); adopt a "
+                "cluster on Azure CNI Overlay (`az aks update --network-plugin-mode overlay` "
+                "migrates one)",
+                network,
+            )
+        )
+    return problems
 
 
 def adoption_warnings(facts: AksClusterFacts) -> list[str]:
@@ -58,5 +116,11 @@ def adoption_warnings(facts: AksClusterFacts) -> list[str]:
             f"cluster {facts.name} upgrades automatically ({facts.auto_upgrade_channel}) with no "
             "aksManagedAutoUpgradeSchedule window: AKS may drain the GPU nodes (and their "
             "training jobs) at any hour; ask its owner to set one"
+        )
+    if facts.node_os_channel in NODE_OS_CHANNELS_THAT_TOUCH_NODES and not facts.has_node_os_window:
+        warnings.append(
+            f"cluster {facts.name} updates node images ({facts.node_os_channel}) with no "
+            "aksManagedNodeOSUpgradeSchedule window: AKS may drain and reimage the GPU nodes "
+            "(and their training jobs) at any hour, weekly; ask its owner to set one"
         )
     return warnings

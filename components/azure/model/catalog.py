@@ -36,6 +36,9 @@ _ROWS: list[MachineType] = [
     # AKS's MIG page lists ND96asr_v4 among the MIG sizes (learn.microsoft.com/azure/aks/gpu-multi-instance).
     *fixed("azure", "a100-40gb", [("Standard_ND96asr_v4", 8, 96, 900)], mig_capable=True),
     *fixed("azure", "h100-80gb", [("Standard_ND96isr_H100_v5", 8, 96, 1900)], mig_capable=True),
+    # ND H200 v5: 96 vCPUs, 1850 GiB, 8 H200 141 GB (learn.microsoft.com/azure/virtual-machines/
+    # sizes/gpu-accelerated/nd-h200-v5-series); MIG-capable on AKS (gpu-multi-instance).
+    *fixed("azure", "h200-141gb", [("Standard_ND96isr_H200_v5", 8, 96, 1850)], mig_capable=True),
     *fixed(
         "azure",
         "h100-nvl",
@@ -52,6 +55,7 @@ CATALOG = MachineCatalog(
         "a100-80gb": "Standard_NC24ads_A100_v4",
         "a100-40gb": "Standard_ND96asr_v4",
         "h100-80gb": "Standard_ND96isr_H100_v5",
+        "h200-141gb": "Standard_ND96isr_H200_v5",
         "h100-nvl": "Standard_NC40ads_H100_v5",
         "a10": "Standard_NV36ads_A10_v5",
     },
@@ -66,14 +70,18 @@ AKS_MIG_PROFILES: Mapping[str, str] = {
     "7g": "MIG7g",
 }
 
-# The partition each profile builds, per GPU model: AgentBaker's mig-partition.sh creates GPU
-# instance profile 19 x7 for MIG1g, 14 x3 for MIG2g, 9 x2 for MIG3g, 5 x1 for MIG4g and 0 x1
-# for MIG7g (review aks.md P2). So on an H100 MIG1g is 1g.10gb, and 1g.20gb cannot be had.
-# (The 4g sizes are not in the GPU catalog's partition lists yet.)
-AKS_MIG_SIZES: Mapping[str, tuple[str, ...]] = {
-    "a100-40gb": ("1g.5gb", "2g.10gb", "3g.20gb", "7g.40gb"),
-    "a100-80gb": ("1g.10gb", "2g.20gb", "3g.40gb", "7g.80gb"),
-    "h100-80gb": ("1g.10gb", "2g.20gb", "3g.40gb", "7g.80gb"),
+# The partitions AKS builds, per GPU model, and how many per GPU: AgentBaker's mig-partition.sh
+# creates GPU instance profile 19 x7 for MIG1g, 14 x3 for MIG2g, 9 x2 for MIG3g, 5 x1 for MIG4g
+# and 0 x1 for MIG7g (review aks.md P2), so on an H100 MIG1g is 1g.10gb and 1g.20gb cannot be
+# had. NVIDIA's MIG user guide names what those profiles are on each GPU (the 4g profile is
+# 4g.20gb on an A100 40GB, 4g.40gb on an A100 80GB or H100, 4g.71gb on an H200; learn.microsoft
+# .com/azure/aks/gpu-multi-instance lists MIG 4g.20gb for Standard_ND96asr_v4 and MIG on "A100,
+# H100, and H200 series GPU VM sizes"; review aks-2.md A-N4).
+AKS_MIG_SIZES: Mapping[str, Mapping[str, int]] = {
+    "a100-40gb": {"1g.5gb": 7, "2g.10gb": 3, "3g.20gb": 2, "4g.20gb": 1, "7g.40gb": 1},
+    "a100-80gb": {"1g.10gb": 7, "2g.20gb": 3, "3g.40gb": 2, "4g.40gb": 1, "7g.80gb": 1},
+    "h100-80gb": {"1g.10gb": 7, "2g.20gb": 3, "3g.40gb": 2, "4g.40gb": 1, "7g.80gb": 1},
+    "h200-141gb": {"1g.18gb": 7, "2g.35gb": 3, "3g.71gb": 2, "4g.71gb": 1, "7g.141gb": 1},
 }
 
 # Sizes whose GPUs are virtualised and need the licensed GRID driver, which AKS installs and the

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 from components.azure.model import allocatable as azure_allocatable
 from components.azure.model import config as azure_config
+from components.azure.model import daemonsets as aks_daemonsets
 from components.azure.model import offerings as azure_offerings
 from components.azure.model import prices, version_rules, versions
 from components.azure.model.catalog import (
@@ -19,10 +20,15 @@ from components.azure.model.catalog import (
     CATALOG,
     GRID_DRIVER_SIZES,
 )
-from components.azure.model.cluster_checks import check_cluster_options
+from components.azure.model.cluster_checks import (
+    authorized_range_warnings,
+    check_cluster_options,
+    node_resource_group_problems,
+)
 from components.model.allocatable import NodeAllocatable
 from components.model.catalog.gpus import GpuModel, MachineType
 from components.model.cloud import NameRule
+from components.model.daemonsets import NodeDaemonSet
 from components.model.lifecycle import Assessment
 from components.model.managed_cloud import GpuNodeFacts, ManagedCloud, SharingVia
 from components.model.offerings import Offerings
@@ -70,8 +76,12 @@ class Azure(ManagedCloud):
     pool_name_rule = NameRule(
         r"^[a-z][a-z0-9]{0,11}$", "AKS: 1-12 lowercase letters and digits, starting with a letter"
     )
+    # learn.microsoft.com/azure/azure-resource-manager/management/resource-name-rules
+    # (Microsoft.ContainerService/managedClusters): 1-63 of letters, digits, hyphens and
+    # underscores, starting and ending with a letter or digit (review aks.md N1).
     cluster_name_rule = NameRule(
-        r"^[a-zA-Z0-9][-a-zA-Z0-9_]{0,62}$", "AKS: 1-63 of A-Z a-z 0-9 - _"
+        r"^[a-zA-Z0-9]([-a-zA-Z0-9_]{0,61}[a-zA-Z0-9])?$",
+        "AKS: 1-63 of A-Z a-z 0-9 - _, starting and ending with a letter or digit",
     )
     region_rule = NameRule(r"^[a-z]+[a-z0-9]*$", "an Azure location such as eastus2")
     distribution = "aks"
@@ -103,6 +113,8 @@ class Azure(ManagedCloud):
     def check_cluster(self, cluster: ClusterConfig) -> list[Problem]:
         options = azure_config.cluster_options(cluster)
         problems = check_cluster_options(options, creates_cluster=not self.adopted(cluster))
+        if not self.adopted(cluster):
+            problems += node_resource_group_problems(cluster, options)
         if self.adopted(cluster) and options.resource_group_name is None:
             problems.append(
                 Problem(
@@ -113,10 +125,23 @@ class Azure(ManagedCloud):
             )
         return problems
 
+    def cluster_warnings(self, cluster: ClusterConfig) -> list[str]:
+        options = azure_config.cluster_options(cluster)
+        return authorized_range_warnings(options) if not self.adopted(cluster) else []
+
     def node_allocatable(
         self, machine: str, vcpus: int, memory_gib: float, disk_size_gb: int
     ) -> NodeAllocatable | None:
         return azure_allocatable.node_allocatable(vcpus, memory_gib)
+
+    def allocatable_notes(self, vcpus: int) -> tuple[str, ...]:
+        return azure_allocatable.estimate_notes(vcpus)
+
+    def node_daemonsets(
+        self, config: StackConfig, pool: GpuPoolConfig | None
+    ) -> tuple[NodeDaemonSet, ...]:
+        # AKS's agents run on every node, the system pool's too.
+        return aks_daemonsets.node_daemonsets()
 
     def version_problems(self, cluster: ClusterConfig, verdict: Assessment) -> list[Problem]:
         if self.adopted(cluster):
@@ -130,6 +155,10 @@ class Azure(ManagedCloud):
             for index, taint in enumerate(pool.taints)
             if not taint.value
         ]
+
+    def mig_partitions(self, model: GpuModel) -> Mapping[str, int]:
+        # What AKS builds, which is not every size NVIDIA defines (no H100 1g.20gb).
+        return AKS_MIG_SIZES.get(model.name, {})
 
     def check_mig(
         self, mode: SoftwareMode, pool: GpuPoolConfig, model: GpuModel, path: str
@@ -147,8 +176,8 @@ class Azure(ManagedCloud):
             problems.append(
                 Problem(where, "AKS has no gpuInstanceProfile for this partition", size)
             )
-        elif size not in AKS_MIG_SIZES.get(pool.accelerator, ()):
-            built = ", ".join(AKS_MIG_SIZES.get(pool.accelerator, ())) or "none"
+        elif size not in AKS_MIG_SIZES.get(pool.accelerator, {}):
+            built = ", ".join(AKS_MIG_SIZES.get(pool.accelerator, {})) or "none"
             problems.append(
                 Problem(
                     where, f"AKS builds only these {pool.accelerator} partitions: {built}", size

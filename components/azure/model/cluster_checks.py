@@ -7,6 +7,29 @@ import re
 
 from components.azure.model.config import AzureClusterOptions
 from components.model.problems import Problem
+from components.model.schema import ClusterConfig
+
+# AKS names the node resource group MC_<resource group>_<cluster>_<region> and refuses the
+# cluster when that exceeds 80 characters ("The length of the node resource group name is too
+# long. The maximum length is 80": Azure-Terraform/terraform-azurerm-kubernetes issue 33,
+# Azure/aad-pod-identity PR 810; aka.ms/aks-naming-rules).
+NODE_RESOURCE_GROUP_MAX = 80
+# The autoscaler takes durations in whole minutes; 0m is valid (AKS's bursty profile sets
+# scale-down-delay-after-add=0m: learn.microsoft.com/azure/aks/cluster-autoscaler).
+_MINUTES = re.compile(r"(0|[1-9][0-9]*)m")
+# Addresses a public endpoint never sees as a source: RFC 1918, carrier-grade NAT (RFC 6598),
+# loopback and link-local (not the documentation ranges the examples use as placeholders).
+_NOT_PUBLIC = tuple(
+    ipaddress.IPv4Network(n)
+    for n in (
+        "10.0.0.0/8",
+        "172.16.0.0/12",
+        "192.168.0.0/16",
+        "100.64.0.0/10",
+        "127.0.0.0/8",
+        "169.254.0.0/16",
+    )
+)
 
 _AZURE_SUBNET_ID = re.compile(
     r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Network/"
@@ -95,7 +118,7 @@ def check_cluster_options(
         ("scaleDownUnneededTime", azure.scale_down_unneeded_time),
         ("scaleDownDelayAfterAdd", azure.scale_down_delay_after_add),
     ):
-        if not re.fullmatch(r"[1-9][0-9]*m", value):
+        if not _MINUTES.fullmatch(value):
             problems.append(
                 Problem(
                     f"{where}.{key}",
@@ -157,4 +180,76 @@ def check_cluster_options(
                 azure.admin_group_object_ids,
             )
         )
+    return problems
+
+
+def node_resource_group_problems(
+    cluster: ClusterConfig, azure: AzureClusterOptions
+) -> list[Problem]:
+    """The node resource group AKS derives from the cluster's names must fit 80 characters."""
+    group = azure.resource_group_name or f"{cluster.name}-rg"
+    name = f"MC_{group}_{cluster.name}_{cluster.region or ''}"
+    if len(name) <= NODE_RESOURCE_GROUP_MAX:
+        return []
+    return [
+        Problem(
+            "cluster.name",
+            f"makes AKS's node resource group {name} {len(name)} characters long, and AKS "
+            f"refuses more than {NODE_RESOURCE_GROUP_MAX}; shorten the cluster name (or "
+            "cluster.azure.resourceGroupName)",
+            cluster.name,
+        )
+    ]
+
+
+def authorized_range_warnings(azure: AzureClusterOptions) -> list[str]:
+    """Authorized ranges filter the public API endpoint's source addresses: a private range
+    admits nobody (learn.microsoft.com/azure/aks/api-server-authorized-ip-ranges; review aks.md
+    N5), so it only looks like access that does not exist."""
+    private = []
+    for cidr in azure.api_server_authorized_cidrs or []:
+        try:
+            network = ipaddress.ip_network(cidr, strict=False)
+        except ValueError:
+            continue  # check_cluster_options names it
+        if isinstance(network, ipaddress.IPv4Network) and any(
+            network.subnet_of(block) for block in _NOT_PUBLIC
+        ):
+            private.append(cidr)
+    if not private:
+        return []
+    return [
+        f"cluster.azure.apiServerAuthorizedCidrs: {', '.join(private)} is private: the API "
+        "server's public endpoint sees public source addresses only (your NAT gateway's, your "
+        "CI runners' egress), so a private range admits nobody"
+    ]
+
+
+def vnet_overlap_problems(azure: AzureClusterOptions, vnet_prefixes: list[str]) -> list[Problem]:
+    """serviceCidr and podCidr against the address space of the node subnet's VNet, which only
+    a look-up knows when the subnet is given (review aks.md N4): AKS refuses a service range
+    inside the VNet (ServiceCidrOverlapExistingSubnetsCidr), and overlay pod ranges must stay
+    out of it too (learn.microsoft.com/azure/aks/azure-cni-overlay, IP address planning)."""
+    networks = []
+    for prefix in vnet_prefixes:
+        try:
+            networks.append(ipaddress.ip_network(prefix, strict=False))
+        except ValueError:
+            continue
+    problems = []
+    for key, cidr in (("serviceCidr", azure.service_cidr), ("podCidr", azure.pod_cidr)):
+        try:
+            ours = ipaddress.ip_network(cidr)
+        except ValueError:
+            continue  # check_cluster_options names it
+        clash = [str(n) for n in networks if n.version == ours.version and n.overlaps(ours)]
+        if clash:
+            problems.append(
+                Problem(
+                    f"cluster.azure.{key}",
+                    f"overlaps the address space of the node subnet's VNet ({', '.join(clash)}); "
+                    "choose a range outside it (and outside the networks it is peered with)",
+                    cidr,
+                )
+            )
     return problems

@@ -41,11 +41,12 @@ class AzureClusterOptions(ConfigModel):
     # Entra ID groups granted cluster-admin (entra-id).
     admin_group_object_ids: list[str] = Field(default_factory=list)
     # The principal that gets AKS RBAC Cluster Admin so gpufleet's Kubernetes provider can work
-    # (entra-id): unset, whoever runs pulumi (the grant then follows the last deployer); set it to
-    # the CI identity's object id so teammates' previews do not replace it.
+    # (entra-id): unset, whoever runs the first `up`, kept theirs afterwards (other identities
+    # that run `up` belong in adminGroupObjectIds); set it to the CI identity's object id to
+    # hand the grant over (it is replaced once).
     deployer_object_id: str | None = None
-    # Its Entra ID type: ARM refuses a mismatch (UnmatchedPrincipalType). Unset: User for
-    # azurecli and azd logins, ServicePrincipal for the others.
+    # Its Entra ID type, sent only when set: ARM works it out for an existing principal and
+    # refuses a wrong one (UnmatchedPrincipalType), so gpufleet guesses none.
     deployer_principal_type: Literal["User", "ServicePrincipal", "Group"] | None = None
     # Create the role assignments AKS needs: Network Contributor on the node subnet for the
     # cluster identity and AKS RBAC Cluster Admin for the deploying principal (entra-id). Needs

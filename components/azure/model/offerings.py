@@ -55,7 +55,9 @@ def region_zones(region: str) -> list[str] | None:
 def offered(machine: MachineType, region: str) -> bool | None:
     if region not in regions() or not covered(region):
         return None
-    return region in table()["offerings"]["machines"].get(machine.name, ())
+    where = table()["offerings"]["machines"].get(machine.name)
+    # A size the source lists in no region at all is one it does not know: not checked.
+    return region in where if where else None
 
 
 def _zone_problem(where: str, region: str, zones: Sequence[str]) -> Problem | None:
@@ -113,6 +115,19 @@ def pool_problems(
     for key in keys:
         sold_in = data["offerings"]["machines"].get(key.name, [])
         if region in sold_in:
+            continue
+        if not sold_in:
+            # A size the source lists in no region at all is one it does not know.
+            warnings.append(
+                offerings.not_checked(
+                    f"{path}.{key.key}",
+                    f"VM size {key.name} in {region}",
+                    f"the price table ({offerings.source(data, 'offerings').cite()}) lists "
+                    f"{key.name} in no region",
+                    f"check with `az vm list-skus --location {region} --size {key.name} "
+                    "--output table`",
+                )
+            )
             continue
         problems.append(
             offerings.not_offered(

@@ -21,8 +21,10 @@ def version_problems(cluster: ClusterConfig, verdict: Assessment) -> list[Proble
         Problem(
             "cluster.kubernetesVersion",
             "is past AKS end of life and AKS creates it only as long-term support (Premium tier "
-            "and the AKSLongTermSupport plan), which gpufleet does not configure; choose a minor "
-            f"in standard support. {verdict.message}",
+            "and the AKSLongTermSupport plan), which gpufleet does not configure; a new cluster "
+            "takes a minor in standard support, while a cluster that runs this one moves one "
+            "minor at a time (set the next minor, run `pulumi up`, then the next: AKS refuses "
+            f"to skip a minor on a non-LTS cluster). {verdict.message}",
             cluster.kubernetes_version,
         )
     ]

@@ -27,15 +27,16 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final, Literal
 
-# How a rule fires: any change of the value, or only a numeric increase.
-Trigger = Literal["change", "increase"]
+# How a rule fires: any change of the value; only a numeric increase; a Kubernetes minor
+# ("1.35") that goes down, or up by more than one; a value that was set and is now absent.
+Trigger = Literal["change", "increase", "minor-decrease", "minor-skip", "removed"]
 
 
 @dataclass(frozen=True)
 class Refusal:
     """A property the cloud will not change in place on an existing resource."""
 
-    path: str  # dotted camelCase input path, as in replacements.py
+    path: str  # camelCase input path, as in replacements.py (`[0]` indexes a list)
     reason: str  # what the cloud says or documents
     instead: str  # what the user can do
     trigger: Trigger = "change"
@@ -46,49 +47,121 @@ _AKS_POOL_INSTEAD = (
     "agent pool, create a new pool under a new name and delete the old one"
 )
 
+_AKS_DOWNGRADE = (
+    "AKS: you can't downgrade the control plane or a node pool Kubernetes version "
+    "(learn.microsoft.com/azure/aks/upgrade-node-pools, Validation rules for upgrades)"
+)
+_AKS_DOWNGRADE_INSTEAD = (
+    "keep the minor the cluster runs; an older minor needs a new cluster (a new stack) and the "
+    "workloads moved over"
+)
+# What AKS fixes at creation on the system pool (the same facts as the GPU pools', below) and
+# the API AKS refuses to resize it through ("Updating VM size is not supported for virtual
+# machine scale set agentpools": azure-cli acs agentpool decorator, update_auto_scaler_properties).
+_AKS_SYSTEM_POOL_FIXED: Final[tuple[tuple[str, str], ...]] = (
+    ("vmSize", "AKS cannot resize a scale-set agent pool's VMs"),
+    ("availabilityZones", "AKS cannot change an existing pool's zones"),
+    ("osDiskSizeGB", "AKS fixes a pool's OS disk at creation"),
+    ("osDiskType", "AKS: osDiskType may not be changed after creation"),
+    ("vnetSubnetID", "AKS fixes a pool's subnet at creation"),
+    ("maxPods", "AKS fixes a pool's maxPods at creation"),
+)
+_AKS_SYSTEM_POOL_INSTEAD = (
+    "keep `cluster.systemPool` as created (machineType, zones); to move the system pool, add a "
+    "second System-mode pool with `az aks nodepool add --mode System`, then delete the old one "
+    "(AKS keeps at least one System pool); a cluster built anew is a new stack"
+)
+# Where the system pool's properties sit in its ARM deployment (components/azure/system_pool.py:
+# a languageVersion 2.0 template keys its resources by symbolic name).
+SYSTEM_POOL_TEMPLATE_KEY: Final = "systemPool"
+SYSTEM_POOL_TEMPLATE_PATH: Final = (
+    f"properties.template.resources.{SYSTEM_POOL_TEMPLATE_KEY}.properties"
+)
+_AKS_VERSION_REFUSALS: Final[tuple[Refusal, ...]] = (
+    Refusal("kubernetesVersion", _AKS_DOWNGRADE, _AKS_DOWNGRADE_INSTEAD, trigger="minor-decrease"),
+    Refusal(
+        "kubernetesVersion",
+        "AKS: a non-LTS cluster can't skip Kubernetes minor versions; upgrades go one minor at "
+        "a time (learn.microsoft.com/azure/aks/upgrade-aks-control-plane, Kubernetes version "
+        "upgrade rules; supported-kubernetes-versions, Can I skip multiple AKS versions)",
+        "raise `cluster.kubernetesVersion` by one minor, run `pulumi up` (control plane, then "
+        "every pool), then the next minor in another change",
+        trigger="minor-skip",
+    ),
+)
+
+_AKS_POOL_REFUSALS: Final[tuple[Refusal, ...]] = (
+    Refusal("vmSize", "AKS cannot resize an agent pool's VMs", _AKS_POOL_INSTEAD),
+    Refusal(
+        "gpuInstanceProfile",
+        "AKS fixes a pool's MIG profile at creation",
+        _AKS_POOL_INSTEAD,
+    ),
+    Refusal(
+        "gpuProfile",
+        "AKS fixes gpuProfile.driver at creation",
+        _AKS_POOL_INSTEAD,
+    ),
+    Refusal(
+        "scaleSetPriority",
+        "AKS: you can't change ScaleSetPriority or SpotMaxPrice after creation",
+        _AKS_POOL_INSTEAD,
+    ),
+    Refusal(
+        "spotMaxPrice",
+        "AKS: you can't change ScaleSetPriority or SpotMaxPrice after creation",
+        _AKS_POOL_INSTEAD,
+    ),
+    Refusal(
+        "osDiskType",
+        "AKS: osDiskType may not be changed after creation",
+        _AKS_POOL_INSTEAD,
+    ),
+    Refusal(
+        "availabilityZones",
+        "AKS cannot change an existing pool's zones",
+        _AKS_POOL_INSTEAD,
+    ),
+    Refusal(
+        "orchestratorVersion",
+        _AKS_DOWNGRADE,
+        _AKS_DOWNGRADE_INSTEAD,
+        trigger="minor-decrease",
+    ),
+)
+
 REFUSED_IN_PLACE: Final[Mapping[str, tuple[Refusal, ...]]] = MappingProxyType(
     {
-        "azure-native:containerservice:AgentPool": (
-            Refusal("vmSize", "AKS cannot resize an agent pool's VMs", _AKS_POOL_INSTEAD),
+        "azure-native:containerservice:AgentPool": _AKS_POOL_REFUSALS,
+        "azure-native:containerservice:ManagedCluster": (
+            *_AKS_VERSION_REFUSALS,
             Refusal(
-                "gpuInstanceProfile",
-                "AKS fixes a pool's MIG profile at creation",
-                _AKS_POOL_INSTEAD,
+                "aadProfile",
+                "AKS: Microsoft Entra integration can't be disabled after it's enabled on a "
+                "cluster (learn.microsoft.com/azure/aks/entra-id-control-plane-authentication, "
+                "Limitations)",
+                "keep `cluster.azure.authentication: entra-id`; a cluster with local accounts "
+                "only is a new cluster (a new stack)",
+                trigger="removed",
             ),
-            Refusal(
-                "gpuProfile",
-                "AKS fixes gpuProfile.driver at creation",
-                _AKS_POOL_INSTEAD,
-            ),
-            Refusal(
-                "scaleSetPriority",
-                "AKS: you can't change ScaleSetPriority or SpotMaxPrice after creation",
-                _AKS_POOL_INSTEAD,
-            ),
-            Refusal(
-                "spotMaxPrice",
-                "AKS: you can't change ScaleSetPriority or SpotMaxPrice after creation",
-                _AKS_POOL_INSTEAD,
-            ),
-            Refusal(
-                "osDiskType",
-                "AKS: osDiskType may not be changed after creation",
-                _AKS_POOL_INSTEAD,
-            ),
-            Refusal(
-                "availabilityZones",
-                "AKS cannot change an existing pool's zones",
-                _AKS_POOL_INSTEAD,
+            # The inline system pool is sent with every cluster update (AKS requires
+            # agentPoolProfiles on the PUT); what AKS fixes at creation cannot change there.
+            *(
+                Refusal(f"agentPoolProfiles[0].{field}", reason, _AKS_SYSTEM_POOL_INSTEAD)
+                for field, reason in _AKS_SYSTEM_POOL_FIXED
             ),
         ),
-        "azure-native:containerservice:ManagedCluster": (
+        # gpufleet's system pool through the agent pool API (components/azure/system_pool.py).
+        "azure-native:resources:Deployment": (
             Refusal(
-                "agentPoolProfiles",
-                "the Azure API does not allow agentPoolProfiles to be updated through the cluster "
-                "(a whole-cluster PUT that sets every pool Scaling, or is refused), so gpufleet "
-                "ignores them after creation and this change would not be applied",
-                "the system pool is create-only: change it with `az aks nodepool update` (counts "
-                "and autoscaling) or add a new system pool and delete the old one",
+                f"{SYSTEM_POOL_TEMPLATE_PATH}.orchestratorVersion",
+                _AKS_DOWNGRADE,
+                _AKS_DOWNGRADE_INSTEAD,
+                trigger="minor-decrease",
+            ),
+            *(
+                Refusal(f"{SYSTEM_POOL_TEMPLATE_PATH}.{field}", reason, _AKS_SYSTEM_POOL_INSTEAD)
+                for field, reason in _AKS_SYSTEM_POOL_FIXED
             ),
         ),
         "aws:eks/nodeGroup:NodeGroup": (

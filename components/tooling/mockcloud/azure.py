@@ -173,7 +173,8 @@ CALLS = {
 
 
 def _get_managed_cluster(args: Mapping[str, Any], world: World) -> dict[str, Any]:
-    """An Entra ID AKS cluster on a custom VNet, as `get_managed_cluster` returns it."""
+    """An AKS cluster (Entra ID, Azure CNI Overlay on a custom VNet unless the world says
+    otherwise), as `get_managed_cluster` returns it."""
     if not world.exists:
         raise NotFound(f"cluster {args.get('name') or args.get('resourceName')} not found")
     rg, cluster = args.get("resourceGroupName"), str(args.get("resourceName", "cluster"))
@@ -181,26 +182,42 @@ def _get_managed_cluster(args: Mapping[str, Any], world: World) -> dict[str, Any
     subnet_id = (
         f"{_rg_id(rg)}/providers/Microsoft.Network/virtualNetworks/{cluster}-vnet/subnets/nodes"
     )
+    system: dict[str, Any] = {
+        "name": "system",
+        "mode": "System",
+        "vmSize": "Standard_D4s_v5",
+        "vnetSubnetID": subnet_id,
+        "maxPods": 250 if world.network_plugin_mode == "overlay" else 110,
+    }
+    if world.pod_subnet:
+        system["podSubnetID"] = subnet_id.replace("/subnets/nodes", "/subnets/pods")
+    pools = [dict(p) for p in world.agent_pools] if world.agent_pools is not None else [system]
+    for pool in pools:
+        pool.setdefault("orchestratorVersion", world.kubernetes_version)
+        pool.setdefault("currentOrchestratorVersion", world.kubernetes_version)
+        pool.setdefault("count", pool.get("minCount", 1))
+    network: dict[str, Any] = {"networkPlugin": world.network_plugin}
+    if world.network_plugin_mode:
+        network["networkPluginMode"] = world.network_plugin_mode
     return {
         **_managed_cluster(cluster, {"resourceName": cluster, "resourceGroupName": rg}),
         "location": location,
         "kubernetesVersion": world.kubernetes_version,
         "currentKubernetesVersion": world.kubernetes_version,
-        "aadProfile": {"managed": True, "enableAzureRBAC": True, "tenantID": TENANT},
-        "disableLocalAccounts": True,
+        **(
+            {"aadProfile": {"managed": True, "enableAzureRBAC": True, "tenantID": TENANT}}
+            if world.entra_id
+            else {}
+        ),
+        "disableLocalAccounts": world.entra_id,
         "enableRBAC": True,
-        "agentPoolProfiles": [
-            {
-                "name": "system",
-                "mode": "System",
-                "vmSize": "Standard_D4s_v5",
-                "vnetSubnetID": subnet_id,
-                "orchestratorVersion": world.kubernetes_version,
-                "currentOrchestratorVersion": world.kubernetes_version,
-            }
-        ],
+        "agentPoolProfiles": pools,
+        "networkProfile": network,
         "autoScalerProfile": {"skip-nodes-with-local-storage": "false"},
-        "autoUpgradeProfile": {"upgradeChannel": "patch", "nodeOSUpgradeChannel": "NodeImage"},
+        "autoUpgradeProfile": {
+            "upgradeChannel": "patch",
+            "nodeOSUpgradeChannel": world.node_os_channel,
+        },
     }
 
 
@@ -213,7 +230,18 @@ def _get_maintenance_configuration(args: Mapping[str, Any], world: World) -> dic
     }
 
 
+def _get_virtual_network(args: Mapping[str, Any], world: World) -> dict[str, Any]:
+    name = args.get("virtualNetworkName")
+    net_id = f"{_rg_id(args.get('resourceGroupName'))}/providers/Microsoft.Network/virtualNetworks/{name}"
+    return {
+        "id": net_id,
+        "name": name,
+        "addressSpace": {"addressPrefixes": list(world.vnet_address_space)},
+    }
+
+
 LOOKUPS: dict[str, Any] = {
     "azure-native:containerservice:getManagedCluster": _get_managed_cluster,
+    "azure-native:network:getVirtualNetwork": _get_virtual_network,
     "azure-native:containerservice:getMaintenanceConfiguration": _get_maintenance_configuration,
 }

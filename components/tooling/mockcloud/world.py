@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -21,6 +23,17 @@ class World:
     oidc_provider: bool = True
     # EKS: Auto Mode's compute enabled on the cluster.
     auto_mode: bool = False
+    # AKS: the cluster's agent pools as `agentPoolProfiles` lists them (None: one System pool
+    # on the cluster's VNet), its pod network, node OS channel and Entra ID. A stack that
+    # creates its cluster finds it only when `exists` (an earlier `up` created it).
+    agent_pools: tuple[Mapping[str, Any], ...] | None = None
+    network_plugin: str = "azure"
+    network_plugin_mode: str | None = "overlay"
+    pod_subnet: bool = False
+    node_os_channel: str = "NodeImage"
+    entra_id: bool = True
+    # AKS: the address space of the VNet a stack's given node subnet is in.
+    vnet_address_space: tuple[str, ...] = ("10.224.0.0/12",)
 
 
 class NotFound(Exception):

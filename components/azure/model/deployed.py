@@ -1,0 +1,116 @@
+"""What AKS refuses of a change to a cluster gpufleet already created, judged on the live cluster.
+
+On a stack whose cluster exists, the program reads it (`containerservice.get_managed_cluster`,
+while `pulumi preview` and `up` plan) and stops before anything is sent when the change is one
+AKS would refuse, naming the key and what to do:
+
+- a lower minor than the cluster runs: "You can't downgrade the control plane or a node pool
+  Kubernetes version" (learn.microsoft.com/azure/aks/upgrade-node-pools, Validation rules);
+- more than one minor up: "When you upgrade a supported non-LTS AKS cluster, you can't skip
+  Kubernetes minor versions" (upgrade-aks-control-plane, Kubernetes version upgrade rules);
+  gpufleet creates no LTS cluster (components/azure/model/version_rules.py);
+- local accounts on a cluster with Entra ID: "Microsoft Entra integration can't be disabled
+  after it's enabled on a cluster" (entra-id-control-plane-authentication, Limitations).
+
+The same refusals are in `diff` (components/model/catalog/rejections.py) for two plans; this
+catches the change even when nobody ran `diff`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from components.azure.model.config import cluster_options
+from components.model.adoption import minor_of
+from components.model.problems import ConfigError, Problem
+from components.model.schema import ClusterConfig
+
+
+@dataclass(frozen=True)
+class FixedAtCreation:
+    """What AKS fixes when it creates an agent pool: a change of any of these replaces the pool
+    (components/azure/gpu_pool.py, replace_on_changes), so the replacement is a creation."""
+
+    vm_size: str
+    os_disk_size_gb: int | None
+    spot: bool
+    zones: tuple[str, ...]
+    gpu_instance_profile: str | None = None
+    driver: str | None = None
+
+
+@dataclass(frozen=True)
+class DeployedCluster:
+    """The stack's own AKS cluster as it runs (read at plan time)."""
+
+    name: str
+    # currentKubernetesVersion ("1.35.7"), else kubernetesVersion.
+    kubernetes_version: str
+    entra_id: bool
+    # The agent pools that exist, by name, with what AKS fixed when it created them.
+    pools: Mapping[str, FixedAtCreation] = field(default_factory=dict)
+
+
+def kept(pools: Mapping[str, FixedAtCreation], name: str, wanted: FixedAtCreation) -> bool:
+    """Whether the pool exists and stays (is not replaced): then gpufleet sends it no `count`,
+    and AKS keeps the node count the autoscaler chose. A pool about to be created, or created
+    anew by a replacement, gets one (AKS starts the pool at it)."""
+    return pools.get(name) == wanted
+
+
+def deployed_problems(deployed: DeployedCluster, cluster: ClusterConfig) -> list[Problem]:
+    problems = []
+    running = minor_of(deployed.kubernetes_version)
+    wanted = minor_of(cluster.kubernetes_version)
+    if running and wanted and running != wanted:
+        (old_major, old_minor), (new_major, new_minor) = (
+            tuple(int(part) for part in v.split(".")) for v in (running, wanted)
+        )
+        if (new_major, new_minor) < (old_major, old_minor):
+            problems.append(
+                Problem(
+                    "cluster.kubernetesVersion",
+                    f"is older than the {running} cluster {deployed.name} runs "
+                    f"({deployed.kubernetes_version}), and AKS can't downgrade a cluster; keep "
+                    f"{running} (an older minor needs a new cluster, in a new stack)",
+                    cluster.kubernetes_version,
+                )
+            )
+        elif new_major == old_major and new_minor > old_minor + 1:
+            problems.append(
+                Problem(
+                    "cluster.kubernetesVersion",
+                    f"skips minors: cluster {deployed.name} runs {deployed.kubernetes_version} "
+                    "and AKS upgrades a non-LTS cluster one minor at a time; set "
+                    f"{old_major}.{old_minor + 1}, run `pulumi up`, then the next minor",
+                    cluster.kubernetes_version,
+                )
+            )
+    if deployed.entra_id and cluster_options(cluster).authentication != "entra-id":
+        problems.append(
+            Problem(
+                "cluster.azure.authentication",
+                f"cluster {deployed.name} has Microsoft Entra ID, which AKS can't turn off "
+                "after it is enabled; keep entra-id (a cluster with local accounts only is a "
+                "new cluster, in a new stack)",
+                cluster_options(cluster).authentication,
+            )
+        )
+    return problems
+
+
+class DeployedClusterError(ConfigError):
+    """A change AKS would refuse, found on the running cluster before anything is sent."""
+
+    def __init__(self, cluster_name: str, problems: list[Problem]) -> None:
+        self.cluster_name = cluster_name
+        super().__init__(problems)
+
+    def render(self) -> str:
+        lines = [
+            f"cluster {self.cluster_name} exists, and AKS would refuse this change "
+            f"({len(self.problems)} problem(s)):"
+        ]
+        lines += [f"  - {p}" for p in self.problems]
+        return "\n".join(lines)
