@@ -56,6 +56,7 @@ def facts_of(found: Any) -> GkeClusterFacts:
         *(getattr(policy, "daily_maintenance_windows", None) or []),
     ]
     return GkeClusterFacts(
+        cluster_id=found.id,
         name=found.name,
         location=found.location,
         master_version=found.master_version or "",
@@ -115,6 +116,8 @@ class AdoptedGkeCluster(pulumi.ComponentResource):
         self.k8s_provider = k8s.Provider(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
+            # The cluster, not its endpoint: see components/gcp/cluster.py.
+            cluster_identifier=facts.cluster_id,
             enable_server_side_apply=True,
             opts=pulumi.ResourceOptions(parent=self),
         )

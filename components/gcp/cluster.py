@@ -204,6 +204,10 @@ class GkeCluster(pulumi.ComponentResource):
         self.k8s_provider = k8s.Provider(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
+            # The cluster, not its endpoint, is the provider's identity: a new endpoint or CA
+            # (dns <-> ip, a credential rotation) updates the provider instead of replacing it
+            # and everything it manages (pulumi-kubernetes DiffConfig; review gke-2.md N1).
+            cluster_identifier=self.cluster.id,
             enable_server_side_apply=True,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_pool]),
         )

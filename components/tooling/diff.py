@@ -53,6 +53,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
+from components.model.catalog.provider_changes import KUBERNETES_PROVIDER
 from components.tooling.diff_model import (
     ABSENT,
     SECRET,
@@ -74,6 +75,7 @@ from components.tooling.diff_paths import (
     same,
     walk,
 )
+from components.tooling.diff_providers import kubernetes_provider_verdict, with_managed_replacements
 from components.tooling.diff_render import render_markdown, render_text
 from components.tooling.diff_verdicts import in_place_refusals, same_name_refusal, verdict_note
 
@@ -273,6 +275,11 @@ def _diff_resource(old: Mapping[str, Any], new: Mapping[str, Any]) -> ResourceCh
     changes.extend(PropertyChange(format_path(p), a, b) for p, a, b in option_changes)
 
     triggers = replacement_triggers(type_token, old_inputs, new_inputs, new_options)
+    notes: list[str] = []
+    if type_token == KUBERNETES_PROVIDER:
+        paths, shown, notes = kubernetes_provider_verdict(old, new)
+        triggers += paths
+        changes.extend(shown)
 
     for key in ("provider", "parent"):
         old_value, new_value = old.get(key), new.get(key)
@@ -300,7 +307,7 @@ def _diff_resource(old: Mapping[str, Any], new: Mapping[str, Any]) -> ResourceCh
         changes = [PropertyChange(format_path(p) or "inputs", a, b) for p, a, b in ignored]
     if not changes:
         return None
-    notes = (
+    nodes = (
         ()
         if triggers
         else node_notes(type_token, old_inputs, new_inputs, [path for path, _, _ in raw])
@@ -313,7 +320,8 @@ def _diff_resource(old: Mapping[str, Any], new: Mapping[str, Any]) -> ResourceCh
         replace_paths=tuple(triggers),
         refusals=tuple(refusals),
         downtime=verdict_note(type_token) if triggers else "",
-        node_notes=notes,
+        node_notes=nodes,
+        notes=tuple(notes),
     )
 
 
@@ -350,10 +358,14 @@ def diff_plans(old: Mapping[str, Any], new: Mapping[str, Any]) -> PlanDiff:
         key=_sort_key,
     )
     changed = sorted(
-        (
-            change
-            for urn in old_index.keys() & new_index.keys()
-            if (change := _diff_resource(old_index[urn], new_index[urn])) is not None
+        with_managed_replacements(
+            (
+                change
+                for urn in old_index.keys() & new_index.keys()
+                if (change := _diff_resource(old_index[urn], new_index[urn])) is not None
+            ),
+            old_index,
+            new_index,
         ),
         key=_sort_key,
     )

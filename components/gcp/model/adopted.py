@@ -25,6 +25,8 @@ from components.model.schema import ClusterConfig
 class GkeClusterFacts:
     """What gpufleet reads of the looked-up cluster (`gcp.container.get_cluster`)."""
 
+    # projects/P/locations/L/clusters/N: the Kubernetes provider's identity.
+    cluster_id: str
     name: str
     location: str
     master_version: str

@@ -131,6 +131,7 @@ DOWNTIME: Final[Mapping[str, str]] = MappingProxyType(
         "aws:eks/nodeGroup:NodeGroup": "every node of this group and the pods on it",
         "aws:eks/cluster:Cluster": "the whole cluster and every workload on it",
         "aws:autoscaling/group:Group": "every instance of this group and the pods on it",
+        "pulumi:providers:kubernetes": "every Kubernetes resource it manages, replaced with it",
     }
 )
 

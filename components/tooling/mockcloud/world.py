@@ -21,6 +21,10 @@ class World:
     oidc_provider: bool = True
     # EKS: Auto Mode's compute enabled on the cluster.
     auto_mode: bool = False
+    # Every cluster, created or adopted, presents another API endpoint and CA (a credential
+    # rotation, GKE's move between its IP and DNS endpoints): what each mock cloud lists in its
+    # ROTATED table is answered rotated.
+    endpoint_rotated: bool = False
 
 
 class NotFound(Exception):
