@@ -31,6 +31,8 @@ from components.model.schema import ClusterConfig
 @dataclass(frozen=True)
 class AdoptedGkeClusterArgs:
     config: ClusterConfig
+    # The GPU pools gpufleet adds (GKE refuses a name the cluster already has).
+    pool_names: tuple[str, ...] = ()
 
 
 def look_up(config: ClusterConfig) -> GkeClusterFacts:
@@ -66,6 +68,11 @@ def facts_of(found: Any) -> GkeClusterFacts:
         dns_endpoint=dns.endpoint if dns is not None and dns.allow_external_traffic else None,
         ip_endpoint=found.endpoint or "",
         ca_certificate=getattr(_first(found.master_auths), "cluster_ca_certificate", "") or "",
+        autopilot=bool(found.enable_autopilot),
+        node_pools={
+            pool.name: dict(getattr(_first(pool.node_configs), "labels", None) or {})
+            for pool in found.node_pools or []
+        },
     )
 
 
@@ -90,7 +97,11 @@ class AdoptedGkeCluster(pulumi.ComponentResource):
     ) -> None:
         cfg = args.config
         facts = look_up(cfg)
-        stop_unless_adoptable(cfg.name, adoption_problems(facts, cfg), adoption_warnings(facts))
+        stop_unless_adoptable(
+            cfg.name,
+            adoption_problems(facts, cfg, args.pool_names),
+            adoption_warnings(facts, cfg),
+        )
         super().__init__("gpufleet:gcp:AdoptedCluster", name, None, opts)
         self.facts = facts
         project = cluster_options(cfg).project

@@ -41,7 +41,12 @@ def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterH
 
 def _adopt_cluster(config: StackConfig) -> ClusterHandle:
     """A cluster that exists: looked up, with gpufleet's node identity and provider only."""
-    cluster = AdoptedGkeCluster(config.cluster.name, AdoptedGkeClusterArgs(config=config.cluster))
+    cluster = AdoptedGkeCluster(
+        config.cluster.name,
+        AdoptedGkeClusterArgs(
+            config=config.cluster, pool_names=tuple(pool.name for pool in config.gpu_pools)
+        ),
+    )
     facts = cluster.facts
     project = cluster_options(config.cluster).project
     return ClusterHandle.of(

@@ -102,6 +102,14 @@ def _get_cluster(args: Mapping[str, Any], world: World) -> dict[str, Any]:
             [{"workloadPool": f"{project}.svc.id.goog"}] if world.workload_identity else []
         ),
         "releaseChannels": [{"channel": "REGULAR"}],
+        "enableAutopilot": world.autopilot,
+        "nodePools": [
+            *({"name": pool, "nodeConfigs": [{"labels": {}}]} for pool in world.node_pools),
+            *(
+                {"name": pool, "nodeConfigs": [{"labels": {"gpufleet.io/pool": pool}}]}
+                for pool in world.gpufleet_pools
+            ),
+        ],
         "maintenancePolicies": (
             [{"recurringWindows": [window], "dailyMaintenanceWindows": []}]
             if world.maintenance_window

@@ -21,6 +21,11 @@ class World:
     oidc_provider: bool = True
     # EKS: Auto Mode's compute enabled on the cluster.
     auto_mode: bool = False
+    # GKE: an Autopilot cluster; the owner's node pools, and pools gpufleet created in an
+    # earlier `up` (their nodes carry gpufleet.io/pool).
+    autopilot: bool = False
+    node_pools: tuple[str, ...] = ("default-pool",)
+    gpufleet_pools: tuple[str, ...] = ()
     # Every cluster, created or adopted, presents another API endpoint and CA (a credential
     # rotation, GKE's move between its IP and DNS endpoints): what each mock cloud lists in its
     # ROTATED table is answered rotated.
