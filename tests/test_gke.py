@@ -102,7 +102,8 @@ def test_allocatable_reports_shared_and_partitioned_capacity() -> None:
     # then GKE's device plugin DaemonSet takes 50m, 100Mi and one of the 110 pods.
     assert {k: v for k, v in dev["t4"]["allocatablePerNode"].items() if k != "nvidia.com/gpu"} == {
         "cpu": "7860m",
-        "memory": "26997Mi",  # floor(30720 - 1024 - 819.2 - 819.2 - 860.16 - 100) - 100
+        # floor(30720 - 613.76 kernel - 1024 - 819.2 - 819.2 - 860.16 - 100) - 100
+        "memory": "26383Mi",
         "pods": "109",
     }
 
@@ -362,3 +363,38 @@ def test_a_gke_window_too_short_for_gkes_48_hours_is_refused() -> None:
     (problem,) = [str(p) for p in caught.value.problems]
     assert problem.startswith("cluster.maintenance.durationHours: GKE needs 48 hours")
     assert problem.endswith("(got 8)")
+
+
+def test_mps_takes_several_shares_on_a_one_gpu_node_but_not_on_a_multi_gpu_node() -> None:
+    """GKE's device plugin refuses a container more than one shared GPU under time-sharing, and
+    under MPS only on multi-GPU nodes; on a one-GPU MPS node it scales the thread and memory
+    limits to the shares asked for (container-engine-accelerators gpusharing.go ValidateRequest,
+    manager.go Envs; review gke-2.md N8)."""
+    from components.tooling.fit import fit_check
+    from components.tooling.pool_views import pool_checks
+
+    raw = load_stack("gcp-dev").gpufleet
+    l4 = {**raw["gpuPools"][0], "sharing": {"strategy": "mps", "maxSharedClientsPerGpu": 4}}
+    t4 = {
+        **raw["gpuPools"][1],
+        "name": "t4-mps",
+        "gpusPerNode": 4,
+        "machineType": "n1-standard-16",
+        "sharing": {"strategy": "mps", "maxSharedClientsPerGpu": 2},
+    }
+    timeshared = {**raw["gpuPools"][0], "name": "l4-ts"}
+    config = parse_config({**raw, "gpuPools": [l4, t4, timeshared]})
+    checks = {check.name: check for check in pool_checks(config, None)}
+    for pool, fits in (("l4-spot", True), ("t4-mps", False), ("l4-ts", False)):
+        spec = next(s for s in resolve_pools(config) if s.name == pool)
+        pod = {
+            **spec.pod_scheduling,
+            "containers": [
+                {"name": "cuda", "resources": {"limits": {"nvidia.com/gpu": 2}}},
+            ],
+        }
+        pod.pop("resources")
+        verdict = fit_check(pod, checks[pool])
+        assert verdict.fits is fits, (pool, verdict.reasons)
+        if not fits:
+            assert any("at most 1 shared GPU" in reason for reason in verdict.reasons)

@@ -74,6 +74,9 @@ class Cloud(ABC):
     # The keys of this cloud's `cluster.<name>` that still mean something on an adopted cluster
     # (field names); the others set up a cluster gpufleet creates and are refused there.
     adopted_cluster_keys: ClassVar[tuple[str, ...]] = ()
+    # The cloud's own per-node agents whose requests no source gives: a GPU pool's
+    # allocatablePerNode is an upper bound by their requests (said by `plan` and `fit`).
+    uncounted_daemonsets: ClassVar[tuple[str, ...]] = ()
 
     def adopted(self, cluster: ClusterConfig | None) -> bool:
         """Whether this stack adds GPU pools to a cluster it looks up rather than creates."""

@@ -95,6 +95,9 @@ class Gcp(ManagedCloud):
     adopts_clusters = True
     # The project the existing cluster is in (the lookup and the pools' provider use it).
     adopted_cluster_keys = ("project",)
+    # GKE's own DaemonSets on every node, whose requests no source read gives
+    # (components/gcp/model/daemonsets.py; review gke-2.md N3).
+    uncounted_daemonsets = ("kube-proxy", "fluentbit-gke", "gke-metrics-agent", "pdcsi-node")
     gpu_taint = ("nvidia.com/gpu", "present")
     default_system_machine = "e2-standard-4"
     system_machine_shapes: ClassVar[Mapping[str, tuple[int, float]]] = {
