@@ -77,7 +77,12 @@ from components.tooling.diff_paths import (
 )
 from components.tooling.diff_providers import kubernetes_provider_verdict, with_managed_replacements
 from components.tooling.diff_render import render_markdown, render_text
-from components.tooling.diff_verdicts import in_place_refusals, same_name_refusal, verdict_note
+from components.tooling.diff_verdicts import (
+    in_place_refusals,
+    replacement_notes,
+    same_name_refusal,
+    verdict_note,
+)
 
 __all__ = [
     "ABSENT",
@@ -298,6 +303,7 @@ def _diff_resource(old: Mapping[str, Any], new: Mapping[str, Any]) -> ResourceCh
 
     refusals = in_place_refusals(type_token, old_inputs, program_inputs, triggers)
     if triggers:
+        notes += replacement_notes(type_token, old_inputs, new_inputs)
         same_name = same_name_refusal(type_token, old_inputs, new_inputs, new_options)
         refusals += [same_name] if same_name else []
     if not changes and refusals:

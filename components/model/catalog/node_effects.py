@@ -44,11 +44,15 @@ class NodeEffect:
 
 
 # --- GKE --------------------------------------------------------------------------------------
+# Update paths: terraform-provider-google @e03b7622 google/services/container/node_config.go
+# nodePoolNodeConfigUpdate (each a NodePools.Update call; the node pool is kept) and
+# resource_container_node_pool.go (autoscaling, management, upgrade settings, locations, version).
 
 _GKE_RECREATE_SOURCE = (
     "GKE docs, how-to/node-pools 'Change a node pool's machine attributes' (machine type, disk "
     "type and size: GKE recreates the nodes with the pool's upgrade strategy); "
-    "terraform-provider-google 5.10 made them updatable (magic-modules PR 9575)"
+    "terraform-provider-google 5.10 made them updatable (magic-modules PR 9575; node_config.go "
+    "UpdateNodePool with MachineType, DiskSizeGb, DiskType)"
 )
 _GKE_RECREATES = (
     "GKE recreates every node of the pool with the pool's upgrade strategy (gpufleet's GPU "
@@ -71,17 +75,38 @@ _GKE_NODE_POOL: Final[tuple[NodeEffect, ...]] = (
         "nodeConfig.labels",
         "in-place",
         "GKE applies the new Kubernetes labels to the running nodes without recreating them",
-        "GKE docs, how-to/update-existing-nodepools (node labels are updated without node "
-        "recreation)",
+        "GKE docs, how-to/creating-managing-labels ('use the GKE API to edit Kubernetes labels "
+        "on your nodes ... with a cluster update') and how-to/update-existing-nodepools; "
+        "node_config.go updates `labels` through NodePools.Update",
     ),
     NodeEffect(
         'nodeConfig.labels["nvidia.com/mig.config"]',
         "rolls",
-        "the GPU Operator's MIG manager re-partitions the GPUs of every running node of the "
-        "pool and reboots it (WITH_REBOOT=true on GKE), under the pods running there",
-        "NVIDIA cloud-native-docs gpu-operator/google-gke.rst and gpu-operator/gpu-operator-mig"
-        ".rst (the mig-manager applies nvidia.com/mig.config on a running node); GKE applies "
-        "the pool's label to its running nodes (how-to/update-existing-nodepools)",
+        "the GPU Operator's MIG manager stops the GPU pods of every running node of the pool, "
+        "re-partitions its GPUs and reboots it (WITH_REBOOT=true on GKE), under the pods "
+        "running there",
+        "NVIDIA cloud-native-docs @52dcb7b8 gpu-operator/gpu-operator-mig.rst (a changed "
+        "nvidia.com/mig.config label: 'MIG Manager first stops all GPU pods', reboots with "
+        "WITH_REBOOT) and google-gke.rst (WITH_REBOOT on GKE); GKE applies the pool's label to "
+        "its running nodes (labels entry above)",
+    ),
+    NodeEffect(
+        "nodeConfig.gcfsConfig",
+        "rolls",
+        "GKE recreates every node of the pool with the pool's upgrade strategy to turn image "
+        "streaming on or off (medium confidence: GKE's list of node-pool changes that recreate "
+        "nodes was not read first-hand; the conservative reading), draining each one first",
+        "node_config.go updates `gcfs_config` through NodePools.Update (ForceNew removed in "
+        "terraform-provider-google #19365, magic-modules #11553); GKE docs how-to/image-streaming "
+        "('Enable Image streaming on node pools') and concepts/managing-clusters (node-level "
+        "configuration changes recreate nodes)",
+    ),
+    NodeEffect(
+        "ignoreNodeCountChanges",
+        "none",
+        "running nodes stay; the provider only stops reading the instance groups' node count",
+        "terraform-provider-google resource_container_node_pool.go ignore_node_count_changes "
+        "(a provider-side setting: no GKE API call)",
     ),
     NodeEffect(
         "nodeConfig.taints",
