@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import yaml
 
 from components.model.catalog import index as gpus
 from components.model.config import parse_config
@@ -132,14 +133,16 @@ def test_cluster_is_private_vpc_native_with_workload_identity(stack: str) -> Non
     assert inputs["ipAllocationPolicy"]["clusterSecondaryRangeName"]
     assert inputs["workloadIdentityConfig"]["workloadPool"].endswith(".svc.id.goog")
     assert inputs["removeDefaultNodePool"] is True
-    assert inputs["releaseChannel"]["channel"] in ("RAPID", "REGULAR", "STABLE")
+    assert inputs["releaseChannel"]["channel"] in ("RAPID", "REGULAR", "STABLE", "EXTENDED")
     config = parse_config(load_stack(stack).gpufleet)
     assert cluster.protect is config.cluster.protect
     assert inputs["deletionProtection"] is config.cluster.protect
-    # Idle GPU nodes go sooner; node auto-provisioning never adds pools gpufleet did not plan.
+    # GKE's default profile unless the stack asks for another (GKE does not recommend
+    # OPTIMIZE_UTILIZATION for serving); node auto-provisioning never adds pools gpufleet did
+    # not plan.
     assert inputs["clusterAutoscaling"] == {
         "enabled": False,
-        "autoscalingProfile": "OPTIMIZE_UTILIZATION",
+        "autoscalingProfile": "BALANCED",
     }
 
 
@@ -295,20 +298,52 @@ def test_mps_pools_tell_pods_to_share_the_hosts_ipc_namespace() -> None:
         assert pods and all(pod.get("hostIPC") is host_ipc for pod in pods)
 
 
-def test_operator_pools_get_googles_driver_installer_pinned_by_commit() -> None:
-    # INSTALLATION_DISABLED pools and the operator's driver off: without Google's installer no
-    # GPU would ever appear (review gke.md S2-1).
+def test_operator_pools_get_googles_driver_installer_from_the_program() -> None:
+    """INSTALLATION_DISABLED pools and the operator's driver off: without Google's installer no
+    GPU would ever appear (review gke.md S2-1). The manifest is vendored, pinned by commit and
+    sent inline: no preview downloads it (review gke-2.md N7)."""
+    import hashlib
+
     from components.gcp.model import driver_installer
 
     plan = plan_of("gcp-dev", {"gpufleet:gpuSoftware": {"mode": "gpu-operator"}})
-    (manifest,) = plan.of_type("kubernetes:yaml/v2:ConfigFile")
-    url = manifest.inputs["file"]
-    assert url == driver_installer.MANIFEST_URL
-    commit = url.split("/")[5]
-    assert len(commit) == 40 and all(c in "0123456789abcdef" for c in commit)  # not a branch
-    assert url.endswith("/nvidia-driver-installer/cos/daemonset-preloaded.yaml")
+    assert plan.of_type("kubernetes:yaml/v2:ConfigFile") == []
+    (group,) = plan.of_type("kubernetes:yaml/v2:ConfigGroup")
+    assert set(group.inputs) == {"yaml"}
+    (daemonset,) = yaml.safe_load_all(group.inputs["yaml"])
+    assert daemonset["kind"] == "DaemonSet"
+    assert (daemonset["metadata"]["namespace"], daemonset["metadata"]["name"]) == (
+        "kube-system",
+        "gpufleet-nvidia-driver-installer",
+    )
+    vendored = driver_installer.VENDORED.read_bytes()
+    assert hashlib.sha256(vendored).hexdigest() == driver_installer.VENDORED_SHA256
+    assert b"Licensed under the Apache License, Version 2.0" in vendored
+    assert len(driver_installer.COMMIT) == 40  # a commit, not a branch
     # GKE-managed drivers need no installer.
-    assert plan_of("gcp-dev").of_type("kubernetes:yaml/v2:ConfigFile") == []
+    assert plan_of("gcp-dev").of_type("kubernetes:yaml/v2:ConfigGroup") == []
+
+
+def test_the_installer_lands_only_on_the_stacks_gpu_pools() -> None:
+    """Google's selection (a GPU node without GKE's driver label) plus gpufleet.io/pool: another
+    team's GPU nodes on an adopted cluster are left alone (review gke-2.md N7)."""
+    from components.tooling.scheduling import NodeTemplate
+    from components.tooling.scheduling.node_affinity import label_reasons
+
+    plan = plan_of("gcp-existing", {"gpufleet:gpuSoftware": {"mode": "gpu-operator"}})
+    (group,) = plan.of_type("kubernetes:yaml/v2:ConfigGroup")
+    pod = yaml.safe_load(group.inputs["yaml"])["spec"]["template"]["spec"]
+    for pool in plan.outputs["gpuPools"]:
+        node = NodeTemplate(pool=pool["name"], labels=pool["nodeLabels"])
+        assert label_reasons(pod, node) == [], pool["name"]
+    owners = NodeTemplate(
+        pool="owners-gpus",
+        labels={
+            "cloud.google.com/gke-accelerator": "nvidia-l4",
+            "cloud.google.com/gke-nodepool": "owners-gpus",
+        },
+    )
+    assert label_reasons(pod, owners)
 
 
 def test_the_installer_reaches_operator_pools_and_skips_gke_managed_ones() -> None:

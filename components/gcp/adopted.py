@@ -22,7 +22,7 @@ from components.gcp.model.adopted import (
     adoption_warnings,
 )
 from components.gcp.model.config import cluster_options
-from components.gcp.node_identity import node_service_account
+from components.gcp.node_identity import node_identity
 from components.kubernetes.cluster import stop_unless_adoptable
 from components.model.adoption import AdoptionError
 from components.model.schema import ClusterConfig
@@ -85,7 +85,7 @@ class AdoptedGkeCluster(pulumi.ComponentResource):
 
     facts: GkeClusterFacts
     gcp_provider: gcp.Provider
-    node_service_account: pulumi.Output[str]
+    node_service_account: pulumi.Input[str]
     node_roles: list[gcp.projects.IAMMember]
     server: str
     certificate_authority: str
@@ -113,8 +113,15 @@ class AdoptedGkeCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
         )
         child = pulumi.ResourceOptions(parent=self, provider=self.gcp_provider)
-        account, self.node_roles = node_service_account(name, cfg.name, project, child)
-        self.node_service_account = account.email
+        identity = node_identity(
+            name,
+            cfg.name,
+            project,
+            cfg.region or "",
+            cluster_options(cfg).node_service_account,
+            child,
+        )
+        self.node_service_account, self.node_roles = identity.email, identity.grants
         if facts.dns_endpoint:
             # The DNS endpoint presents a publicly trusted certificate: no CA data.
             self.server, self.certificate_authority = f"https://{facts.dns_endpoint}", ""

@@ -118,6 +118,10 @@ class Cloud(ABC):
         """This cloud's cluster rules, after the shared name, version, region and zone checks."""
         return []
 
+    def cluster_warnings(self, cluster: ClusterConfig) -> list[str]:
+        """What gpufleet cannot check about the cluster's settings and the user must (said)."""
+        return []
+
     def node_allocatable(
         self, machine: str, vcpus: int, memory_gib: float, disk_size_gb: int
     ) -> NodeAllocatable | None:

@@ -135,6 +135,7 @@ def check_cluster(
                     cluster.region, cluster.zones or [], "cluster.zones"
                 )
     problems += cloud.check_cluster(cluster)
+    warnings += cloud.cluster_warnings(cluster)
     if not re.fullmatch(r"([01][0-9]|2[0-3]):[0-5][0-9]", cluster.maintenance.start_time):
         problems.append(
             Problem(
