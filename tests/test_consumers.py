@@ -358,8 +358,9 @@ def test_pod_fragment_names_the_pool_and_the_kubernetes_doc(
 # --------------------------------------------------------------------------- FiftyOne
 
 # Keys of a delegated-operator entry this output uses, as the chart 2.22.1 values.yaml has them
-# under delegatedOperatorJobTemplates.template / delegatedOperatorDeployments.template.
-FIFTYONE_ENTRY_KEYS = {"nodeSelector", "tolerations", "resources", "env"}
+# under delegatedOperatorJobTemplates.template / delegatedOperatorDeployments.template
+# (podAnnotations: values.yaml lines 787 and 988 at tag fiftyone-teams-app-2.22.1).
+FIFTYONE_ENTRY_KEYS = {"nodeSelector", "tolerations", "resources", "env", "podAnnotations"}
 
 
 def test_fiftyone_defaults_to_on_demand_job_templates_only(
@@ -519,6 +520,7 @@ FLYTE_K8S_KEYS = {
     "interruptible-tolerations",
     "interruptible-node-selector-requirement",
     "non-interruptible-node-selector-requirement",
+    "default-annotations",
 }
 
 
