@@ -173,3 +173,35 @@ def test_gpu_pools_stream_their_images_and_a_pool_may_turn_it_off() -> None:
     }
     assert pools["l4-spot"].inputs["nodeConfig"]["gcfsConfig"] == {"enabled": False}
     assert "nodeConfig.gcfsConfig" not in pools["l4-spot"].ignore_changes
+
+
+def _pool_problems(pool: dict[str, Any], software: str = "auto") -> list[str]:
+    raw = {**load_stack("gcp-dev").gpufleet, "gpuPools": [pool]}
+    raw["gpuSoftware"] = {"mode": software}
+    try:
+        parse_config(raw)
+    except ConfigError as error:
+        return [str(problem) for problem in error.problems]
+    return []
+
+
+def test_gkes_mps_takes_every_tesla_and_one_client_shares_nothing() -> None:
+    """GKE runs MPS on every Tesla type, P4 and P100 included; NVIDIA's software (the GPU
+    Operator) keeps the catalog's rule. One client per GPU is refused (review gke.md S5)."""
+    p4 = {
+        "name": "p4",
+        "accelerator": "p4",
+        "zones": ["us-central1-c"],
+        "sharing": {"strategy": "mps", "maxSharedClientsPerGpu": 4},
+    }
+    assert _pool_problems(p4) == []
+    assert any("p4 supports time-sharing" in p for p in _pool_problems(p4, "gpu-operator"))
+    one = {
+        **p4,
+        "accelerator": "t4",
+        "sharing": {"strategy": "time-sharing", "maxSharedClientsPerGpu": 1},
+    }
+    assert _pool_problems(one) == [
+        "gpuPools[0].sharing.maxSharedClientsPerGpu: must be at least 2 on GKE (1 shares "
+        "nothing: drop `sharing`) (got 1)"
+    ]

@@ -118,6 +118,10 @@ class Cloud(ABC):
         """This cloud's cluster rules, after the shared name, version, region and zone checks."""
         return []
 
+    def sharing_strategies(self, model: GpuModel, mode: SoftwareMode) -> tuple[str, ...]:
+        """The sharing strategies a pool of this GPU model may use here."""
+        return model.sharing
+
     def cluster_warnings(self, cluster: ClusterConfig) -> list[str]:
         """What gpufleet cannot check about the cluster's settings and the user must (said)."""
         return []

@@ -203,7 +203,8 @@ def check_pool(
     if cloud is not None and cluster is not None:
         problems += cloud.check_pool(cluster, mode, pool, path, warnings)
     if pool.sharing is not None:
-        problems += _check_sharing(pool, model, path)
+        strategies = cloud.sharing_strategies(model, mode) if cloud is not None else model.sharing
+        problems += _check_sharing(pool, model, path, strategies)
     if pool.mig_partition_size is not None:
         problems += _check_mig(cloud, mode, pool, model, path)
     return problems
@@ -240,7 +241,9 @@ def _check_labels_and_taints(pool: GpuPoolConfig, path: str) -> list[Problem]:
     return problems
 
 
-def _check_sharing(pool: GpuPoolConfig, model: gpus.GpuModel, path: str) -> list[Problem]:
+def _check_sharing(
+    pool: GpuPoolConfig, model: gpus.GpuModel, path: str, strategies: Sequence[str]
+) -> list[Problem]:
     assert pool.sharing is not None
     problems = []
     if pool.mig_partition_size is not None:
@@ -251,11 +254,11 @@ def _check_sharing(pool: GpuPoolConfig, model: gpus.GpuModel, path: str) -> list
                 has_value=False,
             )
         )
-    if pool.sharing.strategy not in model.sharing:
+    if pool.sharing.strategy not in strategies:
         problems.append(
             Problem(
                 f"{path}.sharing.strategy",
-                f"{model.name} supports {', '.join(model.sharing)}",
+                f"{model.name} supports {', '.join(strategies)}",
                 pool.sharing.strategy,
             )
         )

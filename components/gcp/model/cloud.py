@@ -16,7 +16,7 @@ from components.gcp.model import daemonsets as gke_daemonsets
 from components.gcp.model import gpu_zones, system_machines, version_rules, versions
 from components.gcp.model.catalog import CATALOG
 from components.model.allocatable import NodeAllocatable
-from components.model.catalog.gpus import MachineType
+from components.model.catalog.gpus import GpuModel, MachineType
 from components.model.cloud import NameRule
 from components.model.daemonsets import NodeDaemonSet
 from components.model.lifecycle import Assessment
@@ -264,6 +264,16 @@ class Gcp(ManagedCloud):
     ) -> list[Problem]:
         """Reservation-only machines need a reservation or Spot; reservations have GCE names."""
         problems = self._zone_offers(cluster, pool, path)
+        if pool.sharing is not None and pool.sharing.max_shared_clients_per_gpu == 1:
+            # One client per GPU shares nothing; GKE documents 2-48 (GPU sharing in
+            # ComputeClasses; review gke.md S5).
+            problems.append(
+                Problem(
+                    f"{path}.sharing.maxSharedClientsPerGpu",
+                    "must be at least 2 on GKE (1 shares nothing: drop `sharing`)",
+                    1,
+                )
+            )
         reservation = gcp_config.pool_options(pool).reservation
         for machine in self.machines(pool):
             if machine.reservation_only and not pool.spot and reservation is None:
@@ -320,6 +330,13 @@ class Gcp(ManagedCloud):
 
     def sharing_via(self, mode: SoftwareMode) -> SharingVia:
         return "cloud" if mode == "cloud-managed" else "nvidia"
+
+    def sharing_strategies(self, model: GpuModel, mode: SoftwareMode) -> tuple[str, ...]:
+        # GKE's own MPS runs on "all NVIDIA Tesla GPU types" (cloud.google.com/kubernetes-engine/
+        # docs/how-to/nvidia-mps-gpus; review gke.md S5), P4 and P100 included.
+        if self.sharing_via(mode) == "cloud":
+            return ("time-sharing", "mps")
+        return model.sharing
 
     def gpu_node_facts(
         self,
