@@ -38,7 +38,9 @@ What the diff models, and what it does not:
   value becoming unknown is a change, and at a replacement path a (possible) replacement.
 * Changes under the new resource's ``options.ignoreChanges`` are dropped, as Pulumi drops them.
 * A replacement is flagged when a table path of the resource type, a path in the resource's
-  ``options.replaceOnChanges``, or its explicit provider changes. Removing an input counts as a
+  ``options.replaceOnChanges``, or its explicit provider changes, and for every resource whose
+  explicit provider is replaced (a Kubernetes provider whose cluster identity or kubeconfig
+  active cluster changes) or moves it (a GCP provider's project): `diff_providers`. Removing an input counts as a
   change, which over-warns for optional+computed provider fields (the provider keeps the old
   value); better a spurious warning than a silent recreation.
 * ``dependencies`` are not compared: they follow from the inputs, which are.
