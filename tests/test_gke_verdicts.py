@@ -48,6 +48,7 @@ def test_a_project_edit_replaces_the_grants_the_account_and_the_pools() -> None:
     text = render_text(diff)
     assert 'provider.project: "platform-prod-project" -> "other-project-1"' in text
     assert "the resource is recreated in the new project" in text
+    assert "note: a new project moves the stack" in text
 
 
 def test_a_mig_layout_change_under_the_operator_rolls_the_pool() -> None:

@@ -14,6 +14,7 @@ from components.model.catalog.provider_changes import (
     KUBERNETES_ALWAYS_REPLACES,
     MANAGED_DOWNTIME,
     MOVES_MANAGED_RESOURCES,
+    MOVES_NOTE,
     moves_managed,
 )
 from components.tooling.diff_model import ABSENT, SECRET, PropertyChange, ResourceChange
@@ -98,6 +99,9 @@ def with_managed_replacements(
             old_value = lookup(old_index[change.urn].get("inputs", {}), (key,))
             new_value = lookup(new_index[change.urn].get("inputs", {}), (key,))
             if not same(old_value, new_value):
+                note = MOVES_NOTE.get(kind)
+                if note and note not in change.notes:
+                    by_urn[change.urn] = replace(change, notes=(*change.notes, note))
                 causes[change.urn] = _Cause(
                     f"provider.{key}",
                     (old_value, new_value),

@@ -63,6 +63,17 @@ MOVES_MANAGED_RESOURCES: Final[Mapping[str, Mapping[str, tuple[str, ...]]]] = Ma
 MOVES_SOURCE: Final[Mapping[str, str]] = MappingProxyType(
     {"pulumi:providers:gcp": _TPG_DEFAULT_PROJECT_SOURCE}
 )
+# Said on the provider whose input moves its resources.
+MOVES_NOTE: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "pulumi:providers:gcp": (
+            "a new project moves the stack: the resources of this provider are recreated in the "
+            "new project (those listed as replaced), and a cluster gpufleet created follows "
+            "when its new network replaces it; GPU workloads stop meanwhile. For a project "
+            "move, a new stack in the new project, with the workloads moved over, is the way"
+        ),
+    }
+)
 
 # What goes down when a provider's resources are replaced with it (the verdict line).
 MANAGED_DOWNTIME: Final[Mapping[str, str]] = MappingProxyType(
