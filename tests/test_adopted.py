@@ -272,6 +272,17 @@ REFUSALS = [
         ],
     ),
     (
+        # GKE refuses node pools on Autopilot and a pool name the cluster has (review gke-2.md
+        # N2): both said with the rest, before anything is created.
+        "gcp-existing",
+        World("1.35.2", autopilot=True, node_pools=("default-pool", "t4")),
+        [
+            "is an Autopilot cluster: GKE manages its nodes and accepts no node pools",
+            "gpuPools[1].name: cluster platform-prod already has a node pool named t4 (not "
+            "gpufleet's): GKE refuses a second one; choose another name (got 't4')",
+        ],
+    ),
+    (
         "aws-existing",
         World("1.35.2", authentication_mode="CONFIG_MAP", oidc_provider=False),
         ["authenticates with CONFIG_MAP only", "has no IAM OIDC provider", "associate-iam-oidc"],
@@ -320,6 +331,18 @@ def test_subnets_missing_in_a_zone_are_named() -> None:
         match=re.escape("cluster.aws.privateSubnetIds: the given subnets have none in us-east-1b"),
     ):
         plan_stack(load_stack("aws-existing"), eks_variant(aws={"privateSubnetIds": [given]}))
+
+
+def test_gke_pools_from_an_earlier_up_and_a_channel_upgrade_do_not_stop_the_stack() -> None:
+    """The pools gpufleet created (their nodes carry gpufleet.io/pool) are its own, not a name
+    clash; a release channel that moved the cluster to a newer minor is a warning on GKE
+    (review gke-2.md N12): the pools follow the control plane whatever the key says."""
+    world = World("1.36.2", gpufleet_pools=("l4-spot", "t4"))
+    plan = plan_stack(load_stack("gcp-existing"), world=world)
+    assert len(plan.of_type("gcp:container/nodePool:NodePool")) == 2
+    (warning,) = [w for w in plan.warnings if "newer than" in w]
+    assert "runs Kubernetes 1.36.2-gke.1047000 (REGULAR release channel)" in warning
+    assert 'set kubernetesVersion: "1.36"' in warning
 
 
 def test_warnings_name_what_the_owner_should_set() -> None:

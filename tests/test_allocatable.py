@@ -31,9 +31,56 @@ def test_cpu_tiers_gke_and_eks_share() -> None:
 def test_gke_memory_tiers_on_two_machines() -> None:
     # 150 GiB: 1 + 0.8 + 0.8 + 6.72 + 0.44 GiB = 9.76 GiB, plus 100 MiB eviction.
     assert gke.memory_reserved_bytes(150) == round(9.76 * GIB) + 100 * MIB
-    # n1-standard-8, 30 GiB: 1 + 0.8 + 0.8 + 0.84 GiB (6% of 14) + 100 MiB.
+    # n1-standard-8, 30 GiB: 1 + 0.8 + 0.8 + 0.84 GiB (6% of 14) + 100 MiB, after the
+    # kernel's 613.76 MiB (480 + 16 + 64 + 53.76).
     node = gke.node_allocatable(8, 30)
-    assert node.quantities() == {"cpu": "7910m", "memory": "27097Mi", "pods": "110"}
+    assert node.quantities() == {"cpu": "7910m", "memory": "26483Mi", "pods": "110"}
+
+
+# kubernetes/autoscaler cluster-autoscaler/cloudprovider/gce/gce_reserved_test.go
+# TestCalculateKernelReservedLinux, COS on x86: (physical memory, reserved before the
+# correction term of min(0.175 %, 248 MiB)).
+_AUTOSCALER_CASES = (
+    (256 * MIB, 4 * MIB + 16 * MIB + 8 * MIB),
+    (2 * GIB, 32 * MIB + 16 * MIB + 8 * MIB),
+    (3 * GIB, 48 * MIB + 16 * MIB + 8 * MIB),
+    (int(3.25 * GIB), 52 * MIB + 16 * MIB + 64 * MIB + 8 * MIB),
+    (4 * GIB, 64 * MIB + 16 * MIB + 64 * MIB + 8 * MIB),
+)
+
+
+@pytest.mark.parametrize(("physical", "reserved"), _AUTOSCALER_CASES)
+def test_gke_kernel_memory_is_the_autoscalers_estimate(physical: int, reserved: int) -> None:
+    correction = int(min(0.00175 * physical, 248 * MIB))
+    assert gke.kernel_reserved_bytes(physical) == reserved + correction
+
+
+def test_gke_kernel_memory_on_gpu_machines_as_the_review_measured() -> None:
+    # review gke-2.md N3: g2-standard-8 649 MiB, a2-ultragpu-8g 21.6 GiB, a4-highgpu-8g ~62 GiB.
+    assert gke.kernel_reserved_bytes(32 * GIB) // MIB == 649
+    assert round(gke.kernel_reserved_bytes(1360 * GIB) / GIB, 1) == 21.6
+    assert round(gke.kernel_reserved_bytes(3968 * GIB) / GIB) == 62
+
+
+def test_n_gke_pods_sized_to_a_node_fit_the_node_the_autoscaler_builds() -> None:
+    """`consumers` sizes each 1-GPU pod of an 8-GPU a2-ultragpu-8g to 1/8 of the node: all eight
+    (and the DaemonSets) must fit the node the autoscaler imagines at zero, which is the
+    machine less the kernel's memory, kube-reserved and eviction, or the eighth pod waits for
+    another 8-GPU node (review gke-2.md N3)."""
+    from components.model.config import parse_config
+    from components.model.pools import resolve_pools
+    from components.tooling.consumers.sizing import DAEMONSET_MEMORY_BYTES, pod_share
+
+    raw = yaml.safe_load((STACKS_DIR / "Pulumi.gcp-a100-mig.yaml").read_text())["config"]
+    config = parse_config({k.removeprefix("gpufleet:"): v for k, v in raw.items()})
+    (spec,) = [s for s in resolve_pools(config) if s.name == "a100-80-spot"]
+    share = pod_share(spec)
+    assert share is not None and share.shares == 8
+    physical = 1360 * GIB
+    autoscaler_node = physical - (
+        gke.kernel_reserved_bytes(physical) + gke.memory_reserved_bytes(1360)
+    )
+    assert 8 * share.memory_bytes + DAEMONSET_MEMORY_BYTES <= autoscaler_node
 
 
 def test_eks_reservations_follow_nodeadm_and_max_pods() -> None:
@@ -147,9 +194,9 @@ def test_a_job_the_size_of_an_n1_standard_8_does_not_fit_it(
     verdicts = _verdicts(capsys, "gcp-dev", _jobs(tmp_path, sizes), "t4")
     fits, reasons = verdicts["whole-machine"]
     assert not fits
-    # 7910m and 27097Mi allocatable, less GKE's device plugin (50m, 100Mi).
+    # 7910m and 26483Mi allocatable, less GKE's device plugin (50m, 100Mi).
     assert any("a node's allocatable less its DaemonSets is 7.86 vCPU" in r for r in reasons)
-    assert any("a node's allocatable less its DaemonSets is 26.36 GiB" in r for r in reasons)
+    assert any("a node's allocatable less its DaemonSets is 25.76 GiB" in r for r in reasons)
     assert verdicts["within-allocatable"][0], verdicts["within-allocatable"][1]
 
 
@@ -192,3 +239,20 @@ def test_fit_calls_an_aks_cpu_reservation_off_the_documented_table_an_estimate()
     assert "for 24 cores gpufleet follows the table's steps (340m reserved)" in notes["a100mig"]
     assert "estimate" not in notes["system"]  # Standard_D8s_v5: 8 cores, a row of the table
     assert aks.estimate_notes(64) == ()
+
+
+def test_fit_never_says_fits_in_the_kernels_gap(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """a2-ultragpu-8g: 1360 GiB less kube-reserved and eviction left 1324.8 GiB before the kernel
+    was counted; the node (and the autoscaler's template) has about 1303 GiB. A pod asking for
+    1310 GiB is in that gap: it must not fit (review gke-2.md N3)."""
+    sizes = {"in-the-gap": ("8", "1310Gi"), "below": ("8", "1290Gi")}
+    verdicts = _verdicts(capsys, "gcp-a100-mig", _jobs(tmp_path, sizes), "a100-80-spot")
+    fits, reasons = verdicts["in-the-gap"]
+    assert not fits
+    assert any("requests memory 1310 GiB but a node's allocatable" in r for r in reasons)
+    assert verdicts["below"][0], verdicts["below"][1]
+    # The plan and fit say the figure is an upper bound by GKE's own agents.
+    main(["fit", "gcp-a100-mig", str(tmp_path / "jobs.yaml")])
+    assert "the requests of the cloud's own DaemonSets kube-proxy" in capsys.readouterr().out

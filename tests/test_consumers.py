@@ -358,8 +358,9 @@ def test_pod_fragment_names_the_pool_and_the_kubernetes_doc(
 # --------------------------------------------------------------------------- FiftyOne
 
 # Keys of a delegated-operator entry this output uses, as the chart 2.22.1 values.yaml has them
-# under delegatedOperatorJobTemplates.template / delegatedOperatorDeployments.template.
-FIFTYONE_ENTRY_KEYS = {"nodeSelector", "tolerations", "resources", "env"}
+# under delegatedOperatorJobTemplates.template / delegatedOperatorDeployments.template
+# (podAnnotations: values.yaml lines 787 and 988 at tag fiftyone-teams-app-2.22.1).
+FIFTYONE_ENTRY_KEYS = {"nodeSelector", "tolerations", "resources", "env", "podAnnotations"}
 
 
 def test_fiftyone_defaults_to_on_demand_job_templates_only(
@@ -421,12 +422,13 @@ def test_fiftyone_values_follow_the_chart_gpu_guide(capsys: pytest.CaptureFixtur
 
 def test_fiftyone_requests_are_a_gpu_share_of_the_node(capsys: pytest.CaptureFixture[str]) -> None:
     jobs = yaml.safe_load(emitted(capsys, "gcp-dev", "fiftyone"))["delegatedOperatorJobTemplates"]
-    # g2-standard-8 (8 vCPU, 32 GiB) shared 4 ways, from GKE's allocatable (7910m, 29022Mi):
-    # (7910m - 500m DaemonSets) / 4 - 200m sidecar = 1652m -> 1600m; (29022Mi - 1 GiB) / 4
-    # - 512 MiB = 6487 MiB -> 6400Mi. n1-standard-8 (7910m, 27097Mi), one GPU: 7210m -> 7;
-    # 24.96 GiB -> 24Gi.
+    # g2-standard-8 (8 vCPU, 32 GiB) shared 4 ways, from GKE's allocatable less GKE's device
+    # plugin (7860m; 32 GiB - 649 MiB kernel - 3.6 GiB kube-reserved - 100 MiB - 100Mi =
+    # 28273Mi): (7860m - 500m DaemonSets) / 4 - 200m sidecar = 1640m -> 1600m;
+    # (28273Mi - 1 GiB) / 4 - 512 MiB = 6300 MiB -> 6Gi (steps of 256 MiB). n1-standard-8
+    # (7860m, 26383Mi), one GPU: 7360m -> 7; 24.8 GiB -> 24Gi.
     assert jobs["jobs"]["gpuL4Spot"]["resources"]["requests"]["cpu"] == "1600m"
-    assert jobs["jobs"]["gpuL4Spot"]["resources"]["requests"]["memory"] == "6400Mi"
+    assert jobs["jobs"]["gpuL4Spot"]["resources"]["requests"]["memory"] == "6Gi"
     assert jobs["jobs"]["gpuT4"]["resources"]["requests"]["cpu"] == 7
     assert jobs["jobs"]["gpuT4"]["resources"]["requests"]["memory"] == "24Gi"
 
@@ -519,6 +521,7 @@ FLYTE_K8S_KEYS = {
     "interruptible-tolerations",
     "interruptible-node-selector-requirement",
     "non-interruptible-node-selector-requirement",
+    "default-annotations",
 }
 
 

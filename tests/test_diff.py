@@ -21,6 +21,7 @@ from components.model.catalog.replacements import (
     path_matches,
     replacement_paths,
 )
+from components.tooling import diff_nodes
 from components.tooling.diff import (
     ABSENT,
     PlanDiff,
@@ -1009,7 +1010,7 @@ def test_real_plans_of_another_stack_name_compare_by_logical_identity(
 
 
 # --------------------------------------------------------------------------------------------
-# What an in-place update does to running nodes (components/model/catalog/node_effects.py)
+# What an in-place update does to running nodes (each cloud's components/<cloud>/model/node_effects.py)
 # --------------------------------------------------------------------------------------------
 
 EKS_GROUP_BASE: dict[str, Any] = {
@@ -1109,9 +1110,9 @@ def test_types_without_nodes_get_no_notes() -> None:
     assert change.node_notes == ()
 
 
-@pytest.mark.parametrize("type_token", sorted(node_effects.NODE_EFFECTS))
+@pytest.mark.parametrize("type_token", sorted(diff_nodes.NODE_EFFECTS))
 def test_node_effect_paths_parse_and_are_unique(type_token: str) -> None:
-    effects = node_effects.NODE_EFFECTS[type_token]
+    effects = diff_nodes.NODE_EFFECTS[type_token]
     # One entry per path, or one per `when` (a minor that changes, a minor kept).
     assert len({(effect.path, effect.when) for effect in effects}) == len(effects)
     for effect in effects:

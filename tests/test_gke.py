@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import yaml
 
 from components.model.catalog import index as gpus
 from components.model.config import parse_config
@@ -102,7 +103,8 @@ def test_allocatable_reports_shared_and_partitioned_capacity() -> None:
     # then GKE's device plugin DaemonSet takes 50m, 100Mi and one of the 110 pods.
     assert {k: v for k, v in dev["t4"]["allocatablePerNode"].items() if k != "nvidia.com/gpu"} == {
         "cpu": "7860m",
-        "memory": "26997Mi",  # floor(30720 - 1024 - 819.2 - 819.2 - 860.16 - 100) - 100
+        # floor(30720 - 613.76 kernel - 1024 - 819.2 - 819.2 - 860.16 - 100) - 100
+        "memory": "26383Mi",
         "pods": "109",
     }
 
@@ -131,14 +133,16 @@ def test_cluster_is_private_vpc_native_with_workload_identity(stack: str) -> Non
     assert inputs["ipAllocationPolicy"]["clusterSecondaryRangeName"]
     assert inputs["workloadIdentityConfig"]["workloadPool"].endswith(".svc.id.goog")
     assert inputs["removeDefaultNodePool"] is True
-    assert inputs["releaseChannel"]["channel"] in ("RAPID", "REGULAR", "STABLE")
+    assert inputs["releaseChannel"]["channel"] in ("RAPID", "REGULAR", "STABLE", "EXTENDED")
     config = parse_config(load_stack(stack).gpufleet)
     assert cluster.protect is config.cluster.protect
     assert inputs["deletionProtection"] is config.cluster.protect
-    # Idle GPU nodes go sooner; node auto-provisioning never adds pools gpufleet did not plan.
+    # GKE's default profile unless the stack asks for another (GKE does not recommend
+    # OPTIMIZE_UTILIZATION for serving); node auto-provisioning never adds pools gpufleet did
+    # not plan.
     assert inputs["clusterAutoscaling"] == {
         "enabled": False,
-        "autoscalingProfile": "OPTIMIZE_UTILIZATION",
+        "autoscalingProfile": "BALANCED",
     }
 
 
@@ -294,20 +298,52 @@ def test_mps_pools_tell_pods_to_share_the_hosts_ipc_namespace() -> None:
         assert pods and all(pod.get("hostIPC") is host_ipc for pod in pods)
 
 
-def test_operator_pools_get_googles_driver_installer_pinned_by_commit() -> None:
-    # INSTALLATION_DISABLED pools and the operator's driver off: without Google's installer no
-    # GPU would ever appear (review gke.md S2-1).
+def test_operator_pools_get_googles_driver_installer_from_the_program() -> None:
+    """INSTALLATION_DISABLED pools and the operator's driver off: without Google's installer no
+    GPU would ever appear (review gke.md S2-1). The manifest is vendored, pinned by commit and
+    sent inline: no preview downloads it (review gke-2.md N7)."""
+    import hashlib
+
     from components.gcp.model import driver_installer
 
     plan = plan_of("gcp-dev", {"gpufleet:gpuSoftware": {"mode": "gpu-operator"}})
-    (manifest,) = plan.of_type("kubernetes:yaml/v2:ConfigFile")
-    url = manifest.inputs["file"]
-    assert url == driver_installer.MANIFEST_URL
-    commit = url.split("/")[5]
-    assert len(commit) == 40 and all(c in "0123456789abcdef" for c in commit)  # not a branch
-    assert url.endswith("/nvidia-driver-installer/cos/daemonset-preloaded.yaml")
+    assert plan.of_type("kubernetes:yaml/v2:ConfigFile") == []
+    (group,) = plan.of_type("kubernetes:yaml/v2:ConfigGroup")
+    assert set(group.inputs) == {"yaml"}
+    (daemonset,) = yaml.safe_load_all(group.inputs["yaml"])
+    assert daemonset["kind"] == "DaemonSet"
+    assert (daemonset["metadata"]["namespace"], daemonset["metadata"]["name"]) == (
+        "kube-system",
+        "gpufleet-nvidia-driver-installer",
+    )
+    vendored = driver_installer.VENDORED.read_bytes()
+    assert hashlib.sha256(vendored).hexdigest() == driver_installer.VENDORED_SHA256
+    assert b"Licensed under the Apache License, Version 2.0" in vendored
+    assert len(driver_installer.COMMIT) == 40  # a commit, not a branch
     # GKE-managed drivers need no installer.
-    assert plan_of("gcp-dev").of_type("kubernetes:yaml/v2:ConfigFile") == []
+    assert plan_of("gcp-dev").of_type("kubernetes:yaml/v2:ConfigGroup") == []
+
+
+def test_the_installer_lands_only_on_the_stacks_gpu_pools() -> None:
+    """Google's selection (a GPU node without GKE's driver label) plus gpufleet.io/pool: another
+    team's GPU nodes on an adopted cluster are left alone (review gke-2.md N7)."""
+    from components.tooling.scheduling import NodeTemplate
+    from components.tooling.scheduling.node_affinity import label_reasons
+
+    plan = plan_of("gcp-existing", {"gpufleet:gpuSoftware": {"mode": "gpu-operator"}})
+    (group,) = plan.of_type("kubernetes:yaml/v2:ConfigGroup")
+    pod = yaml.safe_load(group.inputs["yaml"])["spec"]["template"]["spec"]
+    for pool in plan.outputs["gpuPools"]:
+        node = NodeTemplate(pool=pool["name"], labels=pool["nodeLabels"])
+        assert label_reasons(pod, node) == [], pool["name"]
+    owners = NodeTemplate(
+        pool="owners-gpus",
+        labels={
+            "cloud.google.com/gke-accelerator": "nvidia-l4",
+            "cloud.google.com/gke-nodepool": "owners-gpus",
+        },
+    )
+    assert label_reasons(pod, owners)
 
 
 def test_the_installer_reaches_operator_pools_and_skips_gke_managed_ones() -> None:
@@ -362,3 +398,38 @@ def test_a_gke_window_too_short_for_gkes_48_hours_is_refused() -> None:
     (problem,) = [str(p) for p in caught.value.problems]
     assert problem.startswith("cluster.maintenance.durationHours: GKE needs 48 hours")
     assert problem.endswith("(got 8)")
+
+
+def test_mps_takes_several_shares_on_a_one_gpu_node_but_not_on_a_multi_gpu_node() -> None:
+    """GKE's device plugin refuses a container more than one shared GPU under time-sharing, and
+    under MPS only on multi-GPU nodes; on a one-GPU MPS node it scales the thread and memory
+    limits to the shares asked for (container-engine-accelerators gpusharing.go ValidateRequest,
+    manager.go Envs; review gke-2.md N8)."""
+    from components.tooling.fit import fit_check
+    from components.tooling.pool_views import pool_checks
+
+    raw = load_stack("gcp-dev").gpufleet
+    l4 = {**raw["gpuPools"][0], "sharing": {"strategy": "mps", "maxSharedClientsPerGpu": 4}}
+    t4 = {
+        **raw["gpuPools"][1],
+        "name": "t4-mps",
+        "gpusPerNode": 4,
+        "machineType": "n1-standard-16",
+        "sharing": {"strategy": "mps", "maxSharedClientsPerGpu": 2},
+    }
+    timeshared = {**raw["gpuPools"][0], "name": "l4-ts"}
+    config = parse_config({**raw, "gpuPools": [l4, t4, timeshared]})
+    checks = {check.name: check for check in pool_checks(config, None)}
+    for pool, fits in (("l4-spot", True), ("t4-mps", False), ("l4-ts", False)):
+        spec = next(s for s in resolve_pools(config) if s.name == pool)
+        pod = {
+            **spec.pod_scheduling,
+            "containers": [
+                {"name": "cuda", "resources": {"limits": {"nvidia.com/gpu": 2}}},
+            ],
+        }
+        pod.pop("resources")
+        verdict = fit_check(pod, checks[pool])
+        assert verdict.fits is fits, (pool, verdict.reasons)
+        if not fits:
+            assert any("at most 1 shared GPU" in reason for reason in verdict.reasons)

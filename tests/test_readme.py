@@ -62,7 +62,10 @@ def test_every_config_key_is_in_the_reference() -> None:
     from components.model.config import GpuPoolModel as GpuPoolConfig
     from components.model.schema import GpuSoftwareConfig, SamplesConfig
 
-    reference = README.split("## Configuration reference", 1)[1]
+    # The README's reference, and the reference pages under docs/.
+    reference = README.split("## Configuration reference", 1)[1] + "".join(
+        page.read_text() for page in sorted((PROJECT_DIR / "docs").glob("*.md"))
+    )
     keys = _leaf_keys(ClusterConfig) + _leaf_keys(GpuPoolConfig) + _leaf_keys(GpuSoftwareConfig)
     keys += ["samples." + k for k in _leaf_keys(SamplesConfig)]
     missing = [k for k in keys if f"`{k}`" not in reference]

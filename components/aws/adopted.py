@@ -124,6 +124,8 @@ class AdoptedEksCluster(pulumi.ComponentResource):
         self.k8s_provider = k8s.Provider(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
+            # The cluster (its OIDC issuer), not its endpoint or CA: see components/aws/cluster.py.
+            cluster_identifier=facts.oidc_issuer,
             enable_server_side_apply=True,
             opts=pulumi.ResourceOptions(parent=self),
         )

@@ -235,6 +235,10 @@ class EksCluster(pulumi.ComponentResource):
         self.k8s_provider = k8s.Provider(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
+            # The cluster (its OIDC issuer, unique to it), not its endpoint or CA: a new endpoint
+            # or CA updates the provider instead of replacing everything it manages
+            # (pulumi-kubernetes DiffConfig; review gke-2.md N1).
+            cluster_identifier=self.oidc_issuer,
             enable_server_side_apply=True,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group]),
         )

@@ -74,6 +74,9 @@ class AdoptedAksCluster(pulumi.ComponentResource):
         self.k8s_provider = k8s.Provider(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
+            # The cluster (its ARM path), not its API server or CA: see components/azure/cluster.py.
+            cluster_identifier=f"resourceGroups/{self.resource_group_name}/providers/"
+            f"Microsoft.ContainerService/managedClusters/{facts.name}",
             enable_server_side_apply=True,
             opts=pulumi.ResourceOptions(parent=self),
         )

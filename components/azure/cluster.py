@@ -185,6 +185,9 @@ class AksCluster(pulumi.ComponentResource):
         self.k8s_provider = k8s.Provider(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
+            # The cluster (its ARM id), not its API server or CA: a new endpoint or CA updates the
+            # provider instead of replacing everything it manages (review gke-2.md N1).
+            cluster_identifier=self.cluster.id,
             enable_server_side_apply=True,
             # With Azure RBAC the deployer may use the API only once its role is granted.
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cluster, *admin_grant]),

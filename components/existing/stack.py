@@ -47,6 +47,10 @@ class ExistingCluster(pulumi.ComponentResource):
             k8s.ProviderArgs(
                 kubeconfig=args.kubeconfig,
                 context=context,
+                # `cluster.name` is the cluster's identity: a changed kubeconfig (a new endpoint,
+                # CA or context) updates the provider; only a new name replaces it and the GPU
+                # software with it (pulumi-kubernetes DiffConfig; review gke-2.md N1).
+                cluster_identifier=args.config.name,
                 enable_server_side_apply=True,
             ),
             opts=pulumi.ResourceOptions(parent=self),

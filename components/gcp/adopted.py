@@ -22,7 +22,7 @@ from components.gcp.model.adopted import (
     adoption_warnings,
 )
 from components.gcp.model.config import cluster_options
-from components.gcp.node_identity import node_service_account
+from components.gcp.node_identity import node_identity
 from components.kubernetes.cluster import stop_unless_adoptable
 from components.model.adoption import AdoptionError
 from components.model.schema import ClusterConfig
@@ -31,6 +31,8 @@ from components.model.schema import ClusterConfig
 @dataclass(frozen=True)
 class AdoptedGkeClusterArgs:
     config: ClusterConfig
+    # The GPU pools gpufleet adds (GKE refuses a name the cluster already has).
+    pool_names: tuple[str, ...] = ()
 
 
 def look_up(config: ClusterConfig) -> GkeClusterFacts:
@@ -56,6 +58,7 @@ def facts_of(found: Any) -> GkeClusterFacts:
         *(getattr(policy, "daily_maintenance_windows", None) or []),
     ]
     return GkeClusterFacts(
+        cluster_id=found.id,
         name=found.name,
         location=found.location,
         master_version=found.master_version or "",
@@ -65,6 +68,11 @@ def facts_of(found: Any) -> GkeClusterFacts:
         dns_endpoint=dns.endpoint if dns is not None and dns.allow_external_traffic else None,
         ip_endpoint=found.endpoint or "",
         ca_certificate=getattr(_first(found.master_auths), "cluster_ca_certificate", "") or "",
+        autopilot=bool(found.enable_autopilot),
+        node_pools={
+            pool.name: dict(getattr(_first(pool.node_configs), "labels", None) or {})
+            for pool in found.node_pools or []
+        },
     )
 
 
@@ -77,7 +85,7 @@ class AdoptedGkeCluster(pulumi.ComponentResource):
 
     facts: GkeClusterFacts
     gcp_provider: gcp.Provider
-    node_service_account: pulumi.Output[str]
+    node_service_account: pulumi.Input[str]
     node_roles: list[gcp.projects.IAMMember]
     server: str
     certificate_authority: str
@@ -89,7 +97,11 @@ class AdoptedGkeCluster(pulumi.ComponentResource):
     ) -> None:
         cfg = args.config
         facts = look_up(cfg)
-        stop_unless_adoptable(cfg.name, adoption_problems(facts, cfg), adoption_warnings(facts))
+        stop_unless_adoptable(
+            cfg.name,
+            adoption_problems(facts, cfg, args.pool_names),
+            adoption_warnings(facts, cfg),
+        )
         super().__init__("gpufleet:gcp:AdoptedCluster", name, None, opts)
         self.facts = facts
         project = cluster_options(cfg).project
@@ -101,8 +113,15 @@ class AdoptedGkeCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
         )
         child = pulumi.ResourceOptions(parent=self, provider=self.gcp_provider)
-        account, self.node_roles = node_service_account(name, cfg.name, project, child)
-        self.node_service_account = account.email
+        identity = node_identity(
+            name,
+            cfg.name,
+            project,
+            cfg.region or "",
+            cluster_options(cfg).node_service_account,
+            child,
+        )
+        self.node_service_account, self.node_roles = identity.email, identity.grants
         if facts.dns_endpoint:
             # The DNS endpoint presents a publicly trusted certificate: no CA data.
             self.server, self.certificate_authority = f"https://{facts.dns_endpoint}", ""
@@ -115,6 +134,8 @@ class AdoptedGkeCluster(pulumi.ComponentResource):
         self.k8s_provider = k8s.Provider(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
+            # The cluster, not its endpoint: see components/gcp/cluster.py.
+            cluster_identifier=facts.cluster_id,
             enable_server_side_apply=True,
             opts=pulumi.ResourceOptions(parent=self),
         )

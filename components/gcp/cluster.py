@@ -10,7 +10,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from components.gcp.model.config import cluster_options
-from components.gcp.node_identity import node_service_account
+from components.gcp.node_identity import node_identity
 from components.kubernetes.kubeconfig import exec_kubeconfig
 from components.model.maintenance import rfc3339, weekly_rrule, window_end, window_start
 from components.model.pools import PoolSpec
@@ -40,7 +40,7 @@ class GkeCluster(pulumi.ComponentResource):
     gcp_provider: gcp.Provider
     k8s_provider: k8s.Provider
     kubeconfig: pulumi.Output[str]
-    node_service_account: pulumi.Output[str]
+    node_service_account: pulumi.Input[str]
     system_node_pool: gcp.container.NodePool
 
     def __init__(
@@ -61,13 +61,15 @@ class GkeCluster(pulumi.ComponentResource):
 
         network, subnetwork = self._network(name, args, child)
 
-        account, node_roles = node_service_account(name, cfg.name, gcp_cfg.project, child)
-        self.node_service_account = account.email
+        identity = node_identity(
+            name, cfg.name, gcp_cfg.project, region, gcp_cfg.node_service_account, child
+        )
+        self.node_service_account = identity.email
         # The temporary default pool (and the system pool) use gpufleet's node service account,
         # never the Compute Engine default one, which many projects delete or disable; nodes
         # start only once its roles exist.
         node_config = gcp.container.ClusterNodeConfigArgs(
-            service_account=account.email,
+            service_account=identity.email,
             oauth_scopes=NODE_OAUTH_SCOPES,
             workload_metadata_config=gcp.container.ClusterNodeConfigWorkloadMetadataConfigArgs(
                 mode="GKE_METADATA"
@@ -121,14 +123,14 @@ class GkeCluster(pulumi.ComponentResource):
             workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
                 workload_pool=f"{gcp_cfg.project}.svc.id.goog"
             ),
+            # The autoscaler's profile (cluster.gcp.autoscalingProfile, BALANCED by default:
+            # GKE does not recommend OPTIMIZE_UTILIZATION for serving; review gke-2.md N4).
+            # Node auto-provisioning stays off.
+            cluster_autoscaling=gcp.container.ClusterClusterAutoscalingArgs(
+                enabled=False, autoscaling_profile=gcp_cfg.autoscaling_profile
+            ),
             # Automatic upgrades start only inside the weekly window (GKE needs 48 hours of it
             # in any 32 days; the config check enforces that).
-            # GKE's autoscaler removes underused nodes sooner and packs pods tighter with this
-            # profile: the GKE form of "an idle GPU node goes" (issue 12; GKE docs, cluster
-            # autoscaler, Autoscaling profiles). Node auto-provisioning stays off.
-            cluster_autoscaling=gcp.container.ClusterClusterAutoscalingArgs(
-                enabled=False, autoscaling_profile="OPTIMIZE_UTILIZATION"
-            ),
             maintenance_policy=gcp.container.ClusterMaintenancePolicyArgs(
                 recurring_window=gcp.container.ClusterMaintenancePolicyRecurringWindowArgs(
                     start_time=rfc3339(window_start(cfg.maintenance)),
@@ -144,7 +146,7 @@ class GkeCluster(pulumi.ComponentResource):
                     protect=cfg.protect,
                     # The removed default pool's settings would otherwise show as drift.
                     ignore_changes=["initialNodeCount", "nodeConfig", "nodePools"],
-                    depends_on=node_roles,
+                    depends_on=identity.grants,
                 ),
             ),
         )
@@ -169,7 +171,7 @@ class GkeCluster(pulumi.ComponentResource):
                 disk_size_gb=100,
                 # No disk_type: GKE picks pd-balanced, or hyperdisk-balanced on series without
                 # Persistent Disk (N4, C4); a fixed pd-balanced fails there.
-                service_account=account.email,
+                service_account=identity.email,
                 oauth_scopes=NODE_OAUTH_SCOPES,
                 labels=dict(system.declared_labels),
                 workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
@@ -204,6 +206,10 @@ class GkeCluster(pulumi.ComponentResource):
         self.k8s_provider = k8s.Provider(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
+            # The cluster, not its endpoint, is the provider's identity: a new endpoint or CA
+            # (dns <-> ip, a credential rotation) updates the provider instead of replacing it
+            # and everything it manages (pulumi-kubernetes DiffConfig; review gke-2.md N1).
+            cluster_identifier=self.cluster.id,
             enable_server_side_apply=True,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_pool]),
         )

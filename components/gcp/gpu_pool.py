@@ -31,6 +31,10 @@ class GkeGpuNodePoolArgs:
     region: str
     service_account: pulumi.Input[str]
     provider: gcp.Provider
+    # Image streaming (gcfsConfig), and whether the stack sets it (else it is the default,
+    # applied only when the pool is created).
+    image_streaming: bool = True
+    image_streaming_set: bool = False
 
 
 class GkeGpuNodePool(pulumi.ComponentResource):
@@ -88,12 +92,22 @@ class GkeGpuNodePool(pulumi.ComponentResource):
                 shielded_instance_config=gcp.container.NodePoolNodeConfigShieldedInstanceConfigArgs(
                     enable_integrity_monitoring=True
                 ),
+                # Containers start while their (often 10 GB) CUDA image streams in from
+                # Artifact Registry (cloud.google.com/kubernetes-engine/docs/how-to/
+                # image-streaming; cluster-toolkit gke-node-pool enable_gcfs).
+                gcfs_config=gcp.container.NodePoolNodeConfigGcfsConfigArgs(
+                    enabled=args.image_streaming
+                ),
             ),
             opts=pulumi.ResourceOptions(
                 parent=self,
                 provider=args.provider,
-                # The autoscaler owns the node count; `pulumi up` must never reset it.
-                ignore_changes=["initialNodeCount", "nodeCount"],
+                # The autoscaler owns the node count; `pulumi up` must never reset it. Image
+                # streaming by default is for pools created from now on: a pool an earlier
+                # gpufleet created keeps its setting (a change would roll its nodes) until the
+                # stack sets gpuPools[].gcp.imageStreaming.
+                ignore_changes=["initialNodeCount", "nodeCount"]
+                + ([] if args.image_streaming_set else ["nodeConfig.gcfsConfig"]),
                 # The name is the pool's node label (podScheduling selects on it), so a replaced
                 # pool keeps it: the old pool must go first, or GKE answers 409 (exists).
                 delete_before_replace=True,

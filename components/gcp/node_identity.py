@@ -1,6 +1,10 @@
-"""The GKE nodes' own service account with least-privilege roles (never Compute Engine's default)."""
+"""The GKE nodes' service account: an existing one (`cluster.gcp.nodeServiceAccount`), or
+gpufleet's own with least-privilege roles (never Compute Engine's default)."""
 
 from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_gcp as gcp
@@ -18,16 +22,44 @@ NODE_SERVICE_ACCOUNT_ROLES = (
 )
 
 
-def node_service_account(
-    name: str, cluster_name: str, project: str | None, child: pulumi.ResourceOptions
-) -> tuple[gcp.serviceaccount.Account, list[gcp.projects.IAMMember]]:
-    """The account (`<name>-nodes`) and its role grants; nodes should start only once the grants
-    exist, so callers make their pools depend on them."""
+@dataclass(frozen=True)
+class NodeIdentity:
+    """The nodes' account email, and the grants nodes must wait for (none for a given one)."""
+
+    email: pulumi.Input[str]
+    grants: list[gcp.projects.IAMMember] = field(default_factory=list)
+
+
+def account_id(cluster_name: str, project: str | None, region: str) -> str:
+    """`<cluster>-nodes-<hash>`: unique to the project, region and cluster, so neither another
+    cluster of the project (the same name in another region, or a long name's first 24
+    characters) nor an owner's conventional `<cluster>-nodes` account can take it (IAM: 6-30
+    of a-z 0-9 -; review gke-2.md N5)."""
+    digest = hashlib.sha256(f"{project}/{region}/{cluster_name}".encode()).hexdigest()[:6]
+    return f"{cluster_name[:16]}-nodes-{digest}"
+
+
+def node_identity(
+    name: str,
+    cluster_name: str,
+    project: str | None,
+    region: str,
+    given: str | None,
+    child: pulumi.ResourceOptions,
+) -> NodeIdentity:
+    """The given account, untouched; or gpufleet's account and its role grants."""
+    if given is not None:
+        return NodeIdentity(email=given)
     account = gcp.serviceaccount.Account(
         f"{name}-nodes",
-        account_id=f"{cluster_name[:24]}-nodes",
+        account_id=account_id(cluster_name, project, region),
         display_name=f"gpufleet nodes of {cluster_name}",
-        opts=child,
+        opts=pulumi.ResourceOptions.merge(
+            child,
+            # Fixed at creation: an account created by an earlier gpufleet (`<cluster>-nodes`)
+            # keeps its id, so upgrading gpufleet replaces neither it nor the pools that use it.
+            pulumi.ResourceOptions(ignore_changes=["accountId"]),
+        ),
     )
     grants = [
         gcp.projects.IAMMember(
@@ -39,4 +71,4 @@ def node_service_account(
         )
         for role in NODE_SERVICE_ACCOUNT_ROLES
     ]
-    return account, grants
+    return NodeIdentity(email=account.email, grants=grants)

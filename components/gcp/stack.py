@@ -41,7 +41,12 @@ def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterH
 
 def _adopt_cluster(config: StackConfig) -> ClusterHandle:
     """A cluster that exists: looked up, with gpufleet's node identity and provider only."""
-    cluster = AdoptedGkeCluster(config.cluster.name, AdoptedGkeClusterArgs(config=config.cluster))
+    cluster = AdoptedGkeCluster(
+        config.cluster.name,
+        AdoptedGkeClusterArgs(
+            config=config.cluster, pool_names=tuple(pool.name for pool in config.gpu_pools)
+        ),
+    )
     facts = cluster.facts
     project = cluster_options(config.cluster).project
     return ClusterHandle.of(
@@ -71,17 +76,20 @@ def build_gpu_pools(
         # Nodes start only once their service account's roles exist.
         after = list(gke.node_roles)
     configured = {p.name: p for p in config.gpu_pools}
+    options = {name: pool_options(pool) for name, pool in configured.items()}
     built: list[pulumi.Resource] = [
         GkeGpuNodePool(
             f"{config.cluster.name}-{pool.name}",
             GkeGpuNodePoolArgs(
                 pool=pool,
                 driver=gke_driver(config.gpu_software_mode, configured[pool.name]),
-                reservation=pool_options(configured[pool.name]).reservation,
+                reservation=options[pool.name].reservation,
                 cluster_name=cluster_name,
                 region=config.cluster.region or "",
                 service_account=gke.node_service_account,
                 provider=gke.gcp_provider,
+                image_streaming=options[pool.name].image_streaming,
+                image_streaming_set="image_streaming" in options[pool.name].model_fields_set,
             ),
             opts=pulumi.ResourceOptions(depends_on=after),
         )
@@ -92,7 +100,10 @@ def build_gpu_pools(
         built.append(
             GkeDriverInstaller(
                 f"{config.cluster.name}-driver-installer",
-                GkeDriverInstallerArgs(k8s_provider=cluster.k8s_provider),
+                GkeDriverInstallerArgs(
+                    k8s_provider=cluster.k8s_provider,
+                    pool_names=tuple(pool.name for pool in pools),
+                ),
             )
         )
     return built

@@ -11,6 +11,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 from components.model import existing_cluster
@@ -18,6 +19,7 @@ from components.model import offerings as offering_tables
 from components.model.allocatable import NodeAllocatable
 from components.model.capacity import ON_DEMAND, SPOT, CapacityOrder, ReservationCap
 from components.model.catalog.gpus import GpuModel, MachineCatalog, MachineType
+from components.model.catalog.node_effects import NodeEffect
 from components.model.daemonsets import NodeDaemonSet
 from components.model.lifecycle import Assessment, VersionLifecycle
 from components.model.pool_spec import PoolSpec
@@ -81,6 +83,16 @@ class Cloud(ABC):
     adopted_cluster_keys: ClassVar[tuple[str, ...]] = ()
     # How this cloud's nodes and control plane are priced (None: gpufleet prices nothing here).
     pricing: ClassVar[Pricing | None] = None
+    # What an in-place change of each of this cloud's node-carrying resource types does to the
+    # running nodes (by type token; components/<cloud>/model/node_effects.py), the control
+    # plane's version input per cluster type, and what its minor bump does to the nodes of a
+    # provisioner that does not follow it (keyed by the type that marks the provisioner).
+    node_effects: ClassVar[Mapping[str, tuple[NodeEffect, ...]]] = MappingProxyType({})
+    control_plane_version: ClassVar[Mapping[str, str]] = MappingProxyType({})
+    version_bump_effects: ClassVar[Mapping[str, NodeEffect]] = MappingProxyType({})
+    # The cloud's own per-node agents whose requests no source gives: a GPU pool's
+    # allocatablePerNode is an upper bound by their requests (said by `plan` and `fit`).
+    uncounted_daemonsets: ClassVar[tuple[str, ...]] = ()
 
     def adopted(self, cluster: ClusterConfig | None) -> bool:
         """Whether this stack adds GPU pools to a cluster it looks up rather than creates."""
@@ -141,8 +153,13 @@ class Cloud(ABC):
             return []
         return self.offerings.pool_problems(cluster, pool, path, warnings)
 
+    def sharing_strategies(self, model: GpuModel, mode: SoftwareMode) -> tuple[str, ...]:
+        """The sharing strategies a pool of this GPU model may use here."""
+        return model.sharing
+
     def cluster_warnings(self, cluster: ClusterConfig) -> list[str]:
-        """What about the cluster's settings works but is likely not what the user meant."""
+        """What about the cluster's settings works but is likely not what the user meant, and
+        what gpufleet cannot check about them and the user must (said by `plan`)."""
         return []
 
     def node_allocatable(

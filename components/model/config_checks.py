@@ -126,7 +126,6 @@ def check_cluster(
                 cluster.kubernetes_version,
             )
         )
-    warnings += cloud.cluster_warnings(cluster)
     if cloud.region_rule is not None:
         if cluster.region is None:
             problems.append(Problem("cluster.region", "is required", has_value=False))
@@ -142,6 +141,7 @@ def check_cluster(
                     cluster.region, cluster.zones or [], "cluster.zones"
                 )
     problems += cloud.check_cluster(cluster)
+    warnings += cloud.cluster_warnings(cluster)
     if not re.fullmatch(r"([01][0-9]|2[0-3]):[0-5][0-9]", cluster.maintenance.start_time):
         problems.append(
             Problem(
@@ -211,7 +211,8 @@ def check_pool(
         problems += cloud.check_pool(cluster, mode, pool, path, warnings)
         problems += cloud.offering_problems(cluster, pool, path, warnings)
     if pool.sharing is not None:
-        problems += _check_sharing(pool, model, path)
+        strategies = cloud.sharing_strategies(model, mode) if cloud is not None else model.sharing
+        problems += _check_sharing(pool, model, path, strategies)
     if pool.mig_partition_size is not None:
         problems += _check_mig(cloud, mode, pool, model, path)
     return problems
@@ -284,7 +285,9 @@ def _check_labels_and_taints(pool: GpuPoolConfig, path: str) -> list[Problem]:
     return problems
 
 
-def _check_sharing(pool: GpuPoolConfig, model: gpus.GpuModel, path: str) -> list[Problem]:
+def _check_sharing(
+    pool: GpuPoolConfig, model: gpus.GpuModel, path: str, strategies: Sequence[str]
+) -> list[Problem]:
     assert pool.sharing is not None
     problems = []
     if pool.mig_partition_size is not None:
@@ -295,11 +298,11 @@ def _check_sharing(pool: GpuPoolConfig, model: gpus.GpuModel, path: str) -> list
                 has_value=False,
             )
         )
-    if pool.sharing.strategy not in model.sharing:
+    if pool.sharing.strategy not in strategies:
         problems.append(
             Problem(
                 f"{path}.sharing.strategy",
-                f"{model.name} supports {', '.join(model.sharing)}",
+                f"{model.name} supports {', '.join(strategies)}",
                 pool.sharing.strategy,
             )
         )

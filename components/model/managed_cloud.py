@@ -402,7 +402,10 @@ class ManagedCloud(Cloud):
             disk_size_gb=pool.disk_size_gb,
             selector_keys=self.selector_keys(config, pool, sharing_via),
             container_env=self.container_env(config, pool),
-            one_shared_gpu_per_container=sharing_via == "cloud" and pool.sharing is not None,
+            # GKE's plugin: time-sharing, or MPS on multi-GPU nodes (gpusharing.go; gke-2 N8).
+            one_shared_gpu_per_container=sharing_via == "cloud"
+            and pool.sharing is not None
+            and (pool.sharing.strategy != "mps" or gpus_per_node > 1),
             accelerator_label=self.accelerator_label,
             partition_label=self.partition_label,
             scale_from_zero=self.scale_from_zero(config, pool),

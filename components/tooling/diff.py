@@ -15,7 +15,7 @@ read, is not a plan, or the plans are of different projects.
 
 Every changed resource gets a verdict: **update** in place, **roll** (an update in place after
 which the cloud drains and replaces the running nodes: `diff_nodes`, data in
-:mod:`components.model.catalog.node_effects`), **replace** (with what that takes
+each cloud's `components/<cloud>/model/node_effects.py`), **replace** (with what that takes
 down: every node of a pool, or the whole cluster), or **reject**: the cloud refuses the change,
 either a property it fixes at creation or a replacement created under the name the old resource
 still holds (`diff_verdicts`, data in :mod:`components.model.catalog.rejections`).
@@ -38,7 +38,9 @@ What the diff models, and what it does not:
   value becoming unknown is a change, and at a replacement path a (possible) replacement.
 * Changes under the new resource's ``options.ignoreChanges`` are dropped, as Pulumi drops them.
 * A replacement is flagged when a table path of the resource type, a path in the resource's
-  ``options.replaceOnChanges``, or its explicit provider changes. Removing an input counts as a
+  ``options.replaceOnChanges``, or its explicit provider changes, and for every resource whose
+  explicit provider is replaced (a Kubernetes provider whose cluster identity or kubeconfig
+  active cluster changes) or moves it (a GCP provider's project): `diff_providers`. Removing an input counts as a
   change, which over-warns for optional+computed provider fields (the provider keeps the old
   value); better a spurious warning than a silent recreation.
 * ``dependencies`` are not compared: they follow from the inputs, which are.
@@ -53,6 +55,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
+from components.model.catalog.provider_changes import KUBERNETES_PROVIDER
 from components.tooling.diff_cost import cost_change
 from components.tooling.diff_model import (
     ABSENT,
@@ -75,8 +78,14 @@ from components.tooling.diff_paths import (
     same,
     walk,
 )
+from components.tooling.diff_providers import kubernetes_provider_verdict, with_managed_replacements
 from components.tooling.diff_render import render_markdown, render_text
-from components.tooling.diff_verdicts import in_place_refusals, same_name_refusal, verdict_note
+from components.tooling.diff_verdicts import (
+    in_place_refusals,
+    replacement_notes,
+    same_name_refusal,
+    verdict_note,
+)
 
 __all__ = [
     "ABSENT",
@@ -274,6 +283,11 @@ def _diff_resource(old: Mapping[str, Any], new: Mapping[str, Any]) -> ResourceCh
     changes.extend(PropertyChange(format_path(p), a, b) for p, a, b in option_changes)
 
     triggers = replacement_triggers(type_token, old_inputs, new_inputs, new_options)
+    notes: list[str] = []
+    if type_token == KUBERNETES_PROVIDER:
+        paths, shown, notes = kubernetes_provider_verdict(old, new)
+        triggers += paths
+        changes.extend(shown)
 
     for key in ("provider", "parent"):
         old_value, new_value = old.get(key), new.get(key)
@@ -292,6 +306,7 @@ def _diff_resource(old: Mapping[str, Any], new: Mapping[str, Any]) -> ResourceCh
 
     refusals = in_place_refusals(type_token, old_inputs, program_inputs, triggers)
     if triggers:
+        notes += replacement_notes(type_token, old_inputs, new_inputs)
         same_name = same_name_refusal(type_token, old_inputs, new_inputs, new_options)
         refusals += [same_name] if same_name else []
     if not changes and refusals:
@@ -301,7 +316,7 @@ def _diff_resource(old: Mapping[str, Any], new: Mapping[str, Any]) -> ResourceCh
         changes = [PropertyChange(format_path(p) or "inputs", a, b) for p, a, b in ignored]
     if not changes:
         return None
-    notes = (
+    nodes = (
         ()
         if triggers
         else node_notes(type_token, old_inputs, new_inputs, [path for path, _, _ in raw])
@@ -314,7 +329,8 @@ def _diff_resource(old: Mapping[str, Any], new: Mapping[str, Any]) -> ResourceCh
         replace_paths=tuple(triggers),
         refusals=tuple(refusals),
         downtime=verdict_note(type_token) if triggers else "",
-        node_notes=notes,
+        node_notes=nodes,
+        notes=tuple(notes),
     )
 
 
@@ -352,10 +368,14 @@ def diff_plans(old: Mapping[str, Any], new: Mapping[str, Any]) -> PlanDiff:
     )
     present = {_type_of(resource) for resource in new_index.values()}
     changed = sorted(
-        (
-            with_version_bump_notes(change, present)
-            for urn in old_index.keys() & new_index.keys()
-            if (change := _diff_resource(old_index[urn], new_index[urn])) is not None
+        with_managed_replacements(
+            (
+                with_version_bump_notes(change, present)
+                for urn in old_index.keys() & new_index.keys()
+                if (change := _diff_resource(old_index[urn], new_index[urn])) is not None
+            ),
+            old_index,
+            new_index,
         ),
         key=_sort_key,
     )

@@ -93,6 +93,8 @@ class ResourceChange:
     refusals: tuple[str, ...] = ()
     downtime: str = ""
     node_notes: tuple[NodeNote, ...] = ()
+    # What the plans cannot show but the reviewer must know (a secret that may have changed).
+    notes: tuple[str, ...] = ()
 
     @property
     def replaces(self) -> bool:

@@ -1,6 +1,6 @@
-"""What an in-place update does to the running nodes of a pool, from
-:mod:`components.model.catalog.node_effects`: the ``running nodes:`` lines and the ``~ ROLLS``
-verdict of `diff`."""
+"""What an in-place update does to the running nodes of a pool, from each cloud's table
+(`Cloud.node_effects`; the effects in :mod:`components.model.catalog.node_effects`): the
+``running nodes:`` lines and the ``~ ROLLS`` verdict of `diff`."""
 
 from __future__ import annotations
 
@@ -10,13 +10,8 @@ import re
 from collections.abc import Sequence, Set
 from typing import Any
 
-from components.model.catalog.node_effects import (
-    CONTROL_PLANE_VERSION,
-    EFFECTS,
-    VERSION_BUMP_EFFECTS,
-    NodeEffect,
-    node_effects,
-)
+from components.model.catalog.node_effects import EFFECTS, NodeEffect
+from components.model.registry import CLOUDS
 from components.tooling.diff_model import NodeEffectOrUnknown, NodeNote, ResourceChange
 from components.tooling.diff_paths import Path, format_path, lookup, parse_property_path, same
 
@@ -26,6 +21,19 @@ _UNKNOWN = (
 )
 _ORDER = {effect: position for position, effect in enumerate((*EFFECTS, "unknown"))}
 _MINOR = re.compile(r"^v?(\d+\.\d+)")
+
+# Every cloud's tables, merged: each type token belongs to one cloud.
+NODE_EFFECTS: dict[str, tuple[NodeEffect, ...]] = {
+    token: effects for cloud in CLOUDS.values() for token, effects in cloud.node_effects.items()
+}
+CONTROL_PLANE_VERSION: dict[str, str] = {
+    token: path for cloud in CLOUDS.values() for token, path in cloud.control_plane_version.items()
+}
+VERSION_BUMP_EFFECTS: dict[str, NodeEffect] = {
+    token: effect
+    for cloud in CLOUDS.values()
+    for token, effect in cloud.version_bump_effects.items()
+}
 
 
 def _minor(value: Any) -> str | None:
@@ -43,7 +51,7 @@ def _holds(effect: NodeEffect, old: Any, new: Any) -> bool:
 
 @functools.cache
 def _parsed(type_token: str) -> tuple[tuple[Path, NodeEffect], ...] | None:
-    effects = node_effects(type_token)
+    effects = NODE_EFFECTS.get(type_token)
     if effects is None:
         return None
     parsed = []

@@ -271,6 +271,7 @@ def _body_lines(diff: PlanDiff) -> list[str]:
         for item in change.changes:
             lines += _property_lines(item)
         lines += _node_lines(change)
+        lines += [f"    note: {note}" for note in change.notes]
     lines += [_replace_line(change, labels[change.urn]) for change in diff.replaced]
     for change in diff.rolled:
         lines += _roll_lines(change, labels[change.urn])

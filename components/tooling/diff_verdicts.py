@@ -104,3 +104,18 @@ def same_name_refusal(
 def verdict_note(type_token: str) -> str:
     """What a replacement of this type takes down."""
     return rejections.downtime(type_token)
+
+
+def replacement_notes(type_token: str, old_inputs: Any, new_inputs: Any) -> list[str]:
+    """What else a reviewer must know about this replacement (rejections.REPLACEMENT_NOTES)."""
+    found = []
+    for note in rejections.replacement_notes(type_token):
+        path = tuple(note.path.split("."))
+        inner = tuple(note.inner.split("."))
+        old, new = (
+            lookup(items[0], inner) if isinstance(items, list) and items else None
+            for items in (lookup(old_inputs, path), lookup(new_inputs, path))
+        )
+        if not same(old, new) and note.marker in (old, new):
+            found.append(note.says)
+    return found

@@ -9,6 +9,7 @@ real, so a wrong argument fails here too.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import runpy
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
+import yaml
 from google.protobuf import json_format
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import settings as pulumi_settings
@@ -58,9 +60,19 @@ class RecordedResource:
     delete_before_replace: bool
     depends_on: tuple[str, ...]
     replace_on_changes: tuple[str, ...] = ()
+    # A Kubernetes provider's kubeconfig is a secret, masked in `inputs`; what pulumi-kubernetes
+    # compares of it (the active cluster) is kept visible here, fingerprinted (see
+    # `kubeconfig_active_cluster`), so `diff` can tell whether the provider is replaced.
+    kubeconfig_active_cluster: Mapping[str, str] | None = None
 
     def to_json(self) -> dict[str, Any]:
+        extra = (
+            {"kubeconfigActiveCluster": dict(self.kubeconfig_active_cluster)}
+            if self.kubeconfig_active_cluster is not None
+            else {}
+        )
         return {
+            **extra,
             "urn": self.urn,
             "type": self.type,
             "name": self.name,
@@ -119,7 +131,7 @@ class _Mocks(pulumi.runtime.Mocks):
         self.world = world
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict]:
-        return mockcloud.resource_state(args.typ, args.name, args.inputs)
+        return mockcloud.resource_state(args.typ, args.name, args.inputs, self.world)
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict, list[tuple[str, str]]]:
         # Pulumi iterates the failures list: None crashes every invoke (e.g. an SSM look-up).
@@ -166,6 +178,11 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
             delete_before_replace=bool(request.deleteBeforeReplace),
             depends_on=tuple(d for d in dependencies if d not in property_deps),
             replace_on_changes=tuple(request.replaceOnChanges),
+            kubeconfig_active_cluster=(
+                kubeconfig_active_cluster(raw_inputs)
+                if request.type == "pulumi:providers:kubernetes"
+                else None
+            ),
         )
         with self._lock:
             self.recorded.append(record)
@@ -261,6 +278,44 @@ def described_world(config: Mapping[str, Any]) -> World:
         minor = ClusterConfig.model_fields["kubernetes_version"].default
     adopts = isinstance(cluster, Mapping) and existing_cluster.SECTION in cluster
     return World(kubernetes_version=f"{minor}.3", exists=adopts)
+
+
+def kubeconfig_active_cluster(raw_inputs: Mapping[str, Any]) -> dict[str, str] | None:
+    """What pulumi-kubernetes compares of a provider's kubeconfig, without its secrets.
+
+    Its DiffConfig replaces the provider when the *active cluster* of the kubeconfig changes: the
+    `clusters[]` entry of the current context (or of the `context`/`cluster` inputs), compared
+    whole (pulumi/pulumi-kubernetes provider/pkg/provider/provider.go DiffConfig,
+    provider/pkg/provider/util.go getActiveClusterFromConfig). Kept: the entry's `server` and a
+    sha256 of the whole entry (CA data included), so a changed CA shows without the CA itself.
+    None without a kubeconfig (the ambient one) or when it is not a readable document.
+    """
+    raw = raw_inputs.get("kubeconfig")
+    if isinstance(raw, Mapping) and raw.get(_SIG_KEY) == _SECRET_SIG:
+        raw = raw.get("value")
+    if not isinstance(raw, str) or raw == _UNKNOWN_VALUE:
+        return None
+    try:
+        document = yaml.safe_load(raw)
+    except yaml.YAMLError:
+        return None
+    if not isinstance(document, Mapping):
+        return None
+
+    def named(section: str, name: Any) -> Mapping[str, Any] | None:
+        for entry in document.get(section) or []:
+            if isinstance(entry, Mapping) and entry.get("name") == name:
+                found = entry.get(section[:-1])
+                return found if isinstance(found, Mapping) else None
+        return None
+
+    context = named("contexts", raw_inputs.get("context") or document.get("current-context"))
+    cluster_name = raw_inputs.get("cluster") or (context or {}).get("cluster")
+    cluster = named("clusters", cluster_name)
+    if cluster is None:
+        return None
+    digest = hashlib.sha256(json.dumps(cluster, sort_keys=True).encode()).hexdigest()
+    return {"server": str(cluster.get("server", "")), "sha256": digest[:16]}
 
 
 async def _resolve_outputs(outputs: Mapping[str, Any]) -> dict[str, Any]:

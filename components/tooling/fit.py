@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from components.model.pools import PoolSpec
+from components.model.registry import CLOUDS
 from components.model.schema import StackConfig
 from components.tooling.capacity_fit import Workload, capacity_verdict
 from components.tooling.commands import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, load_validated
@@ -82,9 +83,12 @@ class TemplateVerdict:
 
 
 def time_sharing_reasons(pod_spec: Mapping[str, Any], spec: PoolSpec) -> list[str]:
-    """GKE time-sharing gives each container at most one shared GPU: the node's device plugin
-    fails larger requests after scheduling (UnexpectedAdmissionError), which kube-scheduler
-    does not foresee (cloud.google.com/kubernetes-engine/docs/concepts/timesharing-gpus)."""
+    """GKE time-sharing, and MPS on a multi-GPU node, give each container at most one shared
+    GPU: the node's device plugin fails larger requests after scheduling
+    (UnexpectedAdmissionError), which kube-scheduler does not foresee
+    (cloud.google.com/kubernetes-engine/docs/concepts/timesharing-gpus; container-engine-
+    accelerators gpusharing.go ValidateRequest). On a single-GPU MPS node a container may ask
+    for several shares: GKE gives it that many shares of the GPU's threads and memory."""
     if not spec.one_shared_gpu_per_container:
         return []
     reasons: list[str] = []
@@ -103,9 +107,14 @@ def time_sharing_reasons(pod_spec: Mapping[str, Any], spec: PoolSpec) -> list[st
                     continue  # the simulator already reports the bad quantity
                 if count > 1:
                     name = container.get("name") or f"#{index}"
+                    where = (
+                        "mps pool with several GPUs per node"
+                        if spec.sharing_strategy == "mps"
+                        else f"{spec.sharing_strategy} pool"
+                    )
                     reasons.append(
                         f"container {name}: {section} {spec.gpu_resource}={value}, but on a GKE "
-                        f"{spec.sharing_strategy} pool each container gets at most 1 shared GPU "
+                        f"{where} each container gets at most 1 shared GPU "
                         "(the node rejects the pod with UnexpectedAdmissionError)"
                     )
                     break
@@ -194,6 +203,20 @@ def to_json(stack: str, cloud: str, verdicts: Sequence[TemplateVerdict]) -> dict
     }
 
 
+def upper_bound_notes(cloud: str) -> list[str]:
+    """What a GPU pool's cpu and memory leave out: the cloud's agents without a known request."""
+    known = CLOUDS.get(cloud)
+    agents = known.uncounted_daemonsets if known is not None else ()
+    if not agents:
+        return []
+    return [
+        f"note: on {cloud}, a GPU node's cpu and memory are an upper bound: the requests of the "
+        f"cloud's own DaemonSets {', '.join(agents)} are not counted (no source gives them); "
+        "leave them some room",
+        "",
+    ]
+
+
 def render_text(stack: str, cloud: str, verdicts: Sequence[TemplateVerdict]) -> str:
     lines: list[str] = []
     for verdict in verdicts:
@@ -208,6 +231,7 @@ def render_text(stack: str, cloud: str, verdicts: Sequence[TemplateVerdict]) -> 
         lines.append(f"  => schedules on: {', '.join(fitting)}" if fitting else "  => fits no pool")
         lines.extend(render_hints(verdict.machine_hints))
         lines.append("")
+    lines += upper_bound_notes(cloud)
     failing = [verdict.source for verdict in verdicts if not verdict.fits]
     pools = len(verdicts[0].pools) if verdicts else 0
     if failing:

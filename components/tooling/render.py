@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from components.model.registry import CLOUDS
 from components.tooling.engine import Plan, RecordedResource
 
 # The input properties worth seeing at a glance, per resource type (dotted camelCase paths).
@@ -125,9 +126,17 @@ def render_pool_table(pools: Sequence[Mapping[str, Any]]) -> str:
             )
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    return "\n".join(
+    table = [
         "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows
-    )
+    ]
+    for cloud in sorted({str(pool["cloud"]) for pool in pools if pool.get("cloud") in CLOUDS}):
+        agents = CLOUDS[cloud].uncounted_daemonsets
+        if agents:
+            table.append(
+                f"allocatable/node on {cloud} is an upper bound: the requests of "
+                f"{', '.join(agents)} are not counted (no source gives them)"
+            )
+    return "\n".join(table)
 
 
 def lookup(inputs: Mapping[str, Any], path: str) -> Any:

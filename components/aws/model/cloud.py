@@ -22,6 +22,7 @@ from components.aws.model import (
 )
 from components.aws.model import config as aws_config
 from components.aws.model import daemonsets as aws_daemonsets
+from components.aws.model import node_effects as aws_node_effects
 from components.aws.model import offerings as aws_offerings
 from components.aws.model.catalog import CATALOG
 from components.model.allocatable import NodeAllocatable
@@ -62,6 +63,9 @@ class Aws(ManagedCloud):
     version_lifecycle = versions.LIFECYCLE
     cluster_options = aws_config.AwsClusterOptions
     adopts_clusters = True
+    node_effects = aws_node_effects.NODE_EFFECTS
+    control_plane_version = aws_node_effects.CONTROL_PLANE_VERSION
+    version_bump_effects = aws_node_effects.VERSION_BUMP_EFFECTS
     existing_keys = ("autoscaler_installed", "karpenter_node_role", "node_security_group_ids")
     # Where the GPU nodes go, what brings them up, and how gpufleet's own autoscaler expands.
     adopted_cluster_keys = ("private_subnet_ids", "provisioner", "autoscaler_expander")

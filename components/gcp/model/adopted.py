@@ -7,16 +7,28 @@
 - Versions: a node pool created without a version runs the control plane's (GKE API,
   NodePool.version: "if unspecified, the cluster's current master version"), so a pool is never
   newer than the control plane; the stack's `kubernetesVersion` must name that minor.
+  A release channel upgrades the control plane on its own, so a cluster running a newer minor
+  than the stack says is a warning, not a stop (review gke-2.md N12): the pools follow the
+  control plane whatever the key says. A stack that claims a newer minor than the cluster runs is
+  refused: gpufleet's checks (G4 needs 1.34) would judge a cluster that is not there.
 - Upgrades: GKE upgrades nodes automatically inside the cluster's maintenance window, or at any
   time without one (cloud.google.com/kubernetes-engine/docs/concepts/maintenance-windows-and-
   exclusions). The window is the owner's: gpufleet warns when there is none.
+- Autopilot: GKE manages an Autopilot cluster's nodes and accepts no user node pools
+  (cloud.google.com/kubernetes-engine/docs/concepts/autopilot-overview; terraform-provider-google
+  refuses node_pool blocks with enable_autopilot): every GPU pool would fail at `up`.
+- Pool names are unique in a cluster: a GPU pool named like one of the owner's pools fails at
+  `up` (409, already exists). A pool whose nodes carry `gpufleet.io/pool` with its own name is
+  gpufleet's, from an earlier `up`, and not refused (review gke-2.md N2).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
-from components.model.adoption import version_problem
+from components.model.adoption import minor_of, version_problem
+from components.model.labels import POOL_LABEL
 from components.model.problems import Problem
 from components.model.schema import ClusterConfig
 
@@ -25,6 +37,8 @@ from components.model.schema import ClusterConfig
 class GkeClusterFacts:
     """What gpufleet reads of the looked-up cluster (`gcp.container.get_cluster`)."""
 
+    # projects/P/locations/L/clusters/N: the Kubernetes provider's identity.
+    cluster_id: str
     name: str
     location: str
     master_version: str
@@ -36,13 +50,40 @@ class GkeClusterFacts:
     dns_endpoint: str | None
     ip_endpoint: str
     ca_certificate: str
+    autopilot: bool = False
+    # The cluster's node pools and their Kubernetes node labels.
+    node_pools: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
 
-def adoption_problems(facts: GkeClusterFacts, cluster: ClusterConfig) -> list[Problem]:
+def adoption_problems(
+    facts: GkeClusterFacts, cluster: ClusterConfig, pool_names: Sequence[str] = ()
+) -> list[Problem]:
     problems = []
     version = version_problem(facts.name, cluster.kubernetes_version, facts.master_version)
-    if version is not None:
+    if version is not None and not _upgraded_by_its_channel(facts, cluster):
         problems.append(version)
+    if facts.autopilot:
+        problems.append(
+            Problem(
+                "cluster.existing",
+                f"cluster {facts.name} is an Autopilot cluster: GKE manages its nodes and "
+                "accepts no node pools; adopt a Standard cluster, or run GPU pods on Autopilot "
+                "with its own GPU selectors (cloud.google.com/gke-accelerator) and no gpufleet "
+                "pools",
+                has_value=False,
+            )
+        )
+    for index, name in enumerate(pool_names):
+        labels = facts.node_pools.get(name)
+        if labels is not None and labels.get(POOL_LABEL) != name:
+            problems.append(
+                Problem(
+                    f"gpuPools[{index}].name",
+                    f"cluster {facts.name} already has a node pool named {name} (not "
+                    "gpufleet's): GKE refuses a second one; choose another name",
+                    name,
+                )
+            )
     if not facts.workload_pool:
         problems.append(
             Problem(
@@ -66,11 +107,30 @@ def adoption_problems(facts: GkeClusterFacts, cluster: ClusterConfig) -> list[Pr
     return problems
 
 
-def adoption_warnings(facts: GkeClusterFacts) -> list[str]:
-    if facts.has_maintenance_window:
-        return []
-    return [
-        f"cluster {facts.name} has no maintenance window: GKE may upgrade the GPU nodes (and "
-        "restart their training jobs) at any hour; ask its owner to set one "
-        "(`gcloud container clusters update --maintenance-window-start ...`)"
-    ]
+def _upgraded_by_its_channel(facts: GkeClusterFacts, cluster: ClusterConfig) -> bool:
+    """The cluster runs a newer minor than the stack says (its release channel moved it)."""
+    running = minor_of(facts.master_version)
+    return running is not None and _minor_key(running) > _minor_key(cluster.kubernetes_version)
+
+
+def _minor_key(minor: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in minor.split(".")[:2] if part.isdigit())
+
+
+def adoption_warnings(facts: GkeClusterFacts, cluster: ClusterConfig | None = None) -> list[str]:
+    warnings = []
+    if cluster is not None and _upgraded_by_its_channel(facts, cluster):
+        warnings.append(
+            f"cluster {facts.name} runs Kubernetes {facts.master_version} "
+            f"({facts.release_channel or 'no'} release channel), newer than "
+            f"cluster.kubernetesVersion {cluster.kubernetes_version}: its GPU pools follow the "
+            f'control plane; set kubernetesVersion: "{minor_of(facts.master_version)}" so '
+            "gpufleet's checks judge the minor it runs"
+        )
+    if not facts.has_maintenance_window:
+        warnings.append(
+            f"cluster {facts.name} has no maintenance window: GKE may upgrade the GPU nodes (and "
+            "restart their training jobs) at any hour; ask its owner to set one "
+            "(`gcloud container clusters update --maintenance-window-start ...`)"
+        )
+    return warnings

@@ -8,6 +8,18 @@ Source: "Plan GKE Standard node sizes", section "Memory and CPU reservations"
 - CPU: 6% of the first core, 1% of the next, 0.5% of the next two, 0.25% of every core above
   four (the page's example node: 4 vCPU, `allocatable: cpu: 3920m`);
 - pods: 110, GKE Standard's default maximum Pods per node (gpufleet sets no other).
+
+Before those reservations, the kernel keeps memory of its own: a node's memory capacity (its
+MemTotal) is below the machine's. The cluster autoscaler's GCE template, which decides whether a
+pending pod fits a node of a pool at zero, subtracts this estimate from the machine's memory
+before kube-reserved and the eviction threshold (kubernetes/autoscaler @55c37cd5,
+cluster-autoscaler/cloudprovider/gce/gce_reserved.go `CalculateKernelReserved`, used by
+templates.go `BuildCapacity`: `memTotal := mem - CalculateKernelReserved(...)`), for Linux on
+COS, x86 (gpufleet's GPU pools): 1/64 of the memory, 16 MiB, 64 MiB of software IO TLB above
+3 GiB, 8 MiB more at or below 8 GiB, and a correction of 0.175 % of the memory capped at
+248 MiB. On large GPU machines that is 1.6 % (21.6 GiB of a2-ultragpu-8g's 1360 GiB; review
+gke-2.md N3): a pod sized to 1/8 of the figure without it would leave the eighth pod pending
+and the autoscaler buying another node.
 Ephemeral storage is left out: GKE's reservation depends on the node image and the page's
 example (a 100 GB boot disk keeping about 44 GiB) was not matched to a formula read first-hand.
 """
@@ -17,6 +29,7 @@ from __future__ import annotations
 from components.model.allocatable import (
     GIB,
     MEMORY_EVICTION_BYTES,
+    MIB,
     NodeAllocatable,
     cpu_after_tiers,
     tiered,
@@ -31,8 +44,30 @@ MEMORY_TIERS_GIB: tuple[tuple[float | None, float], ...] = (
 )
 MAX_PODS = 110
 
+# gce_reserved.go constants (Linux, COS).
+KERNEL_RESERVED_RATIO = 64
+KERNEL_RESERVED_BYTES = 16 * MIB
+SWIOTLB_RESERVED_BYTES = 64 * MIB
+SWIOTLB_THRESHOLD_BYTES = 3 * GIB
+LOW_MEMORY_OFFSET_BYTES = 8 * MIB
+LOW_MEMORY_THRESHOLD_BYTES = 8 * GIB
+CORRECTION_RATIO = 0.00175
+MAX_CORRECTION_BYTES = 248 * MIB
+
+
+def kernel_reserved_bytes(memory: int) -> int:
+    """The memory the kernel keeps of a COS node with `memory` bytes, as the autoscaler
+    estimates it (module docstring)."""
+    reserved = memory // KERNEL_RESERVED_RATIO + KERNEL_RESERVED_BYTES
+    if memory > SWIOTLB_THRESHOLD_BYTES:
+        reserved += SWIOTLB_RESERVED_BYTES
+    if memory <= LOW_MEMORY_THRESHOLD_BYTES:
+        reserved += LOW_MEMORY_OFFSET_BYTES
+    return reserved + int(min(CORRECTION_RATIO * memory, MAX_CORRECTION_BYTES))
+
 
 def memory_reserved_bytes(memory_gib: float) -> int:
+    """kube-reserved and the eviction threshold, from GKE's tiers of the machine's memory."""
     return round(tiered(memory_gib, MEMORY_TIERS_GIB) * GIB) + MEMORY_EVICTION_BYTES
 
 
@@ -40,6 +75,6 @@ def node_allocatable(vcpus: int, memory_gib: float) -> NodeAllocatable:
     memory = round(memory_gib * GIB)
     return NodeAllocatable(
         cpu_millis=cpu_after_tiers(vcpus),
-        memory_bytes=memory - memory_reserved_bytes(memory_gib),
+        memory_bytes=memory - kernel_reserved_bytes(memory) - memory_reserved_bytes(memory_gib),
         pods=MAX_PODS,
     )

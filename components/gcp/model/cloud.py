@@ -13,11 +13,12 @@ from typing import Any, ClassVar
 from components.gcp.model import allocatable as gcp_allocatable
 from components.gcp.model import config as gcp_config
 from components.gcp.model import daemonsets as gke_daemonsets
+from components.gcp.model import node_effects as gcp_node_effects
 from components.gcp.model import offerings as gcp_offerings
-from components.gcp.model import prices, version_rules, versions
+from components.gcp.model import prices, system_machines, version_rules, versions
 from components.gcp.model.catalog import CATALOG
 from components.model.allocatable import NodeAllocatable
-from components.model.catalog.gpus import MachineType
+from components.model.catalog.gpus import GpuModel, MachineType
 from components.model.cloud import NameRule
 from components.model.daemonsets import NodeDaemonSet
 from components.model.lifecycle import Assessment
@@ -48,6 +49,13 @@ PARTITION_SIZE_LABEL = "cloud.google.com/gke-gpu-partition-size"
 PROJECT_ID = NameRule(
     r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$",
     "6-30 of a-z 0-9 -, starting with a letter, not ending with a hyphen",
+)
+# A service account email: a user-managed account (IAM account ids: 6-30 of a-z 0-9 -) or
+# Compute Engine's default one (cloud.google.com/iam/docs/service-account-types).
+SERVICE_ACCOUNT_EMAIL = NameRule(
+    r"^([a-z][-a-z0-9]{4,28}[a-z0-9]@[a-z][-a-z0-9]{4,28}[a-z0-9]\.iam\.gserviceaccount\.com"
+    r"|[0-9]+-compute@developer\.gserviceaccount\.com)$",
+    "NAME@PROJECT.iam.gserviceaccount.com, or NUMBER-compute@developer.gserviceaccount.com",
 )
 # Secondary range names: RFC 1035 labels (cloud.google.com/vpc/docs/subnets#secondary-ranges).
 RANGE_NAME = NameRule(
@@ -95,16 +103,17 @@ class Gcp(ManagedCloud):
     default_software_mode = "cloud-managed"
     shares_gpus_itself = True
     adopts_clusters = True
+    node_effects = gcp_node_effects.NODE_EFFECTS
     # The project the existing cluster is in (the lookup and the pools' provider use it).
-    adopted_cluster_keys = ("project",)
+    adopted_cluster_keys = ("project", "node_service_account")
+    # GKE's own DaemonSets on every node, whose requests no source read gives
+    # (components/gcp/model/daemonsets.py; review gke-2.md N3).
+    uncounted_daemonsets = ("kube-proxy", "fluentbit-gke", "gke-metrics-agent", "pdcsi-node")
     gpu_taint = ("nvidia.com/gpu", "present")
     default_system_machine = "e2-standard-4"
     pricing = prices.PRICING
-    system_machine_shapes: ClassVar[Mapping[str, tuple[int, float]]] = {
-        "e2-standard-2": (2, 8),
-        "e2-standard-4": (4, 16),
-        "e2-standard-8": (8, 32),
-    }
+    # Compute Engine's general-purpose types, sourced (review gke-2.md N14).
+    system_machine_shapes: ClassVar[Mapping[str, tuple[int, float]]] = system_machines.SHAPES
     # GKE's ExtendedResourceToleration admission plugin tolerates the GPU taint for GPU pods.
     extended_resource_toleration = True
     pool_label_key = "cloud.google.com/gke-nodepool"
@@ -175,6 +184,25 @@ class Gcp(ManagedCloud):
                     is_default="duration_hours" not in window.model_fields_set,
                 )
             )
+        account = gcp.node_service_account
+        if account is not None and not SERVICE_ACCOUNT_EMAIL.accepts(account):
+            problems.append(
+                Problem(
+                    "cluster.gcp.nodeServiceAccount",
+                    f"must be a service account email ({SERVICE_ACCOUNT_EMAIL.rule})",
+                    account,
+                )
+            )
+        machine = cluster.system_pool.machine_type
+        if machine is not None and machine not in system_machines.SHAPES:
+            problems.append(
+                Problem(
+                    "cluster.systemPool.machineType",
+                    "not a general-purpose machine type gpufleet knows for a GKE system pool; "
+                    f"allowed: {system_machines.families()}",
+                    machine,
+                )
+            )
         where = "cluster.gcp"
         ranges = {
             "subnetCidr": parse_ipv4_cidr(f"{where}.subnetCidr", gcp.subnet_cidr, problems),
@@ -211,6 +239,19 @@ class Gcp(ManagedCloud):
         )
         return problems
 
+    def cluster_warnings(self, cluster: ClusterConfig) -> list[str]:
+        gcp = gcp_config.cluster_options(cluster)
+        if self.adopted(cluster) or gcp.network is None or "master_cidr" in gcp.model_fields_set:
+            return []
+        # Every private cluster peered into one VPC needs its own control-plane /28 (GKE
+        # private clusters); gpufleet's own VPC holds only its cluster (review gke.md S1-5).
+        return [
+            f"cluster.gcp.masterCidr: the default {gcp.master_cidr} is every gpufleet "
+            "cluster's; in the given network gcp.network another private cluster may use it "
+            "already (not checked): GKE would refuse the cluster. Set a /28 no other cluster "
+            "in that VPC uses"
+        ]
+
     def check_software(
         self,
         software: GpuSoftwareConfig,
@@ -234,6 +275,16 @@ class Gcp(ManagedCloud):
     ) -> list[Problem]:
         """Reservation-only machines need a reservation or Spot; reservations have GCE names."""
         problems: list[Problem] = []
+        if pool.sharing is not None and pool.sharing.max_shared_clients_per_gpu == 1:
+            # One client per GPU shares nothing; GKE documents 2-48 (GPU sharing in
+            # ComputeClasses; review gke.md S5).
+            problems.append(
+                Problem(
+                    f"{path}.sharing.maxSharedClientsPerGpu",
+                    "must be at least 2 on GKE (1 shares nothing: drop `sharing`)",
+                    1,
+                )
+            )
         reservation = gcp_config.pool_options(pool).reservation
         for machine in self.machines(pool):
             if machine.reservation_only and not pool.spot and reservation is None:
@@ -266,6 +317,13 @@ class Gcp(ManagedCloud):
 
     def sharing_via(self, mode: SoftwareMode) -> SharingVia:
         return "cloud" if mode == "cloud-managed" else "nvidia"
+
+    def sharing_strategies(self, model: GpuModel, mode: SoftwareMode) -> tuple[str, ...]:
+        # GKE's own MPS runs on "all NVIDIA Tesla GPU types" (cloud.google.com/kubernetes-engine/
+        # docs/how-to/nvidia-mps-gpus; review gke.md S5), P4 and P100 included.
+        if self.sharing_via(mode) == "cloud":
+            return ("time-sharing", "mps")
+        return model.sharing
 
     def gpu_node_facts(
         self,

@@ -15,11 +15,24 @@ class GcpPoolOptions(ConfigModel):
     # A Compute Engine reservation the pool's nodes consume (SPECIFIC_RESERVATION), by name;
     # A3 Ultra and A4 are sold on demand only this way.
     reservation: str | None = None
+    # Image streaming (GKE's gcfsConfig): containers start before their image is pulled whole.
+    # A pool created with the default gets it; a pool that existed before keeps what it has
+    # until the key is set explicitly (components/gcp/gpu_pool.py).
+    image_streaming: bool = True
 
 
 class GcpClusterOptions(ConfigModel):
     project: str | None = None
-    release_channel: Literal["RAPID", "REGULAR", "STABLE"] = "REGULAR"
+    # EXTENDED keeps a minor past standard support (terraform-provider-google accepts
+    # UNSPECIFIED, RAPID, REGULAR, STABLE, EXTENDED; review gke-2.md N11).
+    release_channel: Literal["RAPID", "REGULAR", "STABLE", "EXTENDED"] = "REGULAR"
+    # GKE's cluster autoscaler profile (review gke-2.md N4). BALANCED, GKE's default, removes a
+    # node after about 10 minutes unneeded; OPTIMIZE_UTILIZATION removes more nodes, faster,
+    # and packs pods tighter, which GKE recommends for batch work and not for serving.
+    autoscaling_profile: Literal["BALANCED", "OPTIMIZE_UTILIZATION"] = "BALANCED"
+    # An existing service account for the nodes (its email): gpufleet creates no account and
+    # grants no project roles; the account needs GKE's node roles already (review gke-2.md N5).
+    node_service_account: str | None = None
     network: str | None = None
     subnetwork: str | None = None
     # The secondary ranges of the subnetwork that pods and services use. gpufleet's own

@@ -205,6 +205,7 @@ DOWNTIME: Final[Mapping[str, str]] = MappingProxyType(
         "aws:eks/nodeGroup:NodeGroup": "every node of this group and the pods on it",
         "aws:eks/cluster:Cluster": "the whole cluster and every workload on it",
         "aws:autoscaling/group:Group": "every instance of this group and the pods on it",
+        "pulumi:providers:kubernetes": "every Kubernetes resource it manages, replaced with it",
     }
 )
 
@@ -234,3 +235,41 @@ def name_input(type_token: str) -> str | None:
 
 def downtime(type_token: str) -> str:
     return DOWNTIME.get(type_token, "this resource while it is recreated")
+
+
+@dataclass(frozen=True)
+class ReplacementNote:
+    """What a reviewer must know about one kind of replacement beyond what goes down: said when
+    the value at ``inner`` of the first item of the list at ``path`` changes to or from
+    ``marker``."""
+
+    path: str
+    inner: str
+    marker: str
+    says: str
+    source: str
+
+
+REPLACEMENT_NOTES: Final[Mapping[str, tuple[ReplacementNote, ...]]] = MappingProxyType(
+    {
+        "gcp:container/nodePool:NodePool": (
+            ReplacementNote(
+                "nodeConfig.guestAccelerators",
+                "gpuDriverInstallationConfig.gpuDriverVersion",
+                "INSTALLATION_DISABLED",
+                "the pool's driver moves between GKE and the GPU Operator "
+                "(`gpuSoftware.mode`): every such GPU pool is deleted and recreated in the same "
+                "`up` that installs or removes the operator and Google's driver installer, so "
+                "no GPU pod runs on them until their new nodes come up with the new software; "
+                "run it when no GPU job runs",
+                "gpufleet's GKE preset (components/gcp/model/cloud.py gke_driver): "
+                "INSTALLATION_DISABLED on gpu-operator pools; gpu_driver_version is ForceNew "
+                "(terraform-provider-google node_config.go guest_accelerator)",
+            ),
+        ),
+    }
+)
+
+
+def replacement_notes(type_token: str) -> tuple[ReplacementNote, ...]:
+    return REPLACEMENT_NOTES.get(type_token, ())

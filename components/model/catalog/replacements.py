@@ -137,6 +137,12 @@ REPLACEMENT_PATHS: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
             "subnetwork",
             *_under("nodeConfig", _GKE_NODE_CONFIG_FORCE_NEW),
         ),
+        # terraform-provider-google @e03b7622 resourcemanager/iam_project.go (`project`
+        # ForceNew) and tpgiamresource/resource_iam_member.go (`role`, `member`, `condition`
+        # ForceNew): a grant is never edited, only replaced (review gke-2.md N6).
+        "gcp:projects/iAMMember:IAMMember": ("condition", "member", "project", "role"),
+        # resourcemanager/resource_google_service_account.go: `account_id` and `project`.
+        "gcp:serviceaccount/account:Account": ("accountId", "project"),
         # terraform-provider-aws internal/service/eks/cluster.go. Not listed because they are
         # conditional there: removing ``encryptionConfig`` (irreversible) and changing an
         # already-set ``computeConfig.nodeRoleArn`` also force a new cluster. ``region``: the

@@ -21,6 +21,7 @@ from components.tooling.consumers.shared import (
     describe,
     gpu_name,
     gpu_request,
+    keep_running,
     to_yaml,
 )
 from components.tooling.consumers.sizing import MIB, PodShare, pod_share
@@ -65,6 +66,11 @@ def fiftyone_entry(spec: PoolSpec) -> dict[str, Any]:
         "tolerations": list(scheduling["tolerations"]),
         "resources": {"limits": dict(amounts), "requests": dict(amounts)},
     }
+    annotations = keep_running([spec])
+    if annotations:
+        # A running operation is not evicted to consolidate nodes (podAnnotations: the chart's
+        # delegated-operator-job-configmap.yaml and -instance-deployment.yaml at 2.22.1).
+        entry["podAnnotations"] = annotations
     if spec.container_env:
         entry["env"] = dict(spec.container_env)
     return entry

@@ -23,7 +23,14 @@ from typing import Any
 
 from components.model.pools import ACCELERATOR_LABEL, PoolSpec, Taint, resolve_pool
 from components.model.schema import StackConfig
-from components.tooling.consumers.shared import ConsumerError, Request, and_list, comment, to_yaml
+from components.tooling.consumers.shared import (
+    ConsumerError,
+    Request,
+    and_list,
+    comment,
+    keep_running,
+    to_yaml,
+)
 from components.tooling.scheduling import NodeTemplate, evaluate
 from components.tooling.scheduling import Taint as NodeTaint
 
@@ -375,6 +382,11 @@ def flyte_settings(config: StackConfig, pools: Sequence[PoolSpec]) -> FlyteSetti
             "values": [value],
         }
 
+    annotations = keep_running(pools)
+    if annotations:
+        # Every task pod: a running task is not evicted to consolidate nodes (flyteplugins
+        # k8s plugin config `default-annotations`).
+        plugin["default-annotations"] = annotations
     notes += _indistinguishable(plugin, accelerators, pools)
     return FlyteSettings(plugin, tuple(accelerators), tuple(notes))
 

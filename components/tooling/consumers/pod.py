@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from components.model.pools import PoolSpec
-from components.tooling.consumers.shared import Request, comment, describe, queue_lines, to_yaml
+from components.tooling.consumers.shared import (
+    Request,
+    comment,
+    describe,
+    keep_running,
+    queue_lines,
+    to_yaml,
+)
 
 K8S_GPU_DOC = "https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/"
 
@@ -22,6 +29,17 @@ def pod_fragment(spec: PoolSpec) -> dict[str, Any]:
     }
 
 
+def _keep_running_lines(spec: PoolSpec) -> list[str]:
+    annotations = keep_running([spec])
+    if not annotations:
+        return []
+    shown = ", ".join(f'{key}: "{value}"' for key, value in annotations.items())
+    return [
+        f"A training job's pod also sets metadata.annotations {{{shown}}}, so the autoscaler "
+        "does not evict it to consolidate nodes."
+    ]
+
+
 def render_pod(request: Request) -> str:
     documents = []
     for spec in request.pools:
@@ -32,6 +50,7 @@ def render_pod(request: Request) -> str:
             "or Job);",
             "`resources` belongs to the container that uses the GPU. Format: " + K8S_GPU_DOC,
             *queue_lines(spec),
+            *_keep_running_lines(spec),
         )
         documents.append(f"{header}\n{to_yaml(pod_fragment(spec))}")
     return "\n---\n".join(documents)

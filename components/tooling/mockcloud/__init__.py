@@ -7,6 +7,8 @@ Only what the program reads needs to be here; everything else echoes the inputs.
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -21,18 +23,24 @@ RESOURCES: dict[str, ResourceFake] = {}
 CALLS: dict[str, CallFake] = {}
 # Look-ups of a cluster a stack adopts: the answer depends on the world the test assumes.
 LOOKUPS: dict[str, LookupFake] = {}
+# What a rotated control plane answers instead (World.endpoint_rotated): endpoint hosts and CA
+# data, as (before, after) text, from every cloud.
+ROTATED: tuple[tuple[str, str], ...] = ()
 for _module in (gcp, aws, azure, kubernetes):
     RESOURCES.update(_module.RESOURCES)
     CALLS.update(_module.CALLS)
     LOOKUPS.update(getattr(_module, "LOOKUPS", {}))
+    ROTATED += tuple(getattr(_module, "ROTATED", ()))
 
 
-def resource_state(type_: str, name: str, inputs: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+def resource_state(
+    type_: str, name: str, inputs: Mapping[str, Any], world: World | None = None
+) -> tuple[str, dict[str, Any]]:
     """(id, state) for a mocked resource: its inputs plus the outputs the provider would add."""
     state: dict[str, Any] = dict(inputs)
     fake = RESOURCES.get(type_)
     if fake is not None:
-        state.update(fake(name, inputs))
+        state.update(_rotated(fake(name, inputs), world))
     if type_.startswith("aws:") and "arn" not in state:
         service = type_.split(":")[1].split("/")[0]
         state["arn"] = f"arn:aws:{service}:us-east-1:123456789012:{name}"
@@ -42,6 +50,32 @@ def resource_state(type_: str, name: str, inputs: Mapping[str, Any]) -> tuple[st
 def call_result(token: str, args: Mapping[str, Any], world: World | None = None) -> dict[str, Any]:
     lookup = LOOKUPS.get(token)
     if lookup is not None:
-        return lookup(args, world or World())
+        return dict(_rotated(lookup(args, world or World()), world))
     fake = CALLS.get(token)
-    return fake(args) if fake is not None else {}
+    return dict(_rotated(fake(args), world)) if fake is not None else {}
+
+
+def _rotated(value: Any, world: World | None) -> Any:
+    """``value`` as a rotated control plane answers it: every ROTATED text replaced, inside
+    base64 documents too (AKS returns its kubeconfig base64-encoded)."""
+    if world is None or not world.endpoint_rotated:
+        return value
+    if isinstance(value, Mapping):
+        return {key: _rotated(item, world) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_rotated(item, world) for item in value]
+    if not isinstance(value, str):
+        return value
+    rotated = _replaced(value)
+    try:
+        decoded = base64.b64decode(rotated, validate=True).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return rotated
+    inner = _replaced(decoded)
+    return base64.b64encode(inner.encode()).decode() if inner != decoded else rotated
+
+
+def _replaced(text: str) -> str:
+    for before, after in ROTATED:
+        text = text.replace(before, after)
+    return text

@@ -16,6 +16,16 @@ REGION = "us-east-1"
 FAKE_CA = base64.b64encode(
     b"-----BEGIN CERTIFICATE-----\nMOCK-EKS\n-----END CERTIFICATE-----\n"
 ).decode()
+# A rotated control plane (World.endpoint_rotated): another endpoint host and CA.
+ROTATED = (
+    (".gr7.", ".yl4."),
+    (
+        FAKE_CA,
+        base64.b64encode(
+            b"-----BEGIN CERTIFICATE-----\nROTATED\n-----END CERTIFICATE-----\n"
+        ).decode(),
+    ),
+)
 
 
 def fake_ami(parameter: object) -> str:

@@ -25,6 +25,16 @@ KUBELET_OBJECT_ID = "55555555-5555-5555-5555-555555555555"
 # The AKS Entra ID server application, as AKS writes it into exec kubeconfigs.
 AKS_SERVER_ID = "6dae42f8-4368-4678-94ff-3960e28e3630"
 FAKE_CA = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMOCK AKS CA\n-----END CERTIFICATE-----\n")
+# A rotated control plane (World.endpoint_rotated): another API server host and CA.
+ROTATED = (
+    ("-mock.hcp.", "-rotated.hcp."),
+    (
+        FAKE_CA.decode(),
+        base64.b64encode(
+            b"-----BEGIN CERTIFICATE-----\nROTATED\n-----END CERTIFICATE-----\n"
+        ).decode(),
+    ),
+)
 FAKE_CLIENT = base64.b64encode(b"MOCK CLIENT CERT OR KEY")
 
 

@@ -13,6 +13,21 @@ PROJECT = "mock-project"
 FAKE_CA = base64.b64encode(
     b"-----BEGIN CERTIFICATE-----\nMOCK\n-----END CERTIFICATE-----\n"
 ).decode()
+DNS_ENDPOINT_ID = "0123456789abcdef0123456789abcdef"
+ADOPTED_DNS_ENDPOINT_ID = "fedcba9876543210fedcba9876543210"
+# A rotated control plane (World.endpoint_rotated): new IPs, DNS endpoints and CA.
+ROTATED = (
+    ("203.0.113.10", "198.51.100.10"),
+    ("203.0.113.20", "198.51.100.20"),
+    (DNS_ENDPOINT_ID, "00000000111111112222222233333333"),
+    (ADOPTED_DNS_ENDPOINT_ID, "44444444555555556666666677777777"),
+    (
+        FAKE_CA,
+        base64.b64encode(
+            b"-----BEGIN CERTIFICATE-----\nROTATED\n-----END CERTIFICATE-----\n"
+        ).decode(),
+    ),
+)
 
 
 def _cluster(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
@@ -27,7 +42,7 @@ def _cluster(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
         "controlPlaneEndpointsConfig": {
             "dnsEndpointConfig": {
                 **(inputs.get("controlPlaneEndpointsConfig") or {}).get("dnsEndpointConfig", {}),
-                "endpoint": f"gke-0123456789abcdef0123456789abcdef-{PROJECT}.x.gke.goog",
+                "endpoint": f"gke-{DNS_ENDPOINT_ID}-{PROJECT}.x.gke.goog",
             }
         },
         "masterAuth": {"clusterCaCertificate": FAKE_CA},
@@ -78,8 +93,7 @@ def _get_cluster(args: Mapping[str, Any], world: World) -> dict[str, Any]:
                 "dnsEndpointConfigs": [
                     {
                         "allowExternalTraffic": True,
-                        "endpoint": f"gke-fedcba9876543210fedcba9876543210-{project}.{location}"
-                        ".gke.goog",
+                        "endpoint": f"gke-{ADOPTED_DNS_ENDPOINT_ID}-{project}.{location}.gke.goog",
                     }
                 ]
             }
@@ -88,6 +102,14 @@ def _get_cluster(args: Mapping[str, Any], world: World) -> dict[str, Any]:
             [{"workloadPool": f"{project}.svc.id.goog"}] if world.workload_identity else []
         ),
         "releaseChannels": [{"channel": "REGULAR"}],
+        "enableAutopilot": world.autopilot,
+        "nodePools": [
+            *({"name": pool, "nodeConfigs": [{"labels": {}}]} for pool in world.node_pools),
+            *(
+                {"name": pool, "nodeConfigs": [{"labels": {"gpufleet.io/pool": pool}}]}
+                for pool in world.gpufleet_pools
+            ),
+        ],
         "maintenancePolicies": (
             [{"recurringWindows": [window], "dailyMaintenanceWindows": []}]
             if world.maintenance_window

@@ -34,6 +34,15 @@ class World:
     entra_id: bool = True
     # AKS: the address space of the VNet a stack's given node subnet is in.
     vnet_address_space: tuple[str, ...] = ("10.224.0.0/12",)
+    # GKE: an Autopilot cluster; the owner's node pools, and pools gpufleet created in an
+    # earlier `up` (their nodes carry gpufleet.io/pool).
+    autopilot: bool = False
+    node_pools: tuple[str, ...] = ("default-pool",)
+    gpufleet_pools: tuple[str, ...] = ()
+    # Every cluster, created or adopted, presents another API endpoint and CA (a credential
+    # rotation, GKE's move between its IP and DNS endpoints): what each mock cloud lists in its
+    # ROTATED table is answered rotated.
+    endpoint_rotated: bool = False
 
 
 class NotFound(Exception):

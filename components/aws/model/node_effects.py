@@ -1,0 +1,192 @@
+"""What an in-place change of an EKS node group, auto scaling group, Karpenter or Auto Mode pool
+does to its running nodes, and what a control plane's minor bump does to the nodes that do not
+follow it by themselves (the types and effects: components/model/catalog/node_effects.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Final
+
+from components.model.catalog.node_effects import NodeEffect
+
+# --- EKS --------------------------------------------------------------------------------------
+
+_EKS_ROLLS = (
+    "EKS replaces every node of the group: it launches new nodes, then cordons and drains the "
+    "old ones (it waits up to 15 minutes for PodDisruptionBudgets, then fails the update "
+    "unless it is forced)"
+)
+_EKS_ROLL_SOURCE = (
+    "EKS user guide, managed-node-update-behavior (UpdateNodegroupVersion: setup, scale up, "
+    "upgrade and scale down phases); terraform-provider-aws internal/service/eks/node_group.go "
+    "resourceNodeGroupUpdate ('Do any version update first': UpdateNodegroupVersion on a "
+    "launch_template, release_version or version change)"
+)
+_EKS_NODE_GROUP: Final[tuple[NodeEffect, ...]] = (
+    NodeEffect("launchTemplate", "rolls", _EKS_ROLLS, _EKS_ROLL_SOURCE),
+    NodeEffect("releaseVersion", "rolls", _EKS_ROLLS, _EKS_ROLL_SOURCE),
+    NodeEffect("version", "rolls", _EKS_ROLLS, _EKS_ROLL_SOURCE),
+    NodeEffect(
+        "labels",
+        "in-place",
+        "EKS updates the Kubernetes labels of the running nodes; nothing restarts",
+        "EKS API reference, UpdateNodegroupConfig (labels added or removed on the node group)",
+    ),
+    NodeEffect(
+        "taints",
+        "in-place",
+        "EKS updates the taints of the running nodes; pods already running stay (NoSchedule "
+        "does not evict)",
+        "EKS API reference, UpdateNodegroupConfig (taints added or removed on the node group)",
+    ),
+    NodeEffect(
+        "scalingConfig",
+        "none",
+        "running nodes stay; the group's bounds change (EKS refuses a minimum above the "
+        "current desired size)",
+        "EKS API reference, UpdateNodegroupConfig",
+    ),
+    NodeEffect(
+        "updateConfig",
+        "none",
+        "running nodes stay; the setting applies to the next node update",
+        "EKS API reference, UpdateNodegroupConfig",
+    ),
+    NodeEffect(
+        "nodeRepairConfig",
+        "none",
+        "running nodes stay; EKS starts (or stops) rebooting or replacing the group's nodes "
+        "that turn unhealthy",
+        "EKS user guide, node-health (node auto repair); terraform-provider-aws node_group.go "
+        "(node_repair_config through UpdateNodegroupConfig)",
+    ),
+    NodeEffect(
+        "tags",
+        "none",
+        "the tags are the node group's own; EKS does not copy them to the nodes or the group",
+        "EKS user guide, managed-node-groups (node group tags do not propagate)",
+    ),
+)
+
+_ASG_NEW_NODES = (
+    "the group launches new instances from the new launch template or instance types; running "
+    "instances keep theirs until they are terminated (scale-in, a Spot reclaim or a manual "
+    "instance refresh: gpufleet starts none)"
+)
+_ASG_SOURCE = (
+    "Amazon EC2 Auto Scaling user guide, 'Change the launch template for an Auto Scaling group' "
+    "(existing instances are not affected) and 'Instance refresh'"
+)
+_ASG: Final[tuple[NodeEffect, ...]] = (
+    NodeEffect("launchTemplate", "new-nodes", _ASG_NEW_NODES, _ASG_SOURCE),
+    NodeEffect("mixedInstancesPolicy", "new-nodes", _ASG_NEW_NODES, _ASG_SOURCE),
+    NodeEffect(
+        "tags",
+        "new-nodes",
+        "tags propagated at launch reach only the instances launched from now on",
+        "Amazon EC2 Auto Scaling user guide, 'Tag Auto Scaling groups and instances'",
+    ),
+    NodeEffect(
+        "capacityRebalance",
+        "in-place",
+        "from now on (when on) the group launches a replacement for a running Spot instance "
+        "that gets a rebalance recommendation, then drains and terminates the old one",
+        "Amazon EC2 Auto Scaling user guide, 'Capacity Rebalancing'",
+    ),
+    NodeEffect(
+        "minSize",
+        "none",
+        "running instances stay; a raised minimum launches instances to reach it",
+        "Amazon EC2 Auto Scaling user guide, 'Set capacity limits'",
+    ),
+    NodeEffect(
+        "maxSize",
+        "none",
+        "running instances stay; the autoscaler works within the new bounds",
+        "Amazon EC2 Auto Scaling user guide, 'Set capacity limits'",
+    ),
+)
+
+# --- Karpenter and EKS Auto Mode ----------------------------------------------------------------
+
+_KARPENTER_DRIFT = (
+    "Karpenter marks the running nodes drifted, but gpufleet's disruption budget for Drifted is "
+    "0: they keep the old settings until they are empty and consolidated (under EKS Auto Mode, "
+    "at most until they expire, within 21 days); nodes launched from now on come up as edited"
+)
+_KARPENTER_SOURCE = (
+    "Karpenter v1.14 docs, concepts/disruption (Drift; budgets with reasons: [Drifted])"
+)
+_KARPENTER_NODE_POOL: Final[tuple[NodeEffect, ...]] = (
+    NodeEffect("spec.template", "new-nodes", _KARPENTER_DRIFT, _KARPENTER_SOURCE),
+    NodeEffect(
+        "spec.limits",
+        "none",
+        "running nodes stay; Karpenter launches no node past the new limits",
+        "Karpenter v1.14 docs, concepts/nodepools (limits)",
+    ),
+    NodeEffect(
+        "spec.disruption",
+        "none",
+        "running nodes stay; the budgets apply to later disruptions",
+        "Karpenter v1.14 docs, concepts/disruption",
+    ),
+)
+_KARPENTER_NODE_CLASS: Final[tuple[NodeEffect, ...]] = (
+    NodeEffect("spec", "new-nodes", _KARPENTER_DRIFT, _KARPENTER_SOURCE),
+)
+_KARPENTER_NODE_OVERLAY: Final[tuple[NodeEffect, ...]] = (
+    NodeEffect(
+        "spec",
+        "none",
+        "running nodes stay (an overlay changes only Karpenter's simulation, never a node's "
+        "real resources); Karpenter plans new nodes and consolidation with the new values",
+        "Karpenter v1.14 docs, concepts/nodeoverlays ('Actual vs. Simulated'; 'Integration "
+        "with Consolidation': no drift or forced replacement)",
+    ),
+)
+
+# --- A control plane's minor bump, by the provisioner whose nodes do not follow it by themselves
+
+# The control plane's input whose change moves the cluster's Kubernetes minor.
+CONTROL_PLANE_VERSION: Final[Mapping[str, str]] = MappingProxyType(
+    {"aws:eks/cluster:Cluster": "version"}
+)
+# What that bump does to the running nodes of the pools present in the plan, keyed by the type
+# that marks the provisioner (its node class). Managed node groups and self-managed groups need
+# no entry: their own version, release or launch template changes with the minor, and says so.
+VERSION_BUMP_EFFECTS: Final[Mapping[str, NodeEffect]] = MappingProxyType(
+    {
+        "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass": NodeEffect(
+            "version",
+            "new-nodes",
+            "Karpenter launches new nodes with the new minor's image (its AMI alias resolves per "
+            "minor), but the running ones only drift, and gpufleet's Drifted budget is 0: they "
+            "keep their old kubelet until they are empty. The API server accepts kubelets up to "
+            "three minors older; drain long-running nodes before the third bump",
+            "Karpenter v1.14 docs, concepts/disruption (Drift) and concepts/nodeclasses "
+            "(amiSelectorTerms alias); Kubernetes version skew policy (kubelet up to three "
+            "minors older than kube-apiserver)",
+        ),
+        "kubernetes:eks.amazonaws.com/v1:NodeClass": NodeEffect(
+            "version",
+            "rolls",
+            "EKS Auto Mode replaces every node with one of the new minor after the control plane "
+            "upgrade, respecting PodDisruptionBudgets: running GPU jobs are drained",
+            "EKS user guide, automode/auto-upgrade ('After you initiate a control plane upgrade, "
+            "EKS Auto Mode begins replacing nodes in your cluster')",
+        ),
+    }
+)
+
+NODE_EFFECTS: Final[Mapping[str, tuple[NodeEffect, ...]]] = MappingProxyType(
+    {
+        "aws:eks/nodeGroup:NodeGroup": _EKS_NODE_GROUP,
+        "aws:autoscaling/group:Group": _ASG,
+        "kubernetes:karpenter.sh/v1:NodePool": _KARPENTER_NODE_POOL,
+        "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass": _KARPENTER_NODE_CLASS,
+        "kubernetes:eks.amazonaws.com/v1:NodeClass": _KARPENTER_NODE_CLASS,
+        "kubernetes:karpenter.sh/v1alpha1:NodeOverlay": _KARPENTER_NODE_OVERLAY,
+    }
+)

@@ -1,0 +1,174 @@
+"""What an in-place change of an AKS agent pool, the cluster or its system pool does to the running
+nodes (the types and effects: components/model/catalog/node_effects.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from types import MappingProxyType
+from typing import Final
+
+from components.model.catalog.node_effects import NodeEffect
+
+# --- AKS --------------------------------------------------------------------------------------
+
+_AKS_UPGRADE_SOURCE = (
+    "Microsoft Learn, aks/upgrade-aks-node-pools-rolling (max unavailable: 'AKS cordons n nodes "
+    "at a time and evicts the pods'; max surge: buffer nodes first) and aks/planned-maintenance "
+    "(the windows schedule the upgrades of AKS's auto-upgrade channels); API 2025-09-01 "
+    "AgentPoolUpgradeSettings (drainTimeoutInMinutes; UndrainableNodeBehavior Schedule)"
+)
+_AKS_SAME_MINOR = NodeEffect(
+    "orchestratorVersion",
+    "none",
+    "the pool already runs this minor (a pool created without one runs the control plane's), "
+    "and the same minor again upgrades nothing; AKS's patch channel keeps the patch current",
+    "pulumi-azure-native 3.29 AgentPool.orchestratorVersion: 'Updating the agent pool with the "
+    "same <major.minor> once it has been created ... will not trigger an upgrade'",
+    when="minor-kept",
+)
+_AKS_AGENT_POOL: Final[tuple[NodeEffect, ...]] = (
+    NodeEffect(
+        "orchestratorVersion",
+        "rolls",
+        "AKS upgrades the pool as soon as `pulumi up` asks, not in the maintenance window (that "
+        "schedules only AKS's own upgrades): one node at a time and no surge node "
+        "(maxUnavailable 1), each cordoned and drained with PodDisruptionBudgets honoured for up "
+        "to 60 minutes, then reimaged; a node a PDB keeps busy (a protected training job) is "
+        "left running on the old version and the update fails, to be run again once the job ends",
+        _AKS_UPGRADE_SOURCE,
+        when="minor-changes",
+    ),
+    _AKS_SAME_MINOR,
+    NodeEffect(
+        "count",
+        "none",
+        "running nodes stay: gpufleet sends a node count only to create the pool, and AKS keeps "
+        "the count the autoscaler chose when an update sends none",
+        "kubernetes-sigs/cluster-api-provider-azure PR 1991 (a PUT without count did not change "
+        "it)",
+    ),
+    NodeEffect(
+        "nodeLabels",
+        "in-place",
+        "AKS updates the labels of the running nodes; nothing restarts",
+        "Microsoft Learn, aks/use-labels ('Updating labels on existing node pools')",
+    ),
+    NodeEffect(
+        "nodeTaints",
+        "in-place",
+        "AKS updates the taints of the running nodes; pods already running stay (NoSchedule "
+        "does not evict)",
+        "Microsoft Learn, aks/use-node-taints ('Update a node pool's taints')",
+    ),
+    NodeEffect(
+        "minCount",
+        "none",
+        "running nodes stay; the autoscaler works within the new bounds",
+        "Microsoft Learn, aks/cluster-autoscaler",
+    ),
+    NodeEffect(
+        "maxCount",
+        "none",
+        "running nodes stay; the autoscaler works within the new bounds",
+        "Microsoft Learn, aks/cluster-autoscaler",
+    ),
+    NodeEffect(
+        "upgradeSettings",
+        "none",
+        "running nodes stay; the settings apply to the next upgrade",
+        "Microsoft Learn, aks/upgrade-aks-node-pools-rolling",
+    ),
+    NodeEffect(
+        "tags",
+        "none",
+        "the pool's Azure tags change; the nodes' Kubernetes objects are untouched",
+        "Microsoft Learn, aks/use-tags",
+    ),
+)
+
+_AKS_CLUSTER_SETTING = (
+    "running nodes stay: a cluster setting, applied by the control plane",
+    "Microsoft Learn, aks/cluster-autoscaler, aks/api-server-authorized-ip-ranges, "
+    "aks/free-standard-pricing-tiers, aks/use-tags",
+)
+# The cluster carries the system pool inline (components/azure/system_pool.py).
+_AKS_CLUSTER: Final[tuple[NodeEffect, ...]] = (
+    NodeEffect(
+        "kubernetesVersion",
+        "none",
+        "AKS upgrades the control plane only; no pool names its version in the cluster, so "
+        "each pool keeps its nodes until its own update below (the system pool's deployment, "
+        "then each GPU agent pool) moves it",
+        "Microsoft Learn, aks/upgrade-node-pools ('In ARM templates, declaration falls back "
+        "to the existing version defined for the node pool'); Azure/ARO-HCP a304bf3b (the "
+        "pools stayed behind a cluster PUT that raised the minor)",
+    ),
+    NodeEffect(
+        "agentPoolProfiles",
+        "in-place",
+        "AKS applies the system pool's autoscaling bounds and labels to the running pool; no "
+        "node restarts (its VM size, zones and disk are fixed at creation: refused)",
+        "pulumi/pulumi-azure-native issue 4264 (a cluster PUT applies its inline pool's "
+        "settings); Microsoft Learn, aks/use-labels",
+    ),
+    *(
+        NodeEffect(path, "none", *_AKS_CLUSTER_SETTING)
+        for path in (
+            "aadProfile",
+            "apiServerAccessProfile",
+            "autoScalerProfile",
+            "autoUpgradeProfile",
+            "disableLocalAccounts",
+            "enableRBAC",
+            "identity",
+            "oidcIssuerProfile",
+            "securityProfile",
+            "sku",
+            "tags",
+        )
+    ),
+)
+
+_SYSTEM_POOL = "properties.template.resources.systemPool"
+_AKS_SYSTEM_POOL_DEPLOYMENT: Final[tuple[NodeEffect, ...]] = (
+    NodeEffect(
+        f"{_SYSTEM_POOL}.properties.orchestratorVersion",
+        "rolls",
+        "AKS upgrades the system pool as soon as `pulumi up` asks, with its default surge: one "
+        "extra CPU node first, then each old node cordoned, drained (PodDisruptionBudgets "
+        "honoured) and removed; GPU nodes are untouched",
+        _AKS_UPGRADE_SOURCE,
+        when="minor-changes",
+    ),
+    replace(_AKS_SAME_MINOR, path=f"{_SYSTEM_POOL}.properties.orchestratorVersion"),
+    NodeEffect(
+        f"{_SYSTEM_POOL}.properties.nodeLabels",
+        "in-place",
+        "AKS updates the labels of the system pool's running nodes; nothing restarts",
+        "Microsoft Learn, aks/use-labels ('Updating labels on existing node pools')",
+    ),
+    *(
+        NodeEffect(
+            f"{_SYSTEM_POOL}.properties.{field}",
+            "none",
+            "running nodes stay; the autoscaler works within the new bounds",
+            "Microsoft Learn, aks/cluster-autoscaler",
+        )
+        for field in ("minCount", "maxCount", "enableAutoScaling")
+    ),
+    NodeEffect(
+        f"{_SYSTEM_POOL}.apiVersion",
+        "none",
+        "running nodes stay: the agent pool API version the deployment calls",
+        "Azure Resource Manager template reference (resources[].apiVersion)",
+    ),
+)
+
+NODE_EFFECTS: Final[Mapping[str, tuple[NodeEffect, ...]]] = MappingProxyType(
+    {
+        "azure-native:containerservice:AgentPool": _AKS_AGENT_POOL,
+        "azure-native:containerservice:ManagedCluster": _AKS_CLUSTER,
+        "azure-native:resources:Deployment": _AKS_SYSTEM_POOL_DEPLOYMENT,
+    }
+)

@@ -1,0 +1,120 @@
+"""What an in-place change of a GKE node pool does to its running nodes (the types and effects:
+components/model/catalog/node_effects.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Final
+
+from components.model.catalog.node_effects import NodeEffect
+
+# --- GKE --------------------------------------------------------------------------------------
+# Update paths: terraform-provider-google @e03b7622 google/services/container/node_config.go
+# nodePoolNodeConfigUpdate (each a NodePools.Update call; the node pool is kept) and
+# resource_container_node_pool.go (autoscaling, management, upgrade settings, locations, version).
+
+_GKE_RECREATE_SOURCE = (
+    "GKE docs, how-to/node-pools 'Change a node pool's machine attributes' (machine type, disk "
+    "type and size: GKE recreates the nodes with the pool's upgrade strategy); "
+    "terraform-provider-google 5.10 made them updatable (magic-modules PR 9575; node_config.go "
+    "UpdateNodePool with MachineType, DiskSizeGb, DiskType)"
+)
+_GKE_RECREATES = (
+    "GKE recreates every node of the pool with the pool's upgrade strategy (gpufleet's GPU "
+    "pools: surge 0, one node unavailable at a time), draining each one first; pods are evicted "
+    "(PodDisruptionBudgets are respected for up to an hour per node)"
+)
+_GKE_NODE_POOL: Final[tuple[NodeEffect, ...]] = (
+    NodeEffect("nodeConfig.machineType", "rolls", _GKE_RECREATES, _GKE_RECREATE_SOURCE),
+    NodeEffect("nodeConfig.diskSizeGb", "rolls", _GKE_RECREATES, _GKE_RECREATE_SOURCE),
+    NodeEffect("nodeConfig.diskType", "rolls", _GKE_RECREATES, _GKE_RECREATE_SOURCE),
+    NodeEffect("nodeConfig.imageType", "rolls", _GKE_RECREATES, _GKE_RECREATE_SOURCE),
+    NodeEffect(
+        "version",
+        "rolls",
+        "GKE upgrades every node of the pool to the new version with the pool's upgrade "
+        "strategy, draining each one first",
+        "GKE docs, concepts/node-pool-upgrade-strategies (surge upgrades)",
+    ),
+    NodeEffect(
+        "nodeConfig.labels",
+        "in-place",
+        "GKE applies the new Kubernetes labels to the running nodes without recreating them",
+        "GKE docs, how-to/creating-managing-labels ('use the GKE API to edit Kubernetes labels "
+        "on your nodes ... with a cluster update') and how-to/update-existing-nodepools; "
+        "node_config.go updates `labels` through NodePools.Update",
+    ),
+    NodeEffect(
+        'nodeConfig.labels["nvidia.com/mig.config"]',
+        "rolls",
+        "the GPU Operator's MIG manager stops the GPU pods of every running node of the pool, "
+        "re-partitions its GPUs and reboots it (WITH_REBOOT=true on GKE), under the pods "
+        "running there",
+        "NVIDIA cloud-native-docs @52dcb7b8 gpu-operator/gpu-operator-mig.rst (a changed "
+        "nvidia.com/mig.config label: 'MIG Manager first stops all GPU pods', reboots with "
+        "WITH_REBOOT) and google-gke.rst (WITH_REBOOT on GKE); GKE applies the pool's label to "
+        "its running nodes (labels entry above)",
+    ),
+    NodeEffect(
+        "nodeConfig.gcfsConfig",
+        "rolls",
+        "GKE recreates every node of the pool with the pool's upgrade strategy to turn image "
+        "streaming on or off (medium confidence: GKE's list of node-pool changes that recreate "
+        "nodes was not read first-hand; the conservative reading), draining each one first",
+        "node_config.go updates `gcfs_config` through NodePools.Update (ForceNew removed in "
+        "terraform-provider-google #19365, magic-modules #11553); GKE docs how-to/image-streaming "
+        "('Enable Image streaming on node pools') and concepts/managing-clusters (node-level "
+        "configuration changes recreate nodes)",
+    ),
+    NodeEffect(
+        "ignoreNodeCountChanges",
+        "none",
+        "running nodes stay; the provider only stops reading the instance groups' node count",
+        "terraform-provider-google resource_container_node_pool.go ignore_node_count_changes "
+        "(a provider-side setting: no GKE API call)",
+    ),
+    NodeEffect(
+        "nodeConfig.taints",
+        "in-place",
+        "GKE applies the new taints to the running nodes without recreating them; pods already "
+        "running stay (NoSchedule does not evict)",
+        "GKE docs, how-to/update-existing-nodepools (node taints are updated without node "
+        "recreation)",
+    ),
+    NodeEffect(
+        "nodeConfig.resourceLabels",
+        "in-place",
+        "GKE sets the new Compute Engine labels on the running VMs; nothing restarts",
+        "GKE docs, how-to/update-existing-nodepools",
+    ),
+    NodeEffect(
+        "nodeLocations",
+        "in-place",
+        "a zone added gets nodes only as the autoscaler adds them; the nodes of a zone taken "
+        "out are drained and deleted",
+        "GKE docs, how-to/node-pools 'Change the zones of a node pool'",
+    ),
+    NodeEffect(
+        "autoscaling",
+        "none",
+        "running nodes stay; the autoscaler works within the new bounds from now on",
+        "GKE docs, concepts/cluster-autoscaler",
+    ),
+    NodeEffect(
+        "management",
+        "none",
+        "running nodes stay; the setting applies to later repairs and upgrades",
+        "GKE docs, how-to/node-auto-upgrades",
+    ),
+    NodeEffect(
+        "upgradeSettings",
+        "none",
+        "running nodes stay; the setting applies to the next upgrade",
+        "GKE docs, concepts/node-pool-upgrade-strategies",
+    ),
+)
+
+NODE_EFFECTS: Final[Mapping[str, tuple[NodeEffect, ...]]] = MappingProxyType(
+    {"gcp:container/nodePool:NodePool": _GKE_NODE_POOL}
+)

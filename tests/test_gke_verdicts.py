@@ -1,0 +1,101 @@
+"""`diff` verdicts for GKE day-two edits the second review found wrong or incomplete (review
+gke-2.md N6), on the whole graph: a project edit, a MIG layout change under the GPU Operator,
+a move between GKE's drivers and the operator, and image streaming turned on or off."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from components.tooling.diff import diff_plans, render_text
+from components.tooling.diff_model import PlanDiff
+from components.tooling.stacks import load_stack
+from tests.conftest import plan_of
+
+POOL = "gcp:container/nodePool:NodePool"
+GRANT = "gcp:projects/iAMMember:IAMMember"
+ACCOUNT = "gcp:serviceaccount/account:Account"
+OPERATOR = {"gpufleet:gpuSoftware": {"mode": "gpu-operator"}}
+
+
+def _raw(stack: str) -> dict[str, Any]:
+    return copy.deepcopy(dict(load_stack(stack).gpufleet))
+
+
+def _diff(stack: str, before: dict[str, Any], after: dict[str, Any]) -> PlanDiff:
+    return diff_plans(plan_of(stack, before).to_json(), plan_of(stack, after).to_json())
+
+
+def _by_type(diff: PlanDiff, type_token: str) -> dict[str, Any]:
+    return {change.name: change for change in diff.changed if change.type == type_token}
+
+
+def test_a_project_edit_replaces_the_grants_the_account_and_the_pools() -> None:
+    """IAM grants name their project (ForceNew); the account and the pools take the provider's
+    (terraform-provider-google DefaultProviderProject makes it ForceNew); the adopted cluster's
+    identity names the project, so the Kubernetes resources go with it."""
+    raw = _raw("gcp-existing")
+    moved = {**raw["cluster"], "gcp": {**raw["cluster"]["gcp"], "project": "other-project-1"}}
+    diff = _diff("gcp-existing", {}, {"gpufleet:cluster": moved})
+    grants = _by_type(diff, GRANT)
+    assert len(grants) == 6
+    assert all("project" in change.replace_paths for change in grants.values())
+    (account,) = _by_type(diff, ACCOUNT).values()
+    assert account.replace_paths == ("provider.project",)
+    pools = _by_type(diff, POOL)
+    assert len(pools) == 2
+    assert all("provider.project" in change.replace_paths for change in pools.values())
+    text = render_text(diff)
+    assert 'provider.project: "platform-prod-project" -> "other-project-1"' in text
+    assert "the resource is recreated in the new project" in text
+    assert "note: a new project moves the stack" in text
+
+
+def test_a_mig_layout_change_under_the_operator_rolls_the_pool() -> None:
+    """The pool is updated in place (a node label), then the MIG manager stops the GPU pods,
+    re-partitions and reboots every node (NVIDIA gpu-operator-mig.rst, WITH_REBOOT on GKE)."""
+    raw = _raw("gcp-a100-mig")
+    resized = copy.deepcopy(raw["gpuPools"])
+    (mig,) = [pool for pool in resized if pool.get("migPartitionSize") == "1g.5gb"]
+    mig["migPartitionSize"] = "2g.10gb"
+    diff = _diff("gcp-a100-mig", OPERATOR, {**OPERATOR, "gpufleet:gpuPools": resized})
+    (pool,) = _by_type(diff, POOL).values()
+    assert pool.verdict == "roll"
+    assert "~ ROLLS" in render_text(diff)
+    assert "re-partitions its GPUs and reboots it" in render_text(diff)
+
+
+def test_moving_to_the_operator_says_every_pool_is_replaced_in_the_same_up() -> None:
+    diff = _diff("gcp-dev", {}, OPERATOR)
+    pools = _by_type(diff, POOL)
+    gpu_pools = {name: change for name, change in pools.items() if "system" not in name}
+    assert len(gpu_pools) == 2
+    for change in gpu_pools.values():
+        assert change.verdict == "replace"
+        (note,) = change.notes
+        assert "deleted and recreated in the same `up` that installs or removes the operator" in (
+            note
+        )
+    assert {ref.type for ref in diff.added} >= {"kubernetes:helm.sh/v3:Release"}
+
+
+def test_image_streaming_set_on_an_existing_pool_rolls_it_and_the_default_changes_nothing() -> None:
+    """By default a pool gets image streaming when it is created, and a pool an earlier
+    gpufleet created keeps its setting (ignoreChanges); setting the key applies it, which
+    recreates the pool's nodes."""
+    raw = _raw("gcp-dev")
+    before = plan_of("gcp-dev").to_json()
+    older = copy.deepcopy(before)
+    for resource in older["resources"]:
+        if resource["type"] == POOL and "gcfsConfig" in resource["inputs"].get("nodeConfig", {}):
+            resource["inputs"]["nodeConfig"]["gcfsConfig"] = {"enabled": False}
+            resource["options"]["ignoreChanges"].remove("nodeConfig.gcfsConfig")
+    upgraded = diff_plans(older, before)
+    assert not [c for c in upgraded.changed if c.type == POOL and c.verdict != "update"]
+    applied = [item.path for c in upgraded.changed for item in c.changes if "gcfs" in item.path]
+    assert applied == []
+    pools = copy.deepcopy(raw["gpuPools"])
+    pools[0]["gcp"] = {**pools[0].get("gcp", {}), "imageStreaming": False}
+    diff = diff_plans(before, plan_of("gcp-dev", {"gpufleet:gpuPools": pools}).to_json())
+    (pool,) = _by_type(diff, POOL).values()
+    assert pool.verdict == "roll", pool.node_notes
