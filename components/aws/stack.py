@@ -23,7 +23,7 @@ from components.aws.managed_gpu_pool import (
     ManagedGpuPoolArgs,
     group_name_pattern,
 )
-from components.aws.model import provisioners
+from components.aws.model import capacity, provisioners
 from components.aws.model.adopted import Needs
 from components.aws.model.cloud import AWS
 from components.aws.model.config import cluster_options, pool_options
@@ -131,6 +131,7 @@ def build_gpu_pools(
     if provisioners.launches_per_pod(cfg):
         return node_pools.build(config, pools, eks)
     options = {p.name: pool_options(p) for p in config.gpu_pools}
+    by_name = {p.name: p for p in config.gpu_pools}
     built: list[pulumi.Resource] = []
     spot_groups: list[str] = []
     # Self-managed groups, Spot or on-demand: nothing drains a node EC2 or the group terminates
@@ -159,6 +160,8 @@ def build_gpu_pools(
                         security_group_ids=list(eks.node_security_group_ids)
                         if existing_cluster.cluster_options(cfg).node_security_group_ids
                         else None,
+                        capacity_type=provisioners.managed_capacity_type(by_name[pool.name]),
+                        reservation_id=capacity.launch_target(by_name[pool.name]),
                     ),
                     opts=pulumi.ResourceOptions(depends_on=list(eks.nodes_after)),
                 )
@@ -181,6 +184,7 @@ def build_gpu_pools(
                 provider=eks.aws_provider,
                 max_nodes_per_zone=options[pool.name].max_nodes_per_zone,
                 autoscaler_tag=eks.autoscaler_discovery_tag,
+                reservation_id=capacity.launch_target(by_name[pool.name]),
             ),
             # Nodes may only start once they are allowed to join.
             opts=pulumi.ResourceOptions(depends_on=[eks.self_managed_access]),
