@@ -198,7 +198,11 @@ def build_gpu_pools(
             spot_groups += [f"^{group_name(cfg.name, pool.name, z)}$" for z in pool.zones]
 
     if not existing_cluster.cluster_options(cfg).autoscaler_installed:
-        _cluster_autoscaler(config, eks, spot_groups)
+        queued = any(pool.queue is not None for pool in pools)
+        autoscaler = _cluster_autoscaler(config, eks, spot_groups, queued)
+        if queued:
+            # Queued pools get nodes through it: Kueue waits for its ProvisioningRequest CRD.
+            built.append(autoscaler)
     if self_managed_groups:
         NodeTerminationHandler(
             # The name it had when it drained Spot groups only: renaming would recreate it.
@@ -217,10 +221,13 @@ def build_gpu_pools(
     return built
 
 
-def _cluster_autoscaler(config: StackConfig, eks: EksNodeHost, spot_groups: list[str]) -> None:
-    """gpufleet's cluster autoscaler, which owns the groups' sizes (unless one runs already)."""
+def _cluster_autoscaler(
+    config: StackConfig, eks: EksNodeHost, spot_groups: list[str], queued: bool
+) -> ClusterAutoscaler:
+    """gpufleet's cluster autoscaler, which owns the groups' sizes (unless one runs already),
+    and serves ProvisioningRequests when a pool is queued."""
     cfg = config.cluster
-    ClusterAutoscaler(
+    return ClusterAutoscaler(
         f"{cfg.name}-autoscaler",
         ClusterAutoscalerArgs(
             cluster_name=cfg.name,
@@ -234,6 +241,7 @@ def _cluster_autoscaler(config: StackConfig, eks: EksNodeHost, spot_groups: list
             own_tag=eks.autoscaler_discovery_tag,
             aws_provider=eks.aws_provider,
             k8s_provider=eks.k8s_provider,
+            provisioning_requests=queued,
         ),
     )
 
