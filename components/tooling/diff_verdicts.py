@@ -30,6 +30,8 @@ def in_place_refusals(
         return []
     found = []
     for refusal in rejections.refusals(type_token):
+        if any(lookup(old_inputs, tuple(k.split("."))) != v for k, v in refusal.when.items()):
+            continue
         path = tuple(refusal.path.split("."))
         old, new = lookup(old_inputs, path), lookup(program_inputs, path)
         if same(old, new):
