@@ -403,6 +403,26 @@ def test_auto_mode_and_an_owners_autoscaler_refuse_with_the_reason() -> None:
     )
 
 
+def test_a_karpenter_gpufleet_does_not_run_is_said_not_checked() -> None:
+    raw = raw_of("aws-existing")
+    raw["cluster"]["aws"] = {"provisioner": "karpenter"}
+    raw["cluster"]["existing"] = {"autoscalerInstalled": True, "karpenterNodeRole": "nodes"}
+    raw["gpuPools"] = [raw_of("aws-reserved")["gpuPools"][0]]
+    raw["gpuPools"][0]["zones"] = ["us-east-1a"]
+    raw["gpuPools"][0]["aws"]["onDemandFallback"] = True
+    assert any(
+        "pool with a capacity list writes its fallbacks there (e.g. [reserved, spot, on-demand])"
+        in p
+        for p in problems_of(raw)
+    )
+    del raw["gpuPools"][0]["aws"]["onDemandFallback"]
+    (warning,) = [w for w in parse_config(raw).warnings if "reservedCapacity" in w]
+    assert warning.startswith(
+        "gpuPools[0].capacity: not checked: the Karpenter this cluster runs must be 1.3 or later "
+        "(1.6 for Capacity Blocks) with its reservedCapacity feature gate on"
+    )
+
+
 # --- the end of a Capacity Block --------------------------------------------------------------
 
 

@@ -270,7 +270,9 @@ def pool_problems(cluster: ClusterConfig, pool: GpuPoolConfig, path: str) -> lis
         problems.append(
             Problem(
                 f"{path}.aws.onDemandFallback",
-                "is for Spot pools (spot: true): an on-demand pool needs no fallback",
+                "is for Spot pools (spot: true): an on-demand pool needs no fallback, and a "
+                "pool with a capacity list writes its fallbacks there (e.g. [reserved, spot, "
+                "on-demand])",
                 True,
             )
         )
