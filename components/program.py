@@ -59,14 +59,19 @@ def build_gpu_software(
 
 
 def build_queues(
-    config: StackConfig, pools: Sequence[PoolSpec], cluster: ClusterHandle
+    config: StackConfig,
+    pools: Sequence[PoolSpec],
+    cluster: ClusterHandle,
+    gpu_pools: Sequence[pulumi.Resource] = (),
 ) -> pulumi.Resource | None:
-    """Kueue and the queues of the queued pools (`capacity: queued`), when there are any."""
+    """Kueue and the queues of the queued pools (`capacity: queued`), when there are any; Kueue
+    starts after the pools and what serves their ProvisioningRequests (it sets its admission
+    check up only if the API server has the ProvisioningRequest CRD when it starts)."""
     if not any(spec.queue is not None for spec in pools):
         return None
     from components.kubernetes import queues
 
-    return queues.build(config, pools, cluster)
+    return queues.build(config, pools, cluster, gpu_pools)
 
 
 def build_samples(

@@ -206,6 +206,9 @@ def _applicable() -> list[tuple[str, str]]:
 REFUSED_AT_PLAN_TIME = {
     ("aws-karpenter", "min-nodes"): "Karpenter keeps no minimum",
     ("aws-auto-mode", "min-nodes"): "EKS Auto Mode keeps no minimum",
+    ("aws-reserved", "min-nodes"): "Karpenter keeps no minimum",
+    # spot: true on a pool whose capacity is [reserved, on-demand].
+    ("aws-reserved", "spot"): "contradicts gpuPools\\[0\\].capacity",
     # A third zone for the 2-node h100 pool would be a node group of maxSize 0 (review eks-2 N2).
     ("aws-training", "zones"): "must be at least the number of zones",
     # An adopted cluster's CPU nodes are its owner's.
@@ -243,6 +246,8 @@ def test_every_edit_has_the_clouds_verdict(stack: str, edit: str) -> None:
             if edit != "system-pool-size":
                 pytest.fail(f"a pool edit ({edit}) changes the cluster {change.name}")
         expected = EXPECTED.get(change.type, {}).get(edit)
+        if expected == "roll" and any("Capacity Block group" in r for r in change.refusals):
+            expected = "reject"  # EKS updates a Capacity Block group only at 0 nodes
         if expected is not None:
             assert change.verdict == expected, (change.type, change.name, change.replace_paths)
         if change.verdict == "reject":

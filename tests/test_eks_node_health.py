@@ -18,7 +18,7 @@ def test_managed_gpu_groups_repair_their_nodes() -> None:
         for g in plan_of("aws-training").of_type("aws:eks/nodeGroup:NodeGroup")
         if "h100" in g.name
     ]
-    assert len(groups) == 2
+    assert len(groups) == 3  # h100's two zones and the Capacity Block group
     assert all(g.inputs["nodeRepairConfig"] == {"enabled": True} for g in groups)
 
 
@@ -44,4 +44,5 @@ def test_karpenter_repairs_broken_nodes() -> None:
         r for r in plan_of("aws-karpenter").resources if r.name.endswith("-karpenter-release")
     ]
     gates = release.inputs["values"]["settings"]["featureGates"]
-    assert gates == {"nodeRepair": True, "nodeOverlay": False}  # the others keep the chart's
+    # The others keep the chart's; reservedCapacity is stated at its default (reserved pools).
+    assert gates == {"nodeRepair": True, "nodeOverlay": False, "reservedCapacity": True}

@@ -73,7 +73,7 @@ def test_a_bottlerocket_managed_group_pins_its_release_too() -> None:
         _pools("aws-training", aws={"nodeGroup": "managed", "amiFamily": "bottlerocket"}),
     )
     for group in plan.of_type(NODE_GROUP):
-        if "h100" in group.name:
+        if "-h100-us-" in group.name:
             assert group.inputs["releaseVersion"].startswith(amis.RELEASES["bottlerocket"] + "-")
 
 
@@ -82,9 +82,11 @@ def test_an_image_release_bump_rolls_every_managed_group(monkeypatch: pytest.Mon
     monkeypatch.setitem(amis.RELEASES, "al2023", "v20261120")
     after = plan_stack(load_stack("aws-training")).to_json()
     groups = _changed(diff_plans(before, after), NODE_GROUP)
-    assert len(groups) == 3  # the system group and both h100 groups
-    for change in groups.values():
-        assert change.verdict == "roll"
+    # The system group, both h100 groups, and the Capacity Block group, whose update EKS takes
+    # only at 0 nodes (tests/test_eks_capacity.py).
+    assert len(groups) == 4
+    for name, change in groups.items():
+        assert change.verdict == ("reject" if "-block-" in name else "roll"), name
         assert "releaseVersion" in [c.path for c in change.changes]
 
 

@@ -56,7 +56,7 @@ def test_every_zone_can_hold_max_nodes_per_zone() -> None:
     a100 = per_zone["gpuPools"][1]
     a100["maxNodes"], a100["aws"] = 8, {**a100["aws"], "maxNodesPerZone": 2}
     plan = plan_of("aws-training", {"gpufleet:gpuPools": per_zone["gpuPools"]})
-    groups = [r for r in plan.resources if r.type == NODE_GROUP and "h100" in r.name]
+    groups = [r for r in plan.resources if r.type == NODE_GROUP and "-h100-us-" in r.name]
     assert [g.inputs["scalingConfig"]["maxSize"] for g in groups] == [2, 2]
     asgs = [r for r in plan.resources if r.type == ASG and "a100" in r.name]
     assert len(asgs) == 4 and {a.inputs["maxSize"] for a in asgs} == {2}

@@ -18,6 +18,7 @@ import pulumi_kubernetes as k8s
 from components.aws import iam
 from components.aws.event_queue import irsa_role
 from components.aws.model import autoscaler_tags, names
+from components.aws.model import provisioning_requests as provisioning_requests_model
 from components.kubernetes.helm import pinned_release
 from components.model.catalog import charts
 from components.model.pools import POOL_LABEL
@@ -53,13 +54,17 @@ def autoscaler_values(
     spot_group_patterns: Sequence[str],
     node_selector: Mapping[str, str] | None = None,
     own_tag: str | None = None,
+    provisioning_requests: bool = False,
 ) -> dict[str, Any]:
     """Helm values for the pinned chart (keys checked against its values.yaml by the tests).
 
     `own_tag`: on a cluster gpufleet adopts, the autoscaler discovers only groups carrying
     gpufleet's tag (the chart renders `--node-group-auto-discovery=asg:tag=<tags>`, which finds
     groups having all of them; cluster-autoscaler cloudprovider/aws/README.md), never the
-    owner's managed node groups, and never evicts system pods (the owner's)."""
+    owner's managed node groups, and never evicts system pods (the owner's).
+
+    `provisioning_requests`: a pool is queued, so the autoscaler serves ProvisioningRequests
+    (components/aws/model/provisioning_requests.py)."""
     discovery: dict[str, Any] = {"clusterName": cluster_name}
     if own_tag:
         discovery["tags"] = autoscaler_tags.discovery_keys(cluster_name, own_tag)
@@ -106,6 +111,10 @@ def autoscaler_values(
     }
     if "priority" in expander.split(","):
         values["expanderPriorities"] = expander_priorities(spot_group_patterns)
+    if provisioning_requests:
+        extra = provisioning_requests_model.helm_values()
+        values["extraArgs"].update(extra["extraArgs"])
+        values["rbac"].update(extra["rbac"])
     return values
 
 
@@ -124,11 +133,15 @@ class ClusterAutoscalerArgs:
     depends_on: Sequence[pulumi.Resource] = ()
     # gpufleet's own discovery tag on an adopted cluster (see autoscaler_values).
     own_tag: str | None = None
+    # Some pool is queued: serve ProvisioningRequests (flag, CRD, RBAC).
+    provisioning_requests: bool = False
 
 
 class ClusterAutoscaler(pulumi.ComponentResource):
     role: aws.iam.Role
     release: k8s.helm.v3.Release
+    # The ProvisioningRequest CRD of the autoscaler's release (only with queued pools).
+    provisioning_request_crd: k8s.yaml.v2.ConfigFile | None
 
     def __init__(
         self, name: str, args: ClusterAutoscalerArgs, opts: pulumi.ResourceOptions | None = None
@@ -152,6 +165,19 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             policy=json.dumps(iam.autoscaler_policy_document(args.cluster_name, args.own_tag)),
             opts=aws_child,
         )
+        self.provisioning_request_crd = None
+        needs: list[pulumi.Resource] = [policy, *args.depends_on]
+        if args.provisioning_requests:
+            # yaml/v2 expands the pinned file in the provider (at preview and up); the
+            # autoscaler watches ProvisioningRequests from its start, so the CRD comes first.
+            self.provisioning_request_crd = k8s.yaml.v2.ConfigFile(
+                f"{name}-provisioning-request-crd",
+                file=provisioning_requests_model.crd_url(
+                    charts.CLUSTER_AUTOSCALER_IMAGE_TAGS[args.kubernetes_version]
+                ),
+                opts=pulumi.ResourceOptions(parent=self, provider=args.k8s_provider),
+            )
+            needs.append(self.provisioning_request_crd)
         self.release = pinned_release(
             f"{name}-release",
             pin,
@@ -166,9 +192,8 @@ class ClusterAutoscaler(pulumi.ComponentResource):
                 args.spot_group_patterns,
                 args.node_selector,
                 args.own_tag,
+                args.provisioning_requests,
             ),
-            pulumi.ResourceOptions(
-                parent=self, provider=args.k8s_provider, depends_on=[policy, *args.depends_on]
-            ),
+            pulumi.ResourceOptions(parent=self, provider=args.k8s_provider, depends_on=needs),
         )
         self.register_outputs({"roleArn": self.role.arn, "release": self.release.name})

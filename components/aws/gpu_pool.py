@@ -10,12 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 
 from components.aws import user_data
-from components.aws.launch_template import METADATA_OPTIONS, block_devices, tag_specifications
+from components.aws.launch_template import (
+    METADATA_OPTIONS,
+    block_devices,
+    reservation_args,
+    tag_specifications,
+)
 from components.aws.model import autoscaler_tags, names, termination
 from components.aws.model.amis import ami_parameter
 from components.aws.model.autoscaler_tags import default_tags
@@ -46,6 +52,8 @@ class SelfManagedGpuPoolArgs:
     max_nodes_per_zone: int | None = None
     # gpufleet's own discovery tag (an adopted cluster's autoscaler finds only gpufleet's groups).
     autoscaler_tag: str | None = None
+    # The On-Demand Capacity Reservation every instance launches into (capacity: reserved).
+    reservation_id: str | None = None
 
 
 class SelfManagedGpuPool(pulumi.ComponentResource):
@@ -92,6 +100,9 @@ class SelfManagedGpuPool(pulumi.ComponentResource):
             metadata_options=METADATA_OPTIONS,
             block_device_mappings=block_devices(args.ami_family, pool.disk_size_gb),
             tag_specifications=tag_specifications(instance_tags),
+            # On a reservation: its target and its one instance type (the group launches from
+            # the template itself, as the EKS user guide's capacity-blocks.adoc group does).
+            **reservation_args(args.reservation_id, False, pool.machine_types),
             update_default_version=True,
             opts=child,
         )
@@ -113,7 +124,7 @@ class SelfManagedGpuPool(pulumi.ComponentResource):
                 min_size=mins[zone],
                 max_size=maxes[zone],
                 desired_capacity=mins[zone],
-                mixed_instances_policy=self._mixed_instances(pool),
+                **self._instances(pool, args.reservation_id is not None),
                 capacity_rebalance=pool.spot,
                 # GPU capacity may not exist right now; never block `pulumi up` waiting for it.
                 wait_for_capacity_timeout="0",
@@ -140,6 +151,18 @@ class SelfManagedGpuPool(pulumi.ComponentResource):
                 "groupNames": [g.name for g in self.groups.values()],
             }
         )
+
+    def _instances(self, pool: PoolSpec, reserved: bool) -> dict[str, Any]:
+        """What the group launches: the template alone (a reservation's one instance type), or
+        a mixed instances policy over the pool's types."""
+        if reserved:
+            return {
+                "launch_template": aws.autoscaling.GroupLaunchTemplateArgs(
+                    id=self.launch_template.id,
+                    version=self.launch_template.latest_version.apply(str),
+                )
+            }
+        return {"mixed_instances_policy": self._mixed_instances(pool)}
 
     def _mixed_instances(self, pool: PoolSpec) -> aws.autoscaling.GroupMixedInstancesPolicyArgs:
         """All of the pool's instance types (same GPU count, checked in config); Spot only when asked."""

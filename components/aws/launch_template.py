@@ -6,7 +6,8 @@ node groups (templates without AMI: EKS supplies it from `ami_type` and merges i
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pulumi_aws as aws
 
@@ -55,3 +56,32 @@ def tag_specifications(
         aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=dict(tags))
         for kind in ("instance", "volume", "network-interface")
     ]
+
+
+def reservation_args(
+    reservation_id: str | None, capacity_block: bool, instance_types: Sequence[str] = ()
+) -> dict[str, Any]:
+    """Launch template arguments that put every instance into one reservation: its target
+    (an instance launched so goes into it or fails: no fallback), and for a Capacity Block the
+    `capacity-block` market type and the block's instance type (EKS user guide
+    capacity-blocks-mng.adoc and capacity-blocks.adoc, LaunchTemplateData)."""
+    if reservation_id is None:
+        return {}
+    found: dict[str, Any] = {
+        "capacity_reservation_specification": (
+            aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
+                capacity_reservation_target=(
+                    aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
+                        capacity_reservation_id=reservation_id
+                    )
+                )
+            )
+        )
+    }
+    if capacity_block:
+        found["instance_market_options"] = aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(
+            market_type="capacity-block"
+        )
+    if len(instance_types) == 1:
+        found["instance_type"] = instance_types[0]
+    return found

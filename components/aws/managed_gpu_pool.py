@@ -22,7 +22,12 @@ import pulumi
 import pulumi_aws as aws
 
 from components.aws.amis import managed_release_version
-from components.aws.launch_template import METADATA_OPTIONS, block_devices, tag_specifications
+from components.aws.launch_template import (
+    METADATA_OPTIONS,
+    block_devices,
+    reservation_args,
+    tag_specifications,
+)
 from components.aws.model import autoscaler_tags, names
 from components.aws.model.autoscaler_tags import default_tags
 from components.aws.model.groups import group_max_sizes, zone_sizes
@@ -33,6 +38,7 @@ AMI_TYPES: Mapping[AmiFamily, str] = {
     "al2023": "AL2023_x86_64_NVIDIA",
     "bottlerocket": "BOTTLEROCKET_x86_64_NVIDIA",
 }
+CAPACITY_BLOCK = "CAPACITY_BLOCK"
 EKS_TAINT_EFFECTS = {
     "NoSchedule": "NO_SCHEDULE",
     "PreferNoSchedule": "PREFER_NO_SCHEDULE",
@@ -70,6 +76,11 @@ class ManagedGpuPoolArgs:
     # Security groups for the nodes (None: EKS applies the cluster security group itself; a
     # launch template that names any gets only those, EKS user guide launch-templates.adoc).
     security_group_ids: Sequence[pulumi.Input[str]] | None = None
+    # ON_DEMAND, SPOT or CAPACITY_BLOCK (provisioners.managed_capacity_type).
+    capacity_type: str = "ON_DEMAND"
+    # The reservation the launch template targets: an On-Demand Capacity Reservation, or the
+    # Capacity Block of a CAPACITY_BLOCK group (components/aws/model/capacity.py).
+    reservation_id: str | None = None
 
 
 class ManagedGpuPool(pulumi.ComponentResource):
@@ -86,6 +97,7 @@ class ManagedGpuPool(pulumi.ComponentResource):
             args.kubernetes_version,
             pulumi.InvokeOutputOptions(parent=self, provider=args.provider),
         )
+        block = args.capacity_type == CAPACITY_BLOCK
         template = aws.ec2.LaunchTemplate(
             f"{name}-template",
             **names.name_args(names.LAUNCH_TEMPLATE, f"{name}-template"),
@@ -96,6 +108,10 @@ class ManagedGpuPool(pulumi.ComponentResource):
             tag_specifications=tag_specifications(
                 {**default_tags(args.cluster_name), "Name": pool.name, "gpufleet-pool": pool.name}
             ),
+            # A Capacity Block group's template names the block's market type and instance
+            # type, and no instance type may then be given to the group (EKS user guide
+            # capacity-blocks-mng.adoc, launch-templates.adoc).
+            **reservation_args(args.reservation_id, block, pool.machine_types if block else ()),
             update_default_version=True,
             opts=child,
         )
@@ -113,8 +129,8 @@ class ManagedGpuPool(pulumi.ComponentResource):
                 # The pinned release, as self-managed groups and Karpenter pin theirs.
                 release_version=release,
                 ami_type=AMI_TYPES[args.ami_family],
-                capacity_type="SPOT" if pool.spot else "ON_DEMAND",
-                instance_types=list(pool.machine_types),
+                capacity_type=args.capacity_type,
+                instance_types=None if block else list(pool.machine_types),
                 labels=dict(pool.declared_labels),
                 taints=[
                     aws.eks.NodeGroupTaintArgs(

@@ -18,7 +18,7 @@ from components.aws.karpenter import (
     KarpenterGpuPoolArgs,
     NodeClassDocument,
 )
-from components.aws.model import auto_mode, karpenter
+from components.aws.model import auto_mode, capacity, karpenter
 from components.aws.model.autoscaler_tags import default_tags
 from components.aws.model.config import AwsPoolOptions, cluster_options, pool_options
 from components.aws.model.provisioners import provisioner
@@ -95,7 +95,14 @@ def build(
     by_name = {p.name: p for p in config.gpu_pools}
     for pool in pools:
         options = pool_options(by_name[pool.name])
-        node_class = _node_class(config, pool, options, node_role_name, by_id or ((), ()))
+        node_class = _node_class(
+            config,
+            pool,
+            options,
+            node_role_name,
+            by_id or ((), ()),
+            capacity.selector_terms(by_name[pool.name]),
+        )
         built.append(
             KarpenterGpuPool(
                 f"{cfg.name}-{pool.name}",
@@ -105,7 +112,9 @@ def build(
                     node_pool=karpenter.node_pool(
                         pool,
                         pool.name,
-                        capacity=karpenter.capacity_types(pool.spot, options.on_demand_fallback),
+                        capacity=karpenter.capacity_types(
+                            pool.capacity, options.on_demand_fallback
+                        ),
                         # Sized by its largest allowed type (ManagedCloud.sizing_machine).
                         largest=(pool.vcpus, pool.memory_gib),
                         consolidate_underutilized=options.consolidate_underutilized,
@@ -136,6 +145,7 @@ def _node_class(
     options: AwsPoolOptions,
     role_name: pulumi.Input[str],
     by_id: tuple[Sequence[str], Sequence[str]],
+    reservations: Sequence[Mapping[str, Any]] = (),
 ) -> NodeClassDocument:
     cfg = config.cluster
     role = pulumi.Output.from_input(role_name)
@@ -167,6 +177,7 @@ def _node_class(
             tags=tags,
             subnet_ids=subnet_ids,
             security_group_ids=security_group_ids,
+            capacity_reservations=reservations,
         )["spec"]
     )
     return NodeClassDocument(karpenter.NODE_CLASS_API_VERSION, "EC2NodeClass", spec)

@@ -23,7 +23,7 @@ from components.aws.managed_gpu_pool import (
     ManagedGpuPoolArgs,
     group_name_pattern,
 )
-from components.aws.model import provisioners
+from components.aws.model import capacity, provisioners
 from components.aws.model.adopted import Needs
 from components.aws.model.cloud import AWS
 from components.aws.model.config import cluster_options, pool_options
@@ -131,6 +131,7 @@ def build_gpu_pools(
     if provisioners.launches_per_pod(cfg):
         return node_pools.build(config, pools, eks)
     options = {p.name: pool_options(p) for p in config.gpu_pools}
+    by_name = {p.name: p for p in config.gpu_pools}
     built: list[pulumi.Resource] = []
     spot_groups: list[str] = []
     # Self-managed groups, Spot or on-demand: nothing drains a node EC2 or the group terminates
@@ -159,6 +160,8 @@ def build_gpu_pools(
                         security_group_ids=list(eks.node_security_group_ids)
                         if existing_cluster.cluster_options(cfg).node_security_group_ids
                         else None,
+                        capacity_type=provisioners.managed_capacity_type(by_name[pool.name]),
+                        reservation_id=capacity.launch_target(by_name[pool.name]),
                     ),
                     opts=pulumi.ResourceOptions(depends_on=list(eks.nodes_after)),
                 )
@@ -181,6 +184,7 @@ def build_gpu_pools(
                 provider=eks.aws_provider,
                 max_nodes_per_zone=options[pool.name].max_nodes_per_zone,
                 autoscaler_tag=eks.autoscaler_discovery_tag,
+                reservation_id=capacity.launch_target(by_name[pool.name]),
             ),
             # Nodes may only start once they are allowed to join.
             opts=pulumi.ResourceOptions(depends_on=[eks.self_managed_access]),
@@ -194,7 +198,11 @@ def build_gpu_pools(
             spot_groups += [f"^{group_name(cfg.name, pool.name, z)}$" for z in pool.zones]
 
     if not existing_cluster.cluster_options(cfg).autoscaler_installed:
-        _cluster_autoscaler(config, eks, spot_groups)
+        queued = any(pool.queue is not None for pool in pools)
+        autoscaler = _cluster_autoscaler(config, eks, spot_groups, queued)
+        if queued:
+            # Queued pools get nodes through it: Kueue waits for its ProvisioningRequest CRD.
+            built.append(autoscaler)
     if self_managed_groups:
         NodeTerminationHandler(
             # The name it had when it drained Spot groups only: renaming would recreate it.
@@ -213,10 +221,13 @@ def build_gpu_pools(
     return built
 
 
-def _cluster_autoscaler(config: StackConfig, eks: EksNodeHost, spot_groups: list[str]) -> None:
-    """gpufleet's cluster autoscaler, which owns the groups' sizes (unless one runs already)."""
+def _cluster_autoscaler(
+    config: StackConfig, eks: EksNodeHost, spot_groups: list[str], queued: bool
+) -> ClusterAutoscaler:
+    """gpufleet's cluster autoscaler, which owns the groups' sizes (unless one runs already),
+    and serves ProvisioningRequests when a pool is queued."""
     cfg = config.cluster
-    ClusterAutoscaler(
+    return ClusterAutoscaler(
         f"{cfg.name}-autoscaler",
         ClusterAutoscalerArgs(
             cluster_name=cfg.name,
@@ -230,6 +241,7 @@ def _cluster_autoscaler(config: StackConfig, eks: EksNodeHost, spot_groups: list
             own_tag=eks.autoscaler_discovery_tag,
             aws_provider=eks.aws_provider,
             k8s_provider=eks.k8s_provider,
+            provisioning_requests=queued,
         ),
     )
 

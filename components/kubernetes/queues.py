@@ -33,6 +33,8 @@ class KueueArgs:
     node_selector: dict[str, str]
     # `queues.namespaces`: where the LocalQueues are and Kueue manages workloads.
     namespaces: Sequence[str]
+    # What Kueue starts after: the GPU pools and what serves their ProvisioningRequests.
+    wait_for: Sequence[pulumi.Resource] = ()
 
 
 class Kueue(pulumi.ComponentResource):
@@ -54,7 +56,9 @@ class Kueue(pulumi.ComponentResource):
             kueue.RELEASE,
             ns.metadata.apply(lambda m: m.name or kueue.PIN.namespace),
             kueue.helm_values(args.node_selector, args.namespaces),
-            pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[ns])),
+            pulumi.ResourceOptions.merge(
+                child, pulumi.ResourceOptions(depends_on=[ns, *args.wait_for])
+            ),
         )
         self.objects = {}
         for spec in args.pools:
@@ -118,7 +122,12 @@ def _references(document: dict[str, Any]) -> list[tuple[str, str]]:
     return []
 
 
-def build(config: StackConfig, pools: Sequence[PoolSpec], cluster: ClusterHandle) -> Kueue:
+def build(
+    config: StackConfig,
+    pools: Sequence[PoolSpec],
+    cluster: ClusterHandle,
+    wait_for: Sequence[pulumi.Resource] = (),
+) -> Kueue:
     """The program's queues stage (only called when some pool is queued)."""
     system = system_pool(config)
     selector = dict(system.pod_scheduling["nodeSelector"]) if system is not None else {}
@@ -129,5 +138,6 @@ def build(config: StackConfig, pools: Sequence[PoolSpec], cluster: ClusterHandle
             provider=cluster.k8s_provider,
             node_selector=selector,
             namespaces=config.queues.namespaces,
+            wait_for=wait_for,
         ),
     )

@@ -11,6 +11,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
 from types import MappingProxyType
 from typing import Any, ClassVar
 
@@ -244,6 +245,13 @@ class Cloud(ABC):
         """The orders this pool may have here (e.g. per provisioner); default `capacity_orders`."""
         return self.capacity_orders
 
+    def unsupported_capacity_advice(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, order: CapacityOrder
+    ) -> str:
+        """What to do instead of an order this pool may not have, and why where it is known
+        (appended to the refusal); default `capacity_advice`."""
+        return self.capacity_advice
+
     def check_capacity(
         self, cluster: ClusterConfig, pool: GpuPoolConfig, order: CapacityOrder, path: str
     ) -> list[Problem]:
@@ -256,6 +264,12 @@ class Cloud(ABC):
         for, for a queued pool (a name in `catalog.provisioning.PROVISIONING_CLASSES`); None
         where queued pools are not built. A cloud listing `queued` must return one."""
         return None
+
+    def capacity_warnings(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str, today: date
+    ) -> list[str]:
+        """What `plan` says of a valid pool's capacity on `today` (a reservation's end near)."""
+        return []
 
     def reservation_cap(self, config: StackConfig, pool: GpuPoolConfig) -> ReservationCap | None:
         """The most nodes a reservation gives this pool, where the config says (None: no cap

@@ -163,7 +163,10 @@ def parse_config(raw: Mapping[str, Any], today: date | None = None) -> StackConf
         names.setdefault(pool.name, index)
         if cloud is not None:
             checked += _other_clouds_sections(cloud.name, pool, path)
-        checked += check_pool(cloud, cluster, mode, pool, path, warnings)
+        pool_problems = check_pool(cloud, cluster, mode, pool, path, warnings)
+        checked += pool_problems
+        if cloud is not None and cluster is not None and not pool_problems:
+            warnings += cloud.capacity_warnings(cluster, pool, path, today or clock_today())
     if software is not None:
         checked += check_software(cloud, software, pools, cluster)
     queues_section = sections.get("queues", Salvaged(None))

@@ -236,7 +236,12 @@ def check_capacity(
         return [
             Problem(
                 f"{path}.capacity" if written else f"{path}.spot",
-                unsupported(cloud.name, order, supported, cloud.capacity_advice),
+                unsupported(
+                    cloud.name,
+                    order,
+                    supported,
+                    cloud.unsupported_capacity_advice(cluster, pool, order),
+                ),
                 pool.capacity if written else pool.spot,
             )
         ]

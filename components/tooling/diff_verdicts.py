@@ -73,6 +73,8 @@ def in_place_refusals(
         return []
     found = []
     for refusal in rejections.refusals(type_token):
+        if any(lookup(old_inputs, tuple(k.split("."))) != v for k, v in refusal.when.items()):
+            continue
         old, new = _at(old_inputs, refusal.path), _at(program_inputs, refusal.path)
         if same(old, new) or not _fires(refusal.trigger, old, new):
             continue

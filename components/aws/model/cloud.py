@@ -9,11 +9,14 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Mapping, Sequence
+from datetime import date
 from typing import Any, ClassVar, Literal
 
 from components.aws.model import allocatable as aws_allocatable
 from components.aws.model import (
     autoscaler_tags,
+    capacity,
+    capacity_checks,
     groups,
     prices,
     provisioners,
@@ -26,7 +29,9 @@ from components.aws.model import node_effects as aws_node_effects
 from components.aws.model import offerings as aws_offerings
 from components.aws.model.catalog import CATALOG
 from components.model.allocatable import NodeAllocatable
+from components.model.capacity import CapacityOrder, ReservationCap
 from components.model.catalog.gpus import GpuModel, MachineType
+from components.model.catalog.provisioning import BEST_EFFORT_ATOMIC
 from components.model.cloud import NameRule
 from components.model.daemonsets import NodeDaemonSet
 from components.model.lifecycle import Assessment
@@ -93,6 +98,40 @@ class Aws(ManagedCloud):
     several_machine_types = True
     accelerator_label = ACCELERATOR_LABEL
     offerings: ClassVar[Offerings] = aws_offerings
+    # Reservations and Capacity Blocks under Karpenter and the autoscaler's node groups, queued
+    # pools under the autoscaler (components/aws/model/capacity.py says which where).
+    capacity_orders = capacity.EVERY_ORDER
+
+    # --- capacity (components/aws/model/capacity.py) ---------------------------------------
+
+    def supported_capacity(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig
+    ) -> tuple[CapacityOrder, ...]:
+        return capacity.supported_orders(cluster)
+
+    def unsupported_capacity_advice(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, order: CapacityOrder
+    ) -> str:
+        return capacity.unsupported_advice(cluster, pool, order)
+
+    def check_capacity(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, order: CapacityOrder, path: str
+    ) -> list[Problem]:
+        return capacity_checks.check(cluster, pool, order, path)
+
+    def capacity_warnings(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str, today: date
+    ) -> list[str]:
+        return capacity.warnings(cluster, pool, path, today)
+
+    def provisioning_class(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> str | None:
+        # gpufleet's cluster autoscaler, started for ProvisioningRequests (provisioning_requests).
+        if provisioners.launches_per_pod(cluster):
+            return None
+        return BEST_EFFORT_ATOMIC.name
+
+    def reservation_cap(self, config: StackConfig, pool: GpuPoolConfig) -> ReservationCap | None:
+        return capacity.reservation_cap(pool)
 
     def zone_rule(self, region: str) -> NameRule:
         return NameRule(rf"{re.escape(region)}[a-z]", f"{region}<letter>")

@@ -9,6 +9,20 @@ from pydantic import Field
 from components.model.schema import ClusterConfig, ConfigModel, GpuPoolConfig, section
 
 
+class CapacityReservationOptions(ConfigModel):
+    """One On-Demand Capacity Reservation or Capacity Block a pool launches into (an entry of
+    `gpuPools[].aws.capacityReservations`): its id, and what is known of it, as EC2's
+    DescribeCapacityReservations shows it (checked against the pool where given)."""
+
+    id: str
+    instance_type: str | None = None
+    zone: str | None = None
+    # The reservation's instances (TotalInstanceCount): `fit` names it as the pool's cap.
+    instance_count: int | None = Field(default=None, ge=1)
+    # Capacity Blocks only: EndDate, ISO 8601 in UTC; `plan` warns as it nears.
+    end_time: str | None = None
+
+
 class AwsPoolOptions(ConfigModel):
     # self-managed: one auto scaling group per zone (default); managed: EKS managed node group.
     node_group: Literal["self-managed", "managed"] = "self-managed"
@@ -21,6 +35,11 @@ class AwsPoolOptions(ConfigModel):
     # Cluster autoscaler only: every zone's group may grow to this many nodes (instead of a
     # share of maxNodes), so a multi-node job can get its nodes in one zone (review eks-2.md N8).
     max_nodes_per_zone: int | None = Field(default=None, ge=1)
+    # `capacity: reserved` / `capacity-block`: the reservations the pool launches into, by id
+    # (components/aws/model/capacity.py has the rules), and (Karpenter) every reservation
+    # carrying these tags.
+    capacity_reservations: list[CapacityReservationOptions] | None = None
+    capacity_reservation_tags: dict[str, str] | None = None
 
 
 # Keys that mean something to one provisioner only (the others refuse them).

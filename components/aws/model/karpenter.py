@@ -101,11 +101,27 @@ def ami_alias(family: AmiFamily) -> str:
     return f"{family}@{release if release.startswith('v') else 'v' + release}"
 
 
-def capacity_types(spot: bool, on_demand_fallback: bool) -> tuple[str, ...]:
-    """Karpenter launches Spot when it may and on-demand only when Spot has no capacity."""
-    if spot and on_demand_fallback:
-        return ("spot", "on-demand")
-    return ("spot",) if spot else ("on-demand",)
+# karpenter.sh/capacity-type values in the order Karpenter tries them, whatever the order of
+# a requirement's values: reserved, then Spot, then on-demand (website docs/concepts/
+# nodepools.md, Capacity Type); `reserved` is On-Demand Capacity Reservations and Capacity
+# Blocks alike (docs/tasks/odcrs.md), behind the reservedCapacity gate.
+CAPACITY_PRIORITY = ("reserved", "spot", "on-demand")
+# The `gpuPools[].capacity` words Karpenter builds, by its name for each.
+CAPACITY_VALUES = {
+    "reserved": "reserved",
+    "capacity-block": "reserved",
+    "spot": "spot",
+    "on-demand": "on-demand",
+}
+
+
+def capacity_types(order: Sequence[str], on_demand_fallback: bool) -> tuple[str, ...]:
+    """The NodePool's capacity types for a pool's order (a Spot pool with onDemandFallback may
+    launch on-demand too), in the order Karpenter tries them."""
+    wanted = {CAPACITY_VALUES[word] for word in order if word in CAPACITY_VALUES}
+    if on_demand_fallback and "spot" in wanted:
+        wanted.add("on-demand")
+    return tuple(value for value in CAPACITY_PRIORITY if value in wanted)
 
 
 def _limits(pool: PoolSpec, vcpus: int, memory_gib: float) -> dict[str, str]:
@@ -243,10 +259,13 @@ def ec2_node_class(
     tags: Mapping[str, str],
     subnet_ids: Sequence[str] = (),
     security_group_ids: Sequence[str] = (),
+    capacity_reservations: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """The pool's `karpenter.k8s.aws/v1` EC2NodeClass: pinned image, IMDSv2 with one hop,
     encrypted gp3, the cluster's private subnets and security group (by discovery tag, or by id
-    on an adopted cluster)."""
+    on an adopted cluster), and the reservations its NodePool may launch into (selector terms:
+    by id or by tags; Karpenter uses no reservation the node class does not select, open ones
+    included, docs/tasks/odcrs.md)."""
     root = {
         "volumeSize": f"{disk_size_gb}Gi",
         "volumeType": "gp3",
@@ -280,6 +299,11 @@ def ec2_node_class(
             },
             "blockDeviceMappings": devices,
             "tags": dict(tags),
+            **(
+                {"capacityReservationSelectorTerms": [dict(t) for t in capacity_reservations]}
+                if capacity_reservations
+                else {}
+            ),
         },
     }
 
@@ -298,8 +322,13 @@ def helm_values(
             "interruptionQueue": queue_name,
             # Helm merges this map over the chart's gates: the others keep their defaults.
             # nodeRepair (alpha): replace nodes the node monitoring agent finds broken, a GPU
-            # among them (components/aws/model/health.py).
-            "featureGates": {"nodeOverlay": node_overlays, "nodeRepair": True},
+            # among them (components/aws/model/health.py). reservedCapacity (beta, on by
+            # default): reserved pools need it, so it is stated, not assumed.
+            "featureGates": {
+                "nodeOverlay": node_overlays,
+                "nodeRepair": True,
+                "reservedCapacity": True,
+            },
         },
         "serviceAccount": {
             "name": SERVICE_ACCOUNT,

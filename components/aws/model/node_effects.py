@@ -135,6 +135,17 @@ _KARPENTER_NODE_POOL: Final[tuple[NodeEffect, ...]] = (
 )
 _KARPENTER_NODE_CLASS: Final[tuple[NodeEffect, ...]] = (
     NodeEffect("spec", "new-nodes", _KARPENTER_DRIFT, _KARPENTER_SOURCE),
+    NodeEffect(
+        "spec.capacityReservationSelectorTerms",
+        "new-nodes",
+        "a node in a reservation the node class no longer selects is marked drifted "
+        "(CapacityReservationDrift), but gpufleet's Drifted budget is 0: it keeps running, in "
+        "that reservation, until it is empty; new nodes launch into the reservations now "
+        "selected",
+        "aws/karpenter-provider-aws v1.14.1 pkg/cloudprovider/drift.go "
+        "(isCapacityReservationDrifted); Karpenter v1.14 docs, concepts/disruption (budgets "
+        "with reasons: [Drifted])",
+    ),
 )
 _KARPENTER_NODE_OVERLAY: Final[tuple[NodeEffect, ...]] = (
     NodeEffect(

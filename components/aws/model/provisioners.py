@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from components.aws.model import auto_mode, karpenter
 from components.aws.model import config as aws_config
 from components.model import existing_cluster
+from components.model.capacity import declared_order
 from components.model.catalog.gpus import MachineType
 from components.model.managed_cloud import GpuNodeFacts
 from components.model.problems import Problem
@@ -40,6 +41,10 @@ NODEADM_GPU_LABEL_SINCE = (1, 35)
 # cloudprovider/aws aws_wrapper.go getManagedNodegroupInfo at 017598c2, aws_manager.go
 # buildNodeFromTemplate at 00a2c93c), so a pod selecting it never scales a group up from zero.
 MANAGED_CAPACITY_LABEL = "eks.amazonaws.com/capacityType"
+# The group's capacityType, which EKS puts on its nodes as that label (EKS API
+# Nodegroup.capacityType: ON_DEMAND | SPOT | CAPACITY_BLOCK; a group on an On-Demand Capacity
+# Reservation is ON_DEMAND with a launch template that targets it).
+MANAGED_CAPACITY_TYPES = {"spot": "SPOT", "capacity-block": "CAPACITY_BLOCK"}
 # gpufleet's own Spot label on the groups the cluster autoscaler scales (self-managed groups get
 # no cloud label at all): declared, so it reaches the kubelet's --node-labels, a self-managed
 # group's node-template tag and a managed group's labels, which the autoscaler reads at zero.
@@ -265,11 +270,18 @@ def pool_problems(cluster: ClusterConfig, pool: GpuPoolConfig, path: str) -> lis
         problems.append(
             Problem(
                 f"{path}.aws.onDemandFallback",
-                "is for Spot pools (spot: true): an on-demand pool needs no fallback",
+                "is for Spot pools (spot: true): an on-demand pool needs no fallback, and a "
+                "pool with a capacity list writes its fallbacks there (e.g. [reserved, spot, "
+                "on-demand])",
                 True,
             )
         )
     return problems
+
+
+def managed_capacity_type(pool: GpuPoolConfig) -> str:
+    """An EKS managed node group's capacityType for the pool."""
+    return MANAGED_CAPACITY_TYPES.get(declared_order(pool.capacity, pool.spot)[0], "ON_DEMAND")
 
 
 def node_facts(
@@ -290,7 +302,7 @@ def node_facts(
     else:
         if options.node_group == "managed":
             # eks.amazonaws.com/nodegroup differs per zone (one group per zone): not a pool label.
-            facts.labels[MANAGED_CAPACITY_LABEL] = "SPOT" if pool.spot else "ON_DEMAND"
+            facts.labels[MANAGED_CAPACITY_LABEL] = managed_capacity_type(pool)
             facts.only_on_nodes.add(MANAGED_CAPACITY_LABEL)
         if pool.spot:
             key, value = SPOT_LABEL
@@ -313,7 +325,9 @@ def _node_pool_labels(
     counts = {m.gpus for m in machines}
     if len(counts) == 1:
         facts.labels[count] = str(counts.pop())
-    capacity = karpenter.capacity_types(pool.spot, options.on_demand_fallback)
+    capacity = karpenter.capacity_types(
+        declared_order(pool.capacity, pool.spot), options.on_demand_fallback
+    )
     if len(capacity) == 1:
         facts.labels[karpenter.CAPACITY_TYPE_LABEL] = capacity[0]
     else:

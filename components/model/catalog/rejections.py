@@ -23,7 +23,7 @@ S1-1 (terraform-aws-modules/terraform-aws-eks issues 3683, 3521, 944, 748).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final, Literal
 
@@ -40,6 +40,8 @@ class Refusal:
     reason: str  # what the cloud says or documents
     instead: str  # what the user can do
     trigger: Trigger = "change"
+    # Only for a resource whose current inputs have these values (input path -> value).
+    when: Mapping[str, str] = field(default_factory=dict)
 
 
 _AKS_POOL_INSTEAD = (
@@ -174,6 +176,20 @@ REFUSED_IN_PLACE: Final[Mapping[str, tuple[Refusal, ...]]] = MappingProxyType(
                 "first raise the group's desired size to the new minimum (aws eks "
                 "update-nodegroup-config --scaling-config desiredSize=N), then run `pulumi up`",
                 trigger="increase",
+            ),
+            *(
+                Refusal(
+                    path,
+                    "refused unless the group is at 0 nodes: EKS updates a Capacity Block "
+                    "group's nodes only when its desired size is 0 (EKS user guide, "
+                    "capacity-blocks-mng: 'When upgrading managed node groups with Capacity "
+                    "Blocks, make sure that the desired size of the node group is set to 0')",
+                    "wait until the group is empty (its jobs done and the autoscaler has scaled "
+                    "it in), or scale it to 0 yourself (aws eks update-nodegroup-config "
+                    "--scaling-config desiredSize=0), then run `pulumi up`",
+                    when={"capacityType": "CAPACITY_BLOCK"},
+                )
+                for path in ("launchTemplate.version", "releaseVersion", "version")
             ),
         ),
     }

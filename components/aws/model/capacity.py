@@ -1,0 +1,251 @@
+"""EC2 capacity for EKS GPU pools: On-Demand Capacity Reservations (ODCRs), Capacity Blocks for
+ML, and queued pools, as data with sources and the rules `Aws` answers the capacity interface
+with (`components/model/cloud.py`, docs/capacity.md).
+
+What each provisioner builds:
+
+- **Karpenter** (aws/karpenter-provider-aws v1.14.1): the EC2NodeClass selects the pool's
+  reservations (`capacityReservationSelectorTerms`, by id or by tags; CRD
+  karpenter.k8s.aws_ec2nodeclasses.yaml) and the NodePool allows `karpenter.sh/capacity-type`
+  `reserved`, which covers ODCRs and Capacity Blocks alike ("Capacity blocks are modeled as
+  on-demand capacity reservations", website docs/tasks/odcrs.md). Behind the chart's
+  `settings.featureGates.reservedCapacity` (beta, on by default in values.yaml). Whatever the
+  requirement's order, Karpenter tries `reserved`, then `spot`, then `on-demand`
+  (docs/concepts/nodepools.md, Capacity Type), so only orders in that sequence are built.
+- **The cluster autoscaler's groups**: a launch template that targets one reservation
+  (`capacityReservationSpecification.capacityReservationTarget`); an instance launched so
+  either goes into the reservation or fails, so such a pool never falls back. Capacity Blocks
+  on EKS managed node groups: `capacityType: CAPACITY_BLOCK`, the template's
+  `instanceMarketOptions.marketType: capacity-block`, its reservation target and its instance
+  type, and subnets of the block's zone only (awsdocs/amazon-eks-user-guide
+  latest/ug/ml/capacity-blocks-mng.adoc at 4d52b4d). A reservation is zonal and for one instance
+  type, so a group pool on one names one zone and one instance type.
+- **EKS Auto Mode**: not built by gpufleet.
+
+The end of a Capacity Block (EC2 user guide, ec2-capacity-blocks: "With 30 minutes ... left in
+your Capacity Block reservation, we begin terminating any instances that are running in the
+Capacity Block"): EKS scales a managed Capacity Block group to 0 forty minutes before the end
+(scheduled action "Amazon EKS Node Group Capacity Scaledown Before Reservation End",
+capacity-blocks-mng.adoc), draining its nodes; Karpenter drains its nodes ten minutes before EC2
+begins terminating them (docs/tasks/odcrs.md, Capacity Blocks). Self-managed groups get neither
+(capacity-blocks.adoc leaves the scale-down to the user), so gpufleet does not build Capacity
+Blocks on them. An ODCR that ends leaves its instances running as on-demand (Karpenter relabels
+them `on-demand`, odcrs.md, Expiration).
+
+Queued pools (all-or-nothing scale-up) are built under the cluster autoscaler only: Karpenter
+serves no ProvisioningRequest (kubernetes-sigs/karpenter at 6e7eab7a0f48, the core Karpenter
+v1.14.1 builds on, has no ProvisioningRequest controller, RBAC or type; its only
+autoscaling.x-k8s.io API is CapacityBuffer), so Kueue's admission check would wait forever. The
+autoscaler's side: `components/aws/model/provisioning_requests.py`.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime
+from typing import Any
+
+from components.aws.model import config as aws_config
+from components.aws.model import karpenter, provisioners
+from components.aws.model.catalog import CATALOG
+from components.model import existing_cluster
+from components.model.capacity import (
+    ON_DEMAND,
+    QUEUED,
+    SPOT,
+    CapacityOrder,
+    ReservationCap,
+    declared_order,
+)
+from components.model.schema import ClusterConfig, GpuPoolConfig
+
+# The words that launch into a reservation.
+RESERVED = "reserved"
+CAPACITY_BLOCK = "capacity-block"
+RESERVATION_WORDS = (RESERVED, CAPACITY_BLOCK)
+# Orders Karpenter builds: a reservation first, then what it falls back to, in its own order.
+_FALLBACKS: tuple[tuple[str, ...], ...] = ((), ("on-demand",), ("spot",), ("spot", "on-demand"))
+KARPENTER_ORDERS: tuple[CapacityOrder, ...] = tuple(
+    (word, *rest) for word in RESERVATION_WORDS for rest in _FALLBACKS
+)
+GROUP_ORDERS: tuple[CapacityOrder, ...] = ((RESERVED,), (CAPACITY_BLOCK,))
+EVERY_ORDER: tuple[CapacityOrder, ...] = (ON_DEMAND, SPOT, *KARPENTER_ORDERS, QUEUED)
+
+# EC2 reservation ids: cr- and 17 (or, older, 8) hex digits (EC2 API CapacityReservation);
+# Karpenter's CRD takes ^cr-[0-9a-z]+$.
+RESERVATION_ID = re.compile(r"cr-([0-9a-f]{8}|[0-9a-f]{17})")
+# EC2NodeClass capacityReservationSelectorTerms: at most 30 terms, 20 tags a term, no empty tag
+# key or value (CRD maxItems, maxProperties, x-kubernetes-validations).
+MAX_SELECTOR_TERMS = 30
+MAX_SELECTOR_TAGS = 20
+# EC2 begins terminating a Capacity Block's instances this long before its end (UltraServer
+# blocks: 60); EKS scales a managed block group to 0, and Karpenter drains, this long before.
+TERMINATION_LEAD_MINUTES = 30
+DRAIN_LEAD_MINUTES = 40
+# `plan` warns this many days before a Capacity Block's configured end.
+NEAR_END_DAYS = 7
+
+
+def reservation_word(order: CapacityOrder) -> str | None:
+    """`reserved` or `capacity-block` when the pool launches into reservations first."""
+    return order[0] if order and order[0] in RESERVATION_WORDS else None
+
+
+def noun(word: str) -> str:
+    return "Capacity Blocks" if word == CAPACITY_BLOCK else "On-Demand Capacity Reservations"
+
+
+def supported_orders(cluster: ClusterConfig) -> tuple[CapacityOrder, ...]:
+    """The orders each provisioner builds."""
+    kind = provisioners.provisioner(cluster)
+    if kind == "karpenter":
+        return (ON_DEMAND, SPOT, *KARPENTER_ORDERS)
+    if kind == "auto-mode":
+        return (ON_DEMAND, SPOT)
+    return (ON_DEMAND, SPOT, *GROUP_ORDERS, QUEUED)
+
+
+def unsupported_advice(cluster: ClusterConfig, pool: GpuPoolConfig, order: CapacityOrder) -> str:
+    """What to do instead of an order this pool's provisioner does not build, and why."""
+    kind = provisioners.provisioner(cluster)
+    reserving = [w for w in order if w in RESERVATION_WORDS]
+    if order == QUEUED:
+        return (
+            f"{provisioners.display_name(cluster)} serves no ProvisioningRequest (Karpenter has "
+            "no ProvisioningRequest controller; EKS Auto Mode runs Karpenter), so Kueue's "
+            "admission check would wait forever; queued pools need cluster.aws.provisioner: "
+            "cluster-autoscaler"
+        )
+    if kind == "auto-mode":
+        return (
+            "gpufleet builds reservations and Capacity Blocks under cluster.aws.provisioner "
+            "karpenter or cluster-autoscaler, not EKS Auto Mode yet"
+        )
+    if len(reserving) > 1:
+        return (
+            f"a pool launches into {RESERVED} capacity or {CAPACITY_BLOCK}s, not both (Karpenter "
+            "counts both as reserved, with no order between them): make a pool for each"
+        )
+    if reserving and kind == "karpenter":
+        head = reserving[0]
+        rest = [w for w in karpenter.CAPACITY_PRIORITY[1:] if w in order]
+        return (
+            "Karpenter tries reserved capacity first, then Spot, then on-demand, whatever the "
+            f"order written: write [{', '.join([head, *rest])}]"
+        )
+    if reserving:
+        return (
+            "a node group's launch template targets its reservation and launches nothing else, "
+            f"so under the cluster autoscaler a pool is {RESERVED} or {CAPACITY_BLOCK} alone: "
+            f"write capacity: {reserving[0]}, or use cluster.aws.provisioner: karpenter for a "
+            "fallback"
+        )
+    if order == ("spot", "on-demand"):
+        return "write spot with aws.onDemandFallback: true (Karpenter)"
+    return "leave capacity out (on-demand) or write spot"
+
+
+def pool_machine_types(pool: GpuPoolConfig) -> list[str]:
+    default = CATALOG.defaults.get(pool.accelerator)
+    return pool.machine_types or [pool.machine_type or default or ""]
+
+
+def parse_end_time(text: str) -> datetime | None:
+    """A Capacity Block's end as written (ISO 8601, UTC), or None when it is not one."""
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    offset = value.utcoffset()
+    if offset is None or offset.total_seconds() != 0:
+        return None
+    return value.astimezone(UTC)
+
+
+def warnings(cluster: ClusterConfig, pool: GpuPoolConfig, path: str, today: date) -> list[str]:
+    """What `plan` says of a pool's reservations: a Capacity Block's end near or past, an end
+    it does not know, and what it cannot check on a Karpenter it does not run."""
+    word = reservation_word(order_of(pool))
+    if word is None:
+        return []
+    found: list[str] = []
+    options = aws_config.pool_options(pool)
+    installed = existing_cluster.cluster_options(cluster).autoscaler_installed
+    if provisioners.provisioner(cluster) == "karpenter" and installed:
+        found.append(
+            f"{path}.capacity: not checked: the Karpenter this cluster runs must be 1.3 or later "
+            "(1.6 for Capacity Blocks) with its reservedCapacity feature gate on, or the "
+            "NodePool never launches reserved capacity"
+        )
+    if word != CAPACITY_BLOCK:
+        return found
+    for index, entry in enumerate(options.capacity_reservations or []):
+        where = f"{path}.aws.capacityReservations[{index}]"
+        if entry.end_time is None:
+            found.append(
+                f"{where}: no endTime: gpufleet cannot warn before Capacity Block {entry.id} "
+                f"ends (EC2 terminates its instances {TERMINATION_LEAD_MINUTES} minutes before "
+                "the end, pods and all); add its EndDate from aws ec2 "
+                "describe-capacity-reservations"
+            )
+            continue
+        end = parse_end_time(entry.end_time)
+        if end is None:
+            continue
+        days = (end.date() - today).days
+        shown = end.strftime("%Y-%m-%d %H:%M UTC")
+        if days < 0:
+            found.append(
+                f"{where}.endTime: Capacity Block {entry.id} ended {shown}: nothing launches "
+                "into it any more, so the pool gets no nodes from it; point the pool at a new "
+                "block or remove it"
+            )
+        elif days <= NEAR_END_DAYS:
+            when = "today" if days == 0 else f"in {days} day{'s' if days != 1 else ''}"
+            found.append(
+                f"{where}.endTime: Capacity Block {entry.id} ends {when} ({shown}): "
+                f"{DRAIN_LEAD_MINUTES} minutes before, its nodes are drained (EKS scales the "
+                f"group to 0; Karpenter drains them) and {TERMINATION_LEAD_MINUTES} minutes "
+                "before, EC2 terminates whatever still runs; checkpoint long jobs before, and "
+                "point the pool at a new block"
+            )
+    return found
+
+
+def reservation_cap(pool: GpuPoolConfig) -> ReservationCap | None:
+    """The pool's reservations' instances, when the config shows every one (no tags)."""
+    word = reservation_word(order_of(pool))
+    options = aws_config.pool_options(pool)
+    reservations = options.capacity_reservations or []
+    if word is None or not reservations or options.capacity_reservation_tags:
+        return None
+    counts = [entry.instance_count for entry in reservations]
+    if any(count is None for count in counts):
+        return None
+    nodes = sum(count for count in counts if count is not None)
+    kind = "Capacity Block" if word == CAPACITY_BLOCK else "On-Demand Capacity Reservation"
+    parts = [
+        f"{entry.id} ({entry.instance_count}{' x ' + entry.instance_type if entry.instance_type else ''})"
+        for entry in reservations
+    ]
+    plural = "s" if len(parts) > 1 else ""
+    return ReservationCap(nodes, f"{kind}{plural} {', '.join(parts)}")
+
+
+def selector_terms(pool: GpuPoolConfig) -> list[dict[str, Any]]:
+    """The EC2NodeClass's capacityReservationSelectorTerms: each id, and the tags as one term."""
+    options = aws_config.pool_options(pool)
+    terms: list[dict[str, Any]] = [{"id": r.id} for r in options.capacity_reservations or []]
+    if options.capacity_reservation_tags:
+        terms.append({"tags": dict(sorted(options.capacity_reservation_tags.items()))})
+    return terms
+
+
+def launch_target(pool: GpuPoolConfig) -> str | None:
+    """The reservation a node group's launch template targets (None: none)."""
+    reservations = aws_config.pool_options(pool).capacity_reservations or []
+    return reservations[0].id if reservations else None
+
+
+def order_of(pool: GpuPoolConfig) -> CapacityOrder:
+    return declared_order(pool.capacity, pool.spot)
