@@ -261,6 +261,7 @@ def test_every_bad_capacity_input_is_refused_at_once_with_key_value_and_what_to_
         {**reserved, "name": "p7", "gcp": {"reservation": "projects/x/reservations/Bad_Name"}},
         {**queued, "name": "p8", "gcp": {"maxRunDurationSeconds": 3600}},
         {**reserved, "name": "p9", "capacity": "capacity-block", "gcp": {}},
+        {**reserved, "name": "p10", "gcp": {"reservation": 3}},
     ]
     config["gpuPools"] = pools
     found = problems_of(config)
@@ -290,6 +291,8 @@ def test_every_bad_capacity_input_is_refused_at_once_with_key_value_and_what_to_
         "asks: annotate the Job with provreq.kueue.x-k8s.io/maxRunDurationSeconds",
         "gpuPools[9].capacity: not supported on gcp yet; supported here: on-demand, spot, "
         "reserved, [reserved, on-demand], flex-start, queued; a GKE node pool has one capacity",
+        "gpuPools[10].gcp.reservation: must be a reservation name, or a mapping: name, zones, "
+        "machineType, count (got 3)",
     ]
     for start in expected:
         assert any(p.startswith(start) for p in found), (start, found)
@@ -318,6 +321,16 @@ def test_what_gpufleet_cannot_check_offline_is_said() -> None:
         said
     )
     assert "is shared with project ml-training-prod" in said
+    config = raw()
+    l4, flex, _ = config["gpuPools"]
+    l4["gcp"]["reservation"]["count"] = 2
+    flex["minNodes"] = 1
+    warnings = parse_config(config).warnings
+    assert (
+        "gpuPools[0].maxNodes: 3, but projects/shared-gpu-capacity/reservations/l4-inference "
+        "holds 2 VMs: at most 2 nodes at once"
+    ) in warnings
+    assert any(w.startswith("gpuPools[1].minNodes: 1 flex-start nodes are kept") for w in warnings)
 
 
 def test_cost_does_not_pretend_flex_start_or_reserved_nodes_are_on_demand() -> None:

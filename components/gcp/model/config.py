@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
+from pydantic_core import PydanticCustomError
 
 from components.model.schema import ClusterConfig, ConfigModel, GpuPoolConfig, section
 
@@ -42,7 +43,14 @@ class GcpPoolOptions(ConfigModel):
     @classmethod
     def _reservation_by_name(cls, value: Any) -> Any:
         # `reservation: NAME` (the older spelling) is the mapping with its name alone.
-        return {"name": value} if isinstance(value, str) else value
+        if isinstance(value, str):
+            return {"name": value}
+        if value is None or isinstance(value, dict):
+            return value
+        raise PydanticCustomError(
+            "reservation",
+            "must be a reservation name, or a mapping: name, zones, machineType, count",
+        )
 
 
 class GcpClusterOptions(ConfigModel):
