@@ -360,11 +360,20 @@ def test_cost_does_not_pretend_flex_start_or_reserved_nodes_are_on_demand() -> N
 def test_moving_a_pool_between_capacities_replaces_it_deleting_first() -> None:
     before = plan_of(STACK)
     config = raw()
-    config["gpuPools"][1].pop("capacity")
+    config["gpuPools"][1].pop("capacity")  # flex-start -> on-demand
     config["gpuPools"][1].pop("gcp")
-    after = plan_of(STACK, {"gpufleet:gpuPools": config["gpuPools"]})
+    config["gpuPools"][2]["capacity"] = "flex-start"  # queued -> flex-start
+    config.pop("queues")
+    after = plan_of(STACK, {"gpufleet:gpuPools": config["gpuPools"], "gpufleet:queues": None})
     diff = diff_plans(before.to_json(), after.to_json())
-    (change,) = [c for c in diff.changed if c.name.endswith("h100-flex-pool")]
-    assert change.verdict == "replace"
-    assert {"nodeConfig.flexStart", "nodeConfig.maxRunDuration"} <= set(change.replace_paths)
-    assert not change.refusals  # deleteBeforeReplace: the name is free when the new one comes
+    changes = {c.name: c for c in diff.changed if c.type == NODE_POOL}
+    flex, queued = changes["gpufleet-dws-h100-flex-pool"], changes["gpufleet-dws-a3-queued-pool"]
+    assert flex.verdict == queued.verdict == "replace"
+    assert {"nodeConfig.flexStart", "nodeConfig.maxRunDuration"} <= set(flex.replace_paths)
+    assert (
+        "queuedProvisioning" in queued.replace_paths
+    )  # ForceNew (resource_container_node_pool.go)
+    # deleteBeforeReplace: the name is free when the new pool comes; no refusal.
+    assert not flex.refusals and not queued.refusals
+    # The last queued pool gone: Kueue goes with it.
+    assert any("kueue" in ref.name for ref in diff.removed)
