@@ -112,8 +112,9 @@ def test_without_capacity_a_pool_says_what_spot_says() -> None:
         assert spec.queue is None and spec.reservation_cap is None
 
 
-# aws builds reservations, Capacity Blocks and queued pools: tests/test_eks_capacity.py.
-@pytest.mark.parametrize("cloud", ["gcp", "azure"])
+# aws and gcp build reservations and queued pools: tests/test_eks_capacity.py and
+# tests/test_gke_capacity.py.
+@pytest.mark.parametrize("cloud", ["azure"])
 @pytest.mark.parametrize(
     "order", ["reserved", "capacity-block", "flex-start", "queued", ["reserved", "on-demand"]]
 )
@@ -126,10 +127,7 @@ def test_managed_clouds_refuse_what_they_do_not_build_yet(cloud: str, order: Any
         f"gpuPools[0].capacity: not supported on {cloud} yet; supported here: on-demand, spot; "
     ), problem
     assert problem.endswith(f"(got {order!r})")
-    if cloud == "gcp":
-        assert "set gcp.reservation to its name" in problem  # today's way to a reservation
-    else:
-        assert "leave capacity out (on-demand) or write spot" in problem
+    assert "leave capacity out (on-demand) or write spot" in problem  # GKE's: test_gke_capacity
 
 
 def test_the_interface_refuses_by_default_and_a_queued_cloud_names_its_class() -> None:

@@ -129,7 +129,7 @@ def test_shipped_gcp_config_is_valid() -> None:
         ),
         (
             [pool(accelerator="h100-80gb", machineType="a3-highgpu-1g")],
-            "gpuPools[0].machineType: is sold only as Spot (or Flex-start) on GKE; set spot: true (got 'a3-highgpu-1g')",
+            "gpuPools[0].machineType: is sold only as Spot or flex-start on GKE; set spot: true, or capacity: flex-start (or queued) (got 'a3-highgpu-1g')",
         ),
         ([pool(gpusPerNode=2)], "gpuPools[0].gpusPerNode: g2-standard-8 always has 1 GPU(s)"),
         (

@@ -22,7 +22,8 @@ import pytest
 import yaml
 
 from components.model.config import StackConfig, parse_config
-from components.model.pools import resolve_pools
+from components.model.pools import PoolSpec, resolve_pools
+from components.tooling.capacity_fit import Workload
 from components.tooling.cli import main
 from components.tooling.consumers.fiftyone import fiftyone_key, fiftyone_share
 from components.tooling.consumers.flyte import FlyteAccelerator, flyte_settings
@@ -98,6 +99,16 @@ def fiftyone_pod(entry: dict[str, Any], section: str) -> dict[str, Any]:
     return pod
 
 
+def tool_pools(config: StackConfig) -> list[PoolSpec]:
+    """The pools a tool's settings cover: all but those whose nodes come only through
+    ProvisioningRequests (GKE's queued provisioning), which its unlabelled pods never reach."""
+    return [
+        spec
+        for spec in resolve_pools(config)
+        if spec.queue is None or not spec.queue.only_requested
+    ]
+
+
 def pods_from_fiftyone(text: str, config: StackConfig) -> dict[str, dict[str, Any]]:
     values = yaml.safe_load(text)
     sections = {
@@ -105,7 +116,7 @@ def pods_from_fiftyone(text: str, config: StackConfig) -> dict[str, dict[str, An
         "delegatedOperatorDeployments": "deployments",
     }
     pods = {}
-    for spec in resolve_pools(config):
+    for spec in tool_pools(config):
         for values_key, section in sections.items():
             if values_key in values:
                 entry = values[values_key][section][fiftyone_key(spec)]
@@ -168,7 +179,7 @@ def flyte_pod(config: dict[str, Any], accelerator: FlyteAccelerator) -> dict[str
 
 
 def pods_from_flyte(text: str, config: StackConfig) -> dict[str, dict[str, Any]]:
-    settings = flyte_settings(config, resolve_pools(config))
+    settings = flyte_settings(config, tool_pools(config))
     plugin = yaml.safe_load(text)["plugins"]["k8s"]
     assert plugin == settings.config
     for accelerator in settings.accelerators:
@@ -304,7 +315,9 @@ def test_every_emitted_setting_fits_its_pool_and_not_the_cpu_pool(
 ) -> None:
     config, checks = stacks[stack]
     text = emitted(capsys, stack, tool.split()[0], *TOOLS[tool])
-    pools = [spec.name for spec in resolve_pools(config)]
+    specs = {spec.name: spec for spec in resolve_pools(config)}
+    covered = specs.values() if tool == "pod" else tool_pools(config)
+    pools = [spec.name for spec in covered]
     pods = {
         "pod": lambda: pods_from_pod(text, pools),
         "fiftyone": lambda: pods_from_fiftyone(text, config),
@@ -314,7 +327,10 @@ def test_every_emitted_setting_fits_its_pool_and_not_the_cpu_pool(
     assert {name.split("/")[0] for name in pods} == set(pools)
     for name, pod in pods.items():
         pool = name.split("/")[0]
-        verdict = fit_check(pod, checks[pool])
+        queue = specs[pool].queue
+        # A Job around the pod fragment carries the queue label its comment names.
+        workload = Workload(labels=queue.label) if queue is not None and tool == "pod" else None
+        verdict = fit_check(pod, checks[pool], workload)
         assert verdict.fits, (tool, name, verdict.reasons, pod)
         if "system" in checks:
             assert not fit_check(pod, checks["system"]).fits, (tool, name)
@@ -455,7 +471,7 @@ def test_a_node_takes_one_fiftyone_pod_per_gpu_share(
     """N executors (with their sidecars) of a pool whose nodes have N GPU shares fit on one
     node, also with the DaemonSet allowance running there (checked with `fit`)."""
     config, checks = stacks[stack]
-    for spec in resolve_pools(config):
+    for spec in tool_pools(config):
         share = fiftyone_share(spec)
         if share is None:
             assert spec.vcpus == 0 and not spec.machine_types, spec.name  # unknown shape only

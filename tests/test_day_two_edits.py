@@ -215,6 +215,11 @@ REFUSED_AT_PLAN_TIME = {
     ("gcp-existing", "system-pool-size"): "belongs to the existing cluster",
     ("aws-existing", "system-pool-size"): "belongs to the existing cluster",
     ("azure-existing", "system-pool-size"): "belongs to the existing cluster",
+    # A pool on a specific reservation: Spot consumes none, nor another machine type, nor
+    # another zone than the reservation's (GKE; components/gcp/model/capacity.py).
+    ("gcp-flex-start", "spot"): "contradicts gpuPools\\[0\\].capacity \\(reserved\\)",
+    ("gcp-flex-start", "machine-type"): "consumes a specific reservation only with VMs of its",
+    ("gcp-flex-start", "zones"): "a specific reservation is zonal",
 }
 
 

@@ -1,6 +1,6 @@
 """Properties over every pool of every shipped stack: a pod built from a pool's `podScheduling`
 output always fits that pool, and dropping any toleration of one of its taints stops it (except
-where GKE's admission plugin adds that toleration back)."""
+where GKE's admission plugin, or Kueue for a queued pool's Job, adds that toleration back)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from components.model.config import parse_config
+from components.tooling.capacity_fit import Workload
 from components.tooling.fit import fit_check
 from components.tooling.pool_views import PoolCheck, needs_plan, pool_checks
 from components.tooling.scheduling.model import Taint
@@ -56,6 +57,13 @@ def tolerates(toleration: dict[str, str], taint: Taint) -> bool:
     if toleration.get("operator", "Equal") == "Exists":
         return True
     return toleration.get("value", "") == taint.value
+
+
+def workload_of(check: PoolCheck) -> Workload | None:
+    """The Job around the pod: on a queued pool, labelled for its queue (`consumers --for pod`
+    prints the label with the fragment; GKE's queued pools take no other pod)."""
+    queue = check.spec.queue
+    return Workload(labels=queue.label) if queue is not None else None
 
 
 def auto_tolerated(check: PoolCheck, taint: Taint) -> bool:
@@ -115,7 +123,7 @@ def test_a_pod_from_pod_scheduling_fits_its_pool_and_never_the_cpu_pool(
 ) -> None:
     stack, check, system = data.draw(st.sampled_from(pools))
     pod = vary(check, pod_from(check), how)
-    verdict = fit_check(pod, check)
+    verdict = fit_check(pod, check, workload_of(check))
     assert verdict.fits, (stack, check.name, pod, verdict.reasons)
     if system is not None:
         assert not fit_check(pod, system).fits
@@ -134,8 +142,9 @@ def test_removing_any_toleration_of_a_taint_makes_it_not_fit(
     taint = data.draw(st.sampled_from([t for t in taints if t.effect != "PreferNoSchedule"]))
     pod = vary(check, pod_from(check), how)
     pod["tolerations"] = [t for t in pod["tolerations"] if not tolerates(t, taint)]
-    verdict = fit_check(pod, check)
-    if auto_tolerated(check, taint):
+    verdict = fit_check(pod, check, workload_of(check))
+    # Kueue adds a queued pool's flavor tolerations (all its taints) to the Jobs it admits.
+    if auto_tolerated(check, taint) or check.spec.queue is not None:
         assert verdict.fits, (stack, check.name, verdict.reasons)
     else:
         assert not verdict.fits, (stack, check.name, taint)

@@ -8,6 +8,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.gcp.cluster import NODE_OAUTH_SCOPES
+from components.gcp.model.capacity import NodePoolCapacity, ReservationAffinity
 from components.gcp.model.cloud import gke_accelerator, location_policy
 from components.model.pools import PoolSpec
 
@@ -25,8 +26,9 @@ class GkeGpuNodePoolArgs:
     pool: PoolSpec
     # The pool's gpu_driver_version (GKE-managed, or INSTALLATION_DISABLED for the operator).
     driver: str
-    # A reservation the nodes consume, by name (None: none).
-    reservation: str | None
+    # How the nodes are obtained: flex-start, queued provisioning, a reservation affinity
+    # (components/gcp/model/capacity.py; all ForceNew in terraform-provider-google).
+    capacity: NodePoolCapacity
     cluster_name: pulumi.Input[str]
     region: str
     service_account: pulumi.Input[str]
@@ -45,6 +47,7 @@ class GkeGpuNodePool(pulumi.ComponentResource):
     ) -> None:
         super().__init__("gpufleet:gcp:GpuNodePool", name, None, opts)
         pool = args.pool
+        capacity = args.capacity
         self.node_pool = gcp.container.NodePool(
             f"{name}-pool",
             # Explicit, so the node label cloud.google.com/gke-nodepool is the config name.
@@ -59,10 +62,19 @@ class GkeGpuNodePool(pulumi.ComponentResource):
             autoscaling=gcp.container.NodePoolAutoscalingArgs(
                 total_min_node_count=pool.min_nodes,
                 total_max_node_count=pool.max_nodes,
-                # ANY finds capacity in whichever zone has it: what Spot and scarce GPUs need.
+                # ANY finds capacity in whichever zone has it: what Spot, flex-start, queued
+                # and scarce GPUs need.
                 location_policy=location_policy(pool),
             ),
-            management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
+            # Flex-start and queued pools go without auto-repair, as GKE creates them: a
+            # repair would replace a node under its Job (capacity.py).
+            management=gcp.container.NodePoolManagementArgs(
+                auto_repair=capacity.auto_repair, auto_upgrade=True
+            ),
+            # Nodes only through ProvisioningRequests (Kueue's admission check asks for them).
+            queued_provisioning=gcp.container.NodePoolQueuedProvisioningArgs(enabled=True)
+            if capacity.queued
+            else None,
             # Upgrade one node at a time in place: a surge node would be one more GPU VM, which
             # quota or stock often cannot give, stalling the upgrade (review gke.md S2-8).
             upgrade_settings=gcp.container.NodePoolUpgradeSettingsArgs(
@@ -71,13 +83,15 @@ class GkeGpuNodePool(pulumi.ComponentResource):
             node_config=gcp.container.NodePoolNodeConfigArgs(
                 machine_type=pool.machine_types[0],
                 spot=pool.spot,
+                flex_start=True if capacity.flex_start else None,
+                max_run_duration=capacity.max_run_duration,
                 disk_size_gb=pool.disk_size_gb,
                 # No disk_type: GKE picks pd-balanced, or hyperdisk-balanced on the series that
                 # have no Persistent Disk (A3 Ultra, A4, G4); a fixed pd-balanced fails there.
                 service_account=args.service_account,
                 oauth_scopes=NODE_OAUTH_SCOPES,
                 guest_accelerators=[_accelerator(pool, args.driver)],
-                reservation_affinity=_reservation(args.reservation),
+                reservation_affinity=_reservation(capacity.reservation),
                 labels=dict(pool.declared_labels),
                 # GKE adds the GPU taint only when a non-GPU pool already exists; declare it.
                 taints=[
@@ -143,12 +157,12 @@ def _accelerator(
 
 
 def _reservation(
-    name: str | None,
+    affinity: ReservationAffinity | None,
 ) -> gcp.container.NodePoolNodeConfigReservationAffinityArgs | None:
-    if name is None:
-        return None
+    if affinity is None:
+        return None  # GKE's default, as pools created before `capacity` have it
     return gcp.container.NodePoolNodeConfigReservationAffinityArgs(
-        consume_reservation_type="SPECIFIC_RESERVATION",
-        key="compute.googleapis.com/reservation-name",
-        values=[name],
+        consume_reservation_type=affinity.consume_reservation_type,
+        key=affinity.key,
+        values=list(affinity.values) or None,
     )

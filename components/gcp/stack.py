@@ -10,8 +10,9 @@ from components.gcp.adopted import AdoptedGkeCluster, AdoptedGkeClusterArgs
 from components.gcp.cluster import GkeCluster, GkeClusterArgs
 from components.gcp.driver_installer import GkeDriverInstaller, GkeDriverInstallerArgs
 from components.gcp.gpu_pool import GkeGpuNodePool, GkeGpuNodePoolArgs
+from components.gcp.model.capacity import NodePoolCapacity, node_pool_capacity
 from components.gcp.model.cloud import GCP, gke_driver
-from components.gcp.model.config import cluster_options, pool_options
+from components.gcp.model.config import GcpPoolOptions, cluster_options, pool_options
 from components.kubernetes.cluster import ClusterHandle
 from components.model.pools import PoolSpec
 from components.model.schema import StackConfig
@@ -83,7 +84,7 @@ def build_gpu_pools(
             GkeGpuNodePoolArgs(
                 pool=pool,
                 driver=gke_driver(config.gpu_software_mode, configured[pool.name]),
-                reservation=options[pool.name].reservation,
+                capacity=_capacity(pool, options[pool.name]),
                 cluster_name=cluster_name,
                 region=config.cluster.region or "",
                 service_account=gke.node_service_account,
@@ -107,3 +108,9 @@ def build_gpu_pools(
             )
         )
     return built
+
+
+def _capacity(pool: PoolSpec, options: GcpPoolOptions) -> NodePoolCapacity:
+    """What the node pool sends for the pool's (checked) capacity order."""
+    reservation = options.reservation.name if options.reservation else None
+    return node_pool_capacity(pool.capacity, reservation, options.max_run_duration_seconds)

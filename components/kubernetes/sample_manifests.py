@@ -105,11 +105,17 @@ def pool_manifests(pool: PoolSpec) -> list[dict[str, Any]]:
     return manifests
 
 
+def has_samples(pool: PoolSpec) -> bool:
+    """A GPU pool whose nodes a plain Job can get: not one whose nodes come only through
+    ProvisioningRequests (GKE's queued provisioning), where an unqueued sample never starts."""
+    return pool.kind == "gpu" and not (pool.queue is not None and pool.queue.only_requested)
+
+
 def manifests(pools: Sequence[PoolSpec]) -> list[dict[str, Any]]:
     """The samples namespace and every GPU pool's samples, in pool order."""
     result = [namespace_manifest()]
     for pool in pools:
-        if pool.kind == "gpu":
+        if has_samples(pool):
             result += pool_manifests(pool)
     return result
 

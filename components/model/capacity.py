@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from components.model.catalog.provisioning import PROVISIONING_CLASSES
 from components.model.problems import Problem
 
 CapacityType = Literal["on-demand", "spot", "reserved", "capacity-block", "flex-start", "queued"]
@@ -142,6 +143,13 @@ class PoolQueue:
     cluster_queue: str
     namespaces: tuple[str, ...]
     provisioning_class: str
+
+    @property
+    def only_requested(self) -> bool:
+        """Whether the pool's nodes come only through ProvisioningRequests (GKE's queued
+        provisioning): a pod that was not admitted through the queue never gets a node."""
+        known = PROVISIONING_CLASSES.get(self.provisioning_class)
+        return known is not None and known.only_requested
 
     @property
     def label(self) -> dict[str, str]:

@@ -18,7 +18,13 @@ from typing import Any, ClassVar
 from components.model import existing_cluster
 from components.model import offerings as offering_tables
 from components.model.allocatable import NodeAllocatable
-from components.model.capacity import ON_DEMAND, SPOT, CapacityOrder, ReservationCap
+from components.model.capacity import (
+    ON_DEMAND,
+    SPOT,
+    CapacityOrder,
+    ReservationCap,
+    declared_order,
+)
 from components.model.catalog.gpus import GpuModel, MachineCatalog, MachineType
 from components.model.catalog.node_effects import NodeEffect
 from components.model.daemonsets import NodeDaemonSet
@@ -238,6 +244,11 @@ class Cloud(ABC):
     capacity_orders: ClassVar[tuple[CapacityOrder, ...]] = (ON_DEMAND, SPOT)
     # What to do instead of an order this cloud does not build yet (appended to the refusal).
     capacity_advice: ClassVar[str] = "leave capacity out (on-demand) or write spot until it is"
+
+    def capacity_order(self, pool: GpuPoolConfig) -> CapacityOrder:
+        """The pool's order: `capacity`, else what `spot` says, unless a key of this cloud's
+        older than `capacity` already says how the pool gets nodes (GKE's gcp.reservation)."""
+        return declared_order(pool.capacity, pool.spot)
 
     def supported_capacity(
         self, cluster: ClusterConfig, pool: GpuPoolConfig

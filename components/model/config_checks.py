@@ -9,7 +9,7 @@ from datetime import date
 from pydantic import BaseModel
 
 from components.model import existing_cluster
-from components.model.capacity import declared_order, order_problems, shown_order, unsupported
+from components.model.capacity import order_problems, shown_order, unsupported
 from components.model.catalog import charts, gpus
 from components.model.cloud import Cloud
 from components.model.labels import RESERVED_LABEL_PREFIXES, label_key_problem, label_value_problem
@@ -229,7 +229,7 @@ def check_capacity(
         problems = order_problems(pool.capacity, spot_written, pool.spot, path)
     if problems or cloud is None or cluster is None:
         return problems
-    order = declared_order(pool.capacity, pool.spot)
+    order = cloud.capacity_order(pool)
     supported = cloud.supported_capacity(cluster, pool)
     if order not in supported:
         written = pool.capacity is not None

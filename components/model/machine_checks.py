@@ -1,5 +1,6 @@
-"""What one catalogued machine type asks of the pool that names it: a minimum Kubernetes minor,
-Spot-only sale, the GPU counts it can attach."""
+"""What one catalogued machine type asks of the pool that names it: a minimum Kubernetes minor
+and the GPU counts it can attach (how a machine is sold, e.g. GKE's Spot- or reservation-only
+machines, is its cloud's capacity rule: `Cloud.check_pool`)."""
 
 from __future__ import annotations
 
@@ -36,10 +37,6 @@ def machine_problems(
                 f"cluster.kubernetesVersion is {kubernetes_version}",
                 pool.accelerator if defaulted else name,
             )
-        )
-    if machine.spot_only and not pool.spot:
-        problems.append(
-            Problem(where, "is sold only as Spot (or Flex-start) on GKE; set spot: true", name)
         )
     default_note = " (the default machineType)" if defaulted else ""
     if machine.attach_counts:

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from components.model import kueue
-from components.model.capacity import PoolQueue, declared_order
+from components.model.capacity import PoolQueue
 from components.model.labels import (
     ACCELERATOR_LABEL,
     DEVICE_PLUGIN_CONFIG_LABEL,
@@ -57,7 +57,7 @@ def resolve_pool(config: StackConfig, pool: GpuPoolConfig) -> PoolSpec:
     Kueue queue, and the cap a reservation puts on it (each cloud's answer, `Cloud`)."""
     cloud = cloud_of(config)
     spec = cloud.resolve_pool(config, pool)
-    order = declared_order(pool.capacity, pool.spot)
+    order = cloud.capacity_order(pool)
     queue = None
     provisioning = cloud.provisioning_class(config.cluster, pool) if "queued" in order else None
     if provisioning is not None:  # the config checks refuse a queued pool without one

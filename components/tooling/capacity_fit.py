@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from components.model import kueue
 from components.model.capacity import QUEUE_LABEL, shown_order
 from components.model.catalog.provisioning import PROVISIONING_CLASSES
 from components.model.pool_spec import PoolSpec
@@ -41,6 +42,22 @@ class Workload:
 class CapacityVerdict:
     reasons: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+
+
+def admitted_pod(
+    pod_spec: Mapping[str, Any], spec: PoolSpec, workload: Workload
+) -> Mapping[str, Any]:
+    """The pod as it runs once Kueue admits its Job through the pool's queue: Kueue adds the
+    ResourceFlavor's tolerations and node labels to it (a selector the pod already has for a
+    label keeps its value; a conflicting one keeps the flavor from matching, as in Kueue).
+    Other pods are left as written."""
+    queue = spec.queue
+    if queue is None or workload.labels.get(QUEUE_LABEL) != queue.local_queue:
+        return pod_spec
+    flavor = kueue.resource_flavor(spec)["spec"]
+    tolerations = [*(pod_spec.get("tolerations") or []), *flavor.get("tolerations", [])]
+    selector = {**flavor.get("nodeLabels", {}), **(pod_spec.get("nodeSelector") or {})}
+    return {**pod_spec, "tolerations": tolerations, "nodeSelector": selector}
 
 
 def pods_per_node(pod_spec: Mapping[str, Any], node: NodeTemplate) -> int:

@@ -28,7 +28,7 @@ from typing import Any
 from components.model.pools import PoolSpec
 from components.model.registry import CLOUDS
 from components.model.schema import StackConfig
-from components.tooling.capacity_fit import Workload, capacity_verdict
+from components.tooling.capacity_fit import Workload, admitted_pod, capacity_verdict
 from components.tooling.commands import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, load_validated
 from components.tooling.machine_fit import MachineHint, machine_hints, render_hints
 from components.tooling.pool_views import PoolCheck, stack_pool_checks
@@ -149,6 +149,7 @@ def fit_check(
     how many pods at once, its labels) lets a queued, reservation-capped or zone-split pool
     say how the pods get nodes."""
     workload = workload or Workload()
+    pod_spec = admitted_pod(pod_spec, check.spec, workload)
     extra = time_sharing_reasons(pod_spec, check.spec)
     capacity = capacity_verdict(check.spec, pod_spec, check.views[0][1].node, workload)
     extra += capacity.reasons

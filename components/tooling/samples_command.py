@@ -6,9 +6,10 @@ import argparse
 
 import yaml
 
-from components.kubernetes.sample_manifests import NAMESPACE, manifests
+from components.kubernetes.sample_manifests import NAMESPACE, has_samples, manifests
 from components.model.pools import resolve_pools
 from components.tooling.commands import load_validated, select_gpu_pools
+from components.tooling.consumers.shared import left_out
 
 
 def main(argv: list[str]) -> int:
@@ -29,5 +30,8 @@ def main(argv: list[str]) -> int:
     pools = select_gpu_pools(resolve_pools(config), options.pool, stack.name)
     print(f"# Sample CUDA workloads of stack {stack.name}: kubectl apply -f <this file>")
     print(f"# Then: kubectl -n {NAMESPACE} logs job/<pool>-vectoradd  (expect 'Test PASSED')")
+    for pool in pools:
+        if not has_samples(pool):
+            print(f"# {left_out(pool, 'samples')}")
     print(yaml.safe_dump_all(manifests(pools), sort_keys=False), end="")
     return 0

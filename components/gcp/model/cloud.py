@@ -11,13 +11,20 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from components.gcp.model import allocatable as gcp_allocatable
+from components.gcp.model import capacity as gke_capacity
+from components.gcp.model import capacity_checks, prices, system_machines, version_rules, versions
 from components.gcp.model import config as gcp_config
 from components.gcp.model import daemonsets as gke_daemonsets
 from components.gcp.model import node_effects as gcp_node_effects
 from components.gcp.model import offerings as gcp_offerings
-from components.gcp.model import prices, system_machines, version_rules, versions
 from components.gcp.model.catalog import CATALOG
 from components.model.allocatable import NodeAllocatable
+from components.model.capacity import (
+    SPOT,
+    CapacityOrder,
+    ReservationCap,
+    declared_order,
+)
 from components.model.catalog.gpus import GpuModel, MachineType
 from components.model.cloud import NameRule
 from components.model.daemonsets import NodeDaemonSet
@@ -25,7 +32,7 @@ from components.model.lifecycle import Assessment
 from components.model.managed_cloud import GpuNodeFacts, ManagedCloud, SharingVia
 from components.model.networks import cidr_list_problems, overlap_problems, parse_ipv4_cidr
 from components.model.offerings import Offerings
-from components.model.pool_spec import PoolSpec
+from components.model.pool_spec import PoolSpec, Taint
 from components.model.problems import Problem
 from components.model.schema import (
     ClusterConfig,
@@ -77,9 +84,11 @@ def gke_driver(mode: SoftwareMode, pool: GpuPoolConfig) -> str:
 
 
 def location_policy(spec: PoolSpec) -> str:
-    """ANY for Spot and scarce GPUs (capacity in whichever zone has it), else BALANCED."""
+    """ANY for Spot, flex-start, queued and scarce GPUs (capacity in whichever zone has it),
+    else BALANCED."""
     machine = CATALOG.machine(spec.accelerator, spec.machine_types[0])
-    return "ANY" if spec.spot or (machine is not None and machine.scarce) else "BALANCED"
+    dws = spec.capacity in gke_capacity.DWS_ORDERS
+    return "ANY" if spec.spot or dws or (machine is not None and machine.scarce) else "BALANCED"
 
 
 def gke_accelerator(spec_accelerator: str, machine_type: str) -> str:
@@ -123,10 +132,12 @@ class Gcp(ManagedCloud):
     # GKE admits system-node-critical pods outside kube-system only up to a ResourceQuota.
     critical_pods_need_quota = True
     offerings: ClassVar[Offerings] = gcp_offerings
-    # Until GKE builds reserved, flex-start and queued pools (docs/capacity.md): the one way in.
+    # One capacity per node pool; ANY_RESERVATION is GKE's only fallback (capacity.py).
+    capacity_orders = gke_capacity.ORDERS
     capacity_advice = (
-        "to consume a specific reservation today, leave capacity out and set gcp.reservation "
-        "to its name"
+        "a GKE node pool has one capacity, [reserved, on-demand] (any matching reservation, "
+        "then on-demand) being the only fallback GKE makes; for another, make a pool per "
+        "capacity (EC2 Capacity Blocks are reservations on GKE: capacity: reserved)"
     )
 
     def zone_rule(self, region: str) -> NameRule:
@@ -273,7 +284,7 @@ class Gcp(ManagedCloud):
     def check_pool_limits(
         self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str
     ) -> list[Problem]:
-        """Reservation-only machines need a reservation or Spot; reservations have GCE names."""
+        """Machines GKE sells only as Spot, flex-start or from a reservation; sharing limits."""
         problems: list[Problem] = []
         if pool.sharing is not None and pool.sharing.max_shared_clients_per_gpu == 1:
             # One client per GPU shares nothing; GKE documents 2-48 (GPU sharing in
@@ -285,35 +296,74 @@ class Gcp(ManagedCloud):
                     1,
                 )
             )
-        reservation = gcp_config.pool_options(pool).reservation
+        order = self.capacity_order(pool)
+        written = pool.capacity is not None
         for machine in self.machines(pool):
-            if machine.reservation_only and not pool.spot and reservation is None:
+            if machine.spot_only and order not in (SPOT, *gke_capacity.DWS_ORDERS):
                 problems.append(
                     Problem(
-                        f"{path}.spot",
-                        f"{machine.name} is sold on demand only from a reservation: set "
-                        "spot: true, or gcp.reservation to the name of your reservation",
-                        pool.spot,
-                        is_default="spot" not in pool.model_fields_set,
+                        f"{path}.machineType",
+                        "is sold only as Spot or flex-start on GKE; set spot: true, or "
+                        "capacity: flex-start (or queued)",
+                        machine.name,
                     )
                 )
-        if reservation is not None and not RANGE_NAME.accepts(reservation):
-            problems.append(
-                Problem(
-                    f"{path}.gcp.reservation",
-                    f"must be a reservation name ({RANGE_NAME.rule})",
-                    reservation,
+            if machine.reservation_only and "on-demand" in order:
+                # A3 Ultra and A4: no on-demand VM outside a reservation (catalog.py).
+                problems.append(
+                    Problem(
+                        f"{path}.capacity" if written else f"{path}.spot",
+                        f"{machine.name} is sold on demand only from a reservation: write "
+                        "capacity: flex-start (Dynamic Workload Scheduler, up to 7 days per "
+                        "node), queued, spot, or reserved with gcp.reservation naming your "
+                        "reservation",
+                        pool.capacity if written else pool.spot,
+                        is_default=not written and "spot" not in pool.model_fields_set,
+                    )
                 )
-            )
-        if reservation is not None and pool.spot:
-            problems.append(
-                Problem(
-                    f"{path}.gcp.reservation",
-                    "Spot nodes do not consume reservations; drop one of spot and reservation",
-                    reservation,
-                )
-            )
         return problems
+
+    def check_pool(
+        self,
+        cluster: ClusterConfig,
+        mode: SoftwareMode,
+        pool: GpuPoolConfig,
+        path: str,
+        warnings: list[str],
+    ) -> list[Problem]:
+        problems = super().check_pool(cluster, mode, pool, path, warnings)
+        order = self.capacity_order(pool)
+        if order in self.capacity_orders:
+            warnings += capacity_checks.capacity_warnings(cluster, pool, order, path)
+        return problems
+
+    # --- capacity (components/gcp/model/capacity.py) ----------------------------------------
+
+    def capacity_order(self, pool: GpuPoolConfig) -> CapacityOrder:
+        # `gcp.reservation` alone (the older spelling) means capacity: reserved.
+        if pool.capacity is None and not pool.spot and gcp_config.pool_options(pool).reservation:
+            return gke_capacity.RESERVED
+        return declared_order(pool.capacity, pool.spot)
+
+    def check_capacity(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, order: CapacityOrder, path: str
+    ) -> list[Problem]:
+        machines = self.machines(pool)
+        problems = capacity_checks.capacity_problems(cluster, pool, order, path, machines)
+        region = cluster.region or ""
+        zones_known = self.region_rule is not None and self.region_rule.accepts(region)
+        zone_problems = self.zone_problems if zones_known else None
+        return problems + capacity_checks.reservation_zone_problems(
+            cluster, pool, order, path, zone_problems
+        )
+
+    def provisioning_class(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> str | None:
+        return gke_capacity.PROVISIONING_CLASS
+
+    def reservation_cap(self, config: StackConfig, pool: GpuPoolConfig) -> ReservationCap | None:
+        if self.capacity_order(pool) != gke_capacity.RESERVED:
+            return None
+        return capacity_checks.reservation_cap(pool, self.machines(pool))
 
     def sharing_via(self, mode: SoftwareMode) -> SharingVia:
         return "cloud" if mode == "cloud-managed" else "nvidia"
@@ -348,6 +398,12 @@ class Gcp(ManagedCloud):
             labels["cloud.google.com/gke-gpu-driver-version"] = driver.lower()
         if pool.spot:
             labels["cloud.google.com/gke-spot"] = "true"
+        order = self.capacity_order(pool)
+        if order in gke_capacity.DWS_ORDERS:
+            key, value = gke_capacity.FLEX_START_LABEL
+            labels[key] = value
+        if order == gke_capacity.QUEUED:
+            facts.taints.append(Taint(*gke_capacity.QUEUED_TAINT))
         if sharing_via == "cloud" and pool.sharing:
             labels[SHARING_STRATEGY_LABEL] = pool.sharing.strategy
             labels[MAX_SHARED_CLIENTS_LABEL] = str(pool.sharing.max_shared_clients_per_gpu)

@@ -2,23 +2,55 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
+from pydantic_core import PydanticCustomError
 
 from components.model.schema import ClusterConfig, ConfigModel, GpuPoolConfig, section
+
+
+class GcpReservation(ConfigModel):
+    """A specific Compute Engine reservation a pool's nodes consume (docs/gke.md), and what the
+    stack knows of it: where it is, its machine type and size, each checked against the pool
+    where written (gpufleet cannot look reservations up offline)."""
+
+    # NAME (this project), projects/PROJECT/reservations/NAME (shared with this project), either
+    # followed by /reservationBlocks/BLOCK (one block of it).
+    name: str
+    # The zones that hold a reservation of this name (reservations are zonal).
+    zones: list[str] | None = None
+    # The reservation's machine type (its instance properties).
+    machine_type: str | None = None
+    # How many VMs the reservation holds: the most nodes it gives the pool.
+    count: int | None = None
 
 
 class GcpPoolOptions(ConfigModel):
     # GKE-managed driver version; set explicitly (an unset value caused permanent diffs).
     driver_version: Literal["default", "latest"] = "default"
-    # A Compute Engine reservation the pool's nodes consume (SPECIFIC_RESERVATION), by name;
-    # A3 Ultra and A4 are sold on demand only this way.
-    reservation: str | None = None
+    # The specific reservation the pool's nodes consume (SPECIFIC_RESERVATION): a name, or the
+    # mapping above. A3 Ultra and A4 are sold on demand only this way (else Spot, flex-start).
+    reservation: GcpReservation | None = None
+    # How long a flex-start node runs before GKE deletes it (whole seconds, at most 7 days).
+    max_run_duration_seconds: int | None = None
     # Image streaming (GKE's gcfsConfig): containers start before their image is pulled whole.
     # A pool created with the default gets it; a pool that existed before keeps what it has
     # until the key is set explicitly (components/gcp/gpu_pool.py).
     image_streaming: bool = True
+
+    @field_validator("reservation", mode="before")
+    @classmethod
+    def _reservation_by_name(cls, value: Any) -> Any:
+        # `reservation: NAME` (the older spelling) is the mapping with its name alone.
+        if isinstance(value, str):
+            return {"name": value}
+        if value is None or isinstance(value, dict):
+            return value
+        raise PydanticCustomError(
+            "reservation",
+            "must be a reservation name, or a mapping: name, zones, machineType, count",
+        )
 
 
 class GcpClusterOptions(ConfigModel):

@@ -12,7 +12,13 @@ from components.tooling.consumers.fiftyone import always_on_warnings, render_fif
 from components.tooling.consumers.flyte import render_flyte
 from components.tooling.consumers.jupyterhub import FORMATS, render_jupyterhub
 from components.tooling.consumers.pod import render_pod
-from components.tooling.consumers.shared import ConsumerError, Request, queued_warnings
+from components.tooling.consumers.shared import (
+    ConsumerError,
+    Request,
+    left_out,
+    queued_warnings,
+    unreachable_pools,
+)
 
 RENDERERS: Mapping[str, Callable[[Request], str]] = {
     "pod": render_pod,
@@ -73,6 +79,14 @@ def main(argv: Sequence[str]) -> int:
         parser.error("--always-on applies to --for fiftyone only")
     stack, config = load_validated(options.stack)
     pools = select_gpu_pools(resolve_pools(config), options.pool, stack.name)
+    # A tool's own pods carry no queue label: pools they could never reach are left out.
+    unreachable = [] if options.tool == "pod" else unreachable_pools(pools)
+    for spec in unreachable:
+        print(f"warning: {left_out(spec, f'{options.tool} settings')}", file=sys.stderr)
+    pools = [spec for spec in pools if spec not in unreachable]
+    if not pools:
+        print(f"error: no GPU pool {options.tool}'s pods can reach", file=sys.stderr)
+        return EXIT_BAD_INPUT
     request = Request(
         stack.name,
         config,

@@ -88,12 +88,28 @@ def queued_warnings(request: Request) -> list[str]:
     """Tools whose settings cannot carry a queue label: what that means on queued pools."""
     return [
         f"pool {spec.name} is queued: these settings carry no {QUEUE_LABEL} label, so the "
-        "pods they start bypass its queue (one node at a time, not all or nothing; on a pool "
-        "whose nodes come only through ProvisioningRequests, no node at all); use --for pod for "
-        "Jobs"
+        "pods they start bypass its queue (one node at a time, not all or nothing); use --for "
+        "pod for Jobs"
         for spec in request.pools
         if spec.queue is not None
     ]
+
+
+def unreachable_pools(pools: Sequence[PoolSpec]) -> list[PoolSpec]:
+    """Queued pools whose nodes come only through ProvisioningRequests (GKE's queued
+    provisioning): a tool's pods, which carry no queue label, would never get a node there."""
+    return [spec for spec in pools if spec.queue is not None and spec.queue.only_requested]
+
+
+def left_out(spec: PoolSpec, what: str) -> str:
+    """Why a queued pool gets no `what` (for stderr or a comment)."""
+    assert spec.queue is not None
+    return (
+        f"pool {spec.name}: no {what}: its nodes come only through ProvisioningRequests "
+        f"({spec.queue.provisioning_class}), which Kueue makes for Jobs labelled "
+        f"{QUEUE_LABEL}={spec.queue.local_queue} in namespace "
+        f"{' or '.join(spec.queue.namespaces)}; use --for pod for such a Job"
+    )
 
 
 def camel(*words: str) -> str:
