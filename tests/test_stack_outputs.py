@@ -6,13 +6,15 @@ import base64
 
 import pytest
 
-from components.tooling.stacks import shipped_stacks
-from tests.conftest import plan_of
+from components.tooling.stacks import load_stack
+from tests.conftest import every_stack, plan_of
 
-MANAGED = sorted(s for s in shipped_stacks() if not s.startswith("existing"))
+# Every stack whose cluster is GKE, EKS or AKS (created or adopted), by its config, not its name.
+MANAGED = [s for s in every_stack() if load_stack(s).gpufleet["cloud"] != "existing"]
 WIRING = ("clusterEndpoint", "clusterCaCertificate", "oidcIssuerUrl", "nodeIdentity")
 
 
+@pytest.mark.every_stack
 @pytest.mark.parametrize("stack", MANAGED)
 def test_every_managed_cluster_exports_what_other_tools_wire_in(stack: str) -> None:
     outputs = plan_of(stack).outputs
@@ -28,7 +30,8 @@ def test_every_managed_cluster_exports_what_other_tools_wire_in(stack: str) -> N
         assert ca.startswith(b"-----BEGIN CERTIFICATE")
 
 
-@pytest.mark.parametrize("stack", [s for s in MANAGED if s.startswith("aws")])
+@pytest.mark.every_stack
+@pytest.mark.parametrize("stack", [s for s in MANAGED if load_stack(s).gpufleet["cloud"] == "aws"])
 def test_eks_exports_the_oidc_provider_for_irsa(stack: str) -> None:
     outputs = plan_of(stack).outputs
     assert outputs["oidcProviderArn"].startswith("arn:aws:iam::")
