@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import base64
+import json
+import re
 
 import pytest
 
@@ -76,3 +78,33 @@ def _gcp_dev_cluster() -> dict[str, object]:
 
     cluster: dict[str, object] = load_stack("gcp-dev").gpufleet["cluster"]
     return cluster
+
+
+# Where a plan names a region, as each cloud writes it: AWS regions in ARNs and hostnames, GCP
+# locations in resource ids and DNS endpoints, Azure locations in AKS hostnames.
+REGION_MENTIONS = {
+    "aws": re.compile(r"\b([a-z]{2}(?:-gov)?-[a-z]+-\d)\b"),
+    "gcp": re.compile(r"locations/([a-z0-9-]+)/|\.([a-z0-9-]+)\.gke\.goog"),
+    "azure": re.compile(r"\.([a-z0-9]+)\.azmk8s\.io|https://([a-z0-9]+)\.oic\.prod-aks"),
+}
+
+
+@pytest.mark.every_stack
+@pytest.mark.parametrize("stack", MANAGED)
+def test_mock_outputs_follow_the_stacks_region(stack: str) -> None:
+    """Endpoints, ARNs and ids in the plan (and so in snapshots and PR diffs) carry the stack's
+    region, as the cloud's would: a us-west-2 stack never shows a us-east-1 endpoint."""
+    cluster = load_stack(stack).gpufleet["cluster"]
+    cloud = load_stack(stack).gpufleet["cloud"]
+    text = json.dumps(plan_of(stack).to_json())
+    mentioned = {
+        next(group for group in match.groups() if group)
+        for match in REGION_MENTIONS[cloud].finditer(text)
+    }
+    region = cluster["region"]
+    zones = set(cluster.get("zones") or [])
+    assert mentioned, f"{stack}: the plan names no region at all"
+    assert mentioned <= {region, *zones}, (stack, region, mentioned)
+    endpoint = plan_of(stack).outputs["clusterEndpoint"]
+    if cloud != "gcp" or endpoint.endswith(".gke.goog"):
+        assert region in endpoint, endpoint

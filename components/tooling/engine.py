@@ -9,6 +9,7 @@ real, so a wrong argument fails here too.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import runpy
@@ -111,7 +112,7 @@ class _Mocks(pulumi.runtime.Mocks):
         self.world = world
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict]:
-        return mockcloud.resource_state(args.typ, args.name, args.inputs)
+        return mockcloud.resource_state(args.typ, args.name, args.inputs, self.world)
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict, list[tuple[str, str]]]:
         # Pulumi iterates the failures list: None crashes every invoke (e.g. an SSM look-up).
@@ -195,7 +196,10 @@ def plan_stack(
 
     pulumi_settings.reset_options(project=PROJECT, stack=stack.name)
     set_all_config(flat)
-    mocks = _Mocks(world or described_world(config))
+    described = described_world(config)
+    if world is not None and world.region is None:
+        world = dataclasses.replace(world, region=described.region)
+    mocks = _Mocks(world or described)
     monitor = _RecordingMonitor(mocks)
     logger = logging.getLogger(f"gpufleet.plan.{stack.name}")
     logger.propagate = False
@@ -227,7 +231,8 @@ def plan_stack(
 
 
 def described_world(config: Mapping[str, Any]) -> World:
-    """An adopted cluster as the stack describes it: running (a patch of) its minor."""
+    """The cloud as the stack describes it: its region, and an adopted cluster running (a patch
+    of) its minor."""
     cluster = config.get("gpufleet:cluster")
     if isinstance(cluster, str):
         try:
@@ -237,7 +242,10 @@ def described_world(config: Mapping[str, Any]) -> World:
     minor = cluster.get("kubernetesVersion") if isinstance(cluster, Mapping) else None
     if not isinstance(minor, str):
         minor = ClusterConfig.model_fields["kubernetes_version"].default
-    return World(kubernetes_version=f"{minor}.3")
+    region = cluster.get("region") if isinstance(cluster, Mapping) else None
+    return World(
+        kubernetes_version=f"{minor}.3", region=region if isinstance(region, str) else None
+    )
 
 
 async def _resolve_outputs(outputs: Mapping[str, Any]) -> dict[str, Any]:
