@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from components.model.config import KNOWN_KEYS, ConfigError, StackConfig, parse_config
 from components.model.config_namespace import stack_key_problems
+from components.model.placeholders import find_placeholders
 from components.model.pools import PoolSpec
 from components.model.problems import Problem
 from components.tooling.stack_yaml import StackFileError
@@ -46,6 +47,12 @@ def load_validated(ref: str) -> tuple[StackFile, StackConfig]:
         raise BadInput(f"{stack.path}: {ConfigError(typos).render()}")
     for warning in config.warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    for placeholder in find_placeholders(stack.gpufleet):
+        print(
+            f"warning: {placeholder}; a real `pulumi preview` or `pulumi up` refuses this stack "
+            "until then",
+            file=sys.stderr,
+        )
     return stack, config
 
 
