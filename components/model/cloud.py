@@ -7,6 +7,7 @@ offline tooling) calls these methods and reads these attributes; it never tests 
 
 from __future__ import annotations
 
+import importlib
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -28,6 +29,7 @@ from components.model.schema import (
     SoftwareMode,
     StackConfig,
 )
+from components.model.starter import Starter, StarterChoices, StarterError
 
 
 @dataclass(frozen=True)
@@ -198,6 +200,21 @@ class Cloud(ABC):
 
     # Whether system-node-critical pods outside kube-system need a ResourceQuota (GKE).
     critical_pods_need_quota: ClassVar[bool] = False
+
+    # --- new stacks ------------------------------------------------------------------------
+
+    def starter(self, choices: StarterChoices) -> Starter:
+        """The config `python -m components new` writes for this cloud from the user's choices,
+        by `components/<cloud>/model/starter.py` (raises StarterError naming each choice it
+        cannot use)."""
+        try:
+            module = importlib.import_module(f"components.{self.name}.model.starter")
+        except ModuleNotFoundError:
+            raise StarterError(
+                [f"--cloud {self.name}: gpufleet writes no new stacks for it"]
+            ) from None
+        starter: Starter = module.starter(choices, self)
+        return starter
 
 
 def options(owner: ConfigModel, cloud: Cloud) -> Mapping[str, Any]:

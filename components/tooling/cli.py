@@ -23,6 +23,10 @@ from components.tooling.stacks import EXAMPLE_STACKS, all_stacks, user_stacks
 
 # command -> (module with main(argv), one-line summary)
 COMMANDS: dict[str, tuple[str, str]] = {
+    "new": (
+        "components.tooling.new_stack",
+        "write stacks/Pulumi.NAME.yaml, a stack of your own, from a few choices",
+    ),
     "plan": (
         "components.tooling.cli",
         "show what `pulumi up` would create for STACK (offline, mocked)",
