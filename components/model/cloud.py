@@ -62,6 +62,9 @@ class Cloud(ABC):
     region_rule: ClassVar[NameRule | None] = None
     # The minors this cloud creates, with their support dates (None: not gpufleet's to check).
     version_lifecycle: ClassVar[VersionLifecycle | None] = None
+    # Whether the stack reaches the cluster through `gpufleet:kubeconfig` (else gpufleet builds
+    # the kubeconfig from the cluster it creates or adopts).
+    reads_kubeconfig: ClassVar[bool] = False
     # Which Kubernetes distribution the GPU software is configured for ("generic": none).
     distribution: ClassVar[str] = "generic"
     # What `gpuSoftware.mode: auto` means here.

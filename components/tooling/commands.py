@@ -39,8 +39,11 @@ def load_validated(ref: str) -> tuple[StackFile, StackConfig]:
             has_value=False,
         )
         raise BadInput(f"{stack.path}: {ConfigError([*typos, missing]).render()}")
+    raw = dict(stack.gpufleet)
+    if "gpufleet:kubeconfig" in stack.secret_keys:
+        raw["kubeconfig"] = "[secret]"  # unreadable offline; only whether it is set matters
     try:
-        config = parse_config(stack.gpufleet)
+        config = parse_config(raw)
     except ConfigError as error:
         raise BadInput(f"{stack.path}: {ConfigError([*typos, *error.problems]).render()}") from None
     if typos:

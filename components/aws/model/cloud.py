@@ -15,7 +15,7 @@ from components.aws.model import allocatable as aws_allocatable
 from components.aws.model import autoscaler_tags, provisioners, version_rules, versions
 from components.aws.model import config as aws_config
 from components.aws.model import daemonsets as aws_daemonsets
-from components.aws.model.catalog import CATALOG
+from components.aws.model.catalog import CATALOG, MACHINE_NAMES
 from components.model.allocatable import NodeAllocatable
 from components.model.catalog.gpus import GpuModel, MachineType
 from components.model.cloud import NameRule
@@ -79,6 +79,7 @@ class Aws(ManagedCloud):
     distribution = "eks"
     gpu_taint = ("nvidia.com/gpu", "true")
     default_system_machine = "m6i.large"
+    machine_name_rule = MACHINE_NAMES
     system_disk_size_gb = 50
     system_machine_shapes: ClassVar[Mapping[str, tuple[int, float]]] = {
         "m6i.large": (2, 8),

@@ -14,7 +14,7 @@ from components.gcp.model import allocatable as gcp_allocatable
 from components.gcp.model import config as gcp_config
 from components.gcp.model import daemonsets as gke_daemonsets
 from components.gcp.model import gpu_zones, version_rules, versions
-from components.gcp.model.catalog import CATALOG
+from components.gcp.model.catalog import CATALOG, MACHINE_NAMES
 from components.model.allocatable import NodeAllocatable
 from components.model.catalog.gpus import MachineType
 from components.model.cloud import NameRule
@@ -97,6 +97,7 @@ class Gcp(ManagedCloud):
     adopted_cluster_keys = ("project",)
     gpu_taint = ("nvidia.com/gpu", "present")
     default_system_machine = "e2-standard-4"
+    machine_name_rule = MACHINE_NAMES
     system_machine_shapes: ClassVar[Mapping[str, tuple[int, float]]] = {
         "e2-standard-2": (2, 8),
         "e2-standard-4": (4, 16),
