@@ -37,9 +37,23 @@ def is_production(name: str, config: Mapping[str, Any]) -> bool:
     return protected or bool(PRODUCTION_NAME.search(name))
 
 
+class UnreadableStack(Exception):
+    """A stack file this script cannot read: its message names the file and what is wrong."""
+
+
 def pack_config(path: Path) -> dict[str, Any]:
-    document = yaml.safe_load(path.read_text()) or {}
-    config = document.get("config") or {}
+    try:
+        document = yaml.safe_load(path.read_text()) or {}
+    except OSError as error:
+        raise UnreadableStack(f"cannot read {path}: {error.strerror or error}") from None
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(error, "problem", None) or error
+        raise UnreadableStack(f"cannot read {path}: not valid YAML{where}: {problem}") from None
+    config = (document.get("config") if isinstance(document, dict) else None) or {}
+    if not isinstance(config, dict):
+        raise UnreadableStack(f"cannot read {path}: `config:` must be a mapping")
     return {POLICY: {"production": is_production(stack_name(path), config)}}
 
 
@@ -48,7 +62,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(args) != 1:
         print("usage: python policy/pack_config.py stacks/Pulumi.<stack>.yaml", file=sys.stderr)
         return 2
-    print(json.dumps(pack_config(Path(args[0])), indent=2, sort_keys=True))
+    try:
+        config = pack_config(Path(args[0]))
+    except UnreadableStack as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(json.dumps(config, indent=2, sort_keys=True))
     return 0
 
 
