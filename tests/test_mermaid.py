@@ -134,7 +134,7 @@ DIAGRAM_BLOCK = re.compile(
 def documented_diagrams() -> list[tuple[str, str, str]]:
     """(file, stack, diagram) for every diagram block the docs mark as `plan STACK --mermaid`."""
     found = []
-    for name in ("README.md",):
+    for name in ("docs/diagrams.md",):
         path = PROJECT_DIR / name
         if path.is_file():
             found += [
@@ -147,7 +147,7 @@ def test_docs_show_one_diagram_per_cloud() -> None:
     clouds = {
         plan_of(stack).outputs["cloud"]
         for file, stack, _ in documented_diagrams()
-        if file == "README.md"
+        if file == "docs/diagrams.md"
     }
     assert clouds == {"gcp", "aws", "azure", "existing"}
 
