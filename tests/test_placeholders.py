@@ -34,7 +34,7 @@ EXAMPLE_PLACEHOLDERS = {
 def test_plan_names_each_placeholder_of_an_example_and_still_plans(
     stack: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    load_validated(stack)
+    load_validated(stack, name_placeholders=True)
     warnings = [line for line in capsys.readouterr().err.splitlines() if "is a placeholder" in line]
     assert [line.split(":", 2)[1].strip() for line in warnings] == EXAMPLE_PLACEHOLDERS[stack]
     for line in warnings:
@@ -123,3 +123,8 @@ def test_a_real_preview_goes_on_once_they_are_filled_in(monkeypatch: pytest.Monk
     filled = {**cluster, "gcp": {**cluster["gcp"], "project": "acme-ml-4711"}}
     config = _load_as_real_preview("gcp-dev", monkeypatch, cluster=filled)
     assert config.cluster.name == "gpufleet-dev"
+
+
+def test_only_plan_names_them(capsys: pytest.CaptureFixture[str]) -> None:
+    load_validated("gcp-dev")
+    assert "placeholder" not in capsys.readouterr().err

@@ -127,7 +127,7 @@ def plan_main(argv: list[str]) -> int:
 
     from components.tooling.engine import plan_stack
 
-    stack, _ = load_validated(options.stack)
+    stack, _ = load_validated(options.stack, name_placeholders=True)
 
     plan = plan_stack(stack)
     if options.json:

@@ -24,8 +24,9 @@ class BadInput(Exception):
     """Input a command cannot use (stack, config, manifest, pool name): exit status 2."""
 
 
-def load_validated(ref: str) -> tuple[StackFile, StackConfig]:
-    """The stack file and its validated config; config warnings go to stderr."""
+def load_validated(ref: str, *, name_placeholders: bool = False) -> tuple[StackFile, StackConfig]:
+    """The stack file and its validated config; config warnings go to stderr, and with
+    `name_placeholders` (`plan`) one warning per placeholder the user must fill in."""
     try:
         stack = load_stack(ref)
     except StackFileError as error:
@@ -50,7 +51,7 @@ def load_validated(ref: str) -> tuple[StackFile, StackConfig]:
         raise BadInput(f"{stack.path}: {ConfigError(typos).render()}")
     for warning in config.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    for placeholder in find_placeholders(stack.gpufleet):
+    for placeholder in find_placeholders(stack.gpufleet) if name_placeholders else ():
         print(
             f"warning: {placeholder}; a real `pulumi preview` or `pulumi up` refuses this stack "
             "until then",
