@@ -87,3 +87,9 @@ PINNED_TODAY = date(2026, 11, 22)
 @pytest.fixture(autouse=True)
 def _pinned_today(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("components.model.config.clock_today", lambda: PINNED_TODAY)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The few long tests (marked `slow`) first: started last, one would run alone at the end
+    while the other worker idles."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -147,6 +147,7 @@ def test_table_cells_stay_readable(path: Path) -> None:
             assert max(len(cell) for cell in cells) <= 500, line[:80]
 
 
+@pytest.mark.slow
 def test_the_first_stack_and_policy_commands_work_and_write_nothing_into_the_repository(
     tmp_path: Path,
 ) -> None:

@@ -84,6 +84,7 @@ def test_snapshot_masks_secrets_and_names_no_local_path(stack: str) -> None:
     assert str(Path.home()) not in text
 
 
+@pytest.mark.slow
 def test_snapshots_are_reproducible_in_another_process(tmp_path: Path) -> None:
     """Another interpreter (other hash seed, other working directory) prints the same bytes
     through the CLI, so snapshots never flake and `plan --json` output can be diffed."""

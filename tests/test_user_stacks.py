@@ -68,6 +68,7 @@ def test_the_user_stacks_are_not_examples_and_not_in_stacks() -> None:
     assert not [n for n in names if (STACKS_DIR / f"Pulumi.{n}.yaml").exists()]
 
 
+@pytest.mark.slow
 def test_every_stack_test_passes_on_user_stacks_dropped_into_stacks(tmp_path: Path) -> None:
     project = clone_with_user_stacks(tmp_path / "gpufleet")
     report = tmp_path / "report.xml"

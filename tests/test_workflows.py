@@ -276,6 +276,7 @@ def checkout(root: Path, stacks: dict[str, str]) -> None:
         (root / "stacks" / f"Pulumi.{name}.yaml").write_text(text)
 
 
+@pytest.mark.slow
 def test_the_diff_step_comments_changes_new_and_removed_stacks_and_policy_violations(
     tmp_path: Path,
 ) -> None:
