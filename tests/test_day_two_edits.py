@@ -247,7 +247,9 @@ def test_every_edit_has_the_clouds_verdict(stack: str, edit: str) -> None:
             assert change.verdict != "replace", (change.name, change.replace_paths)
             if edit != "system-pool-size":
                 pytest.fail(f"a pool edit ({edit}) changes the cluster {change.name}")
-        expected = EXPECTED.get(change.type, {}).get(edit)
+        # The examples pin each verdict; on a user's stack the same edit may meet another
+        # verdict (another GPU type behind the machine swapped in), under the promises above.
+        expected = EXPECTED.get(change.type, {}).get(edit) if stack in EXAMPLE_STACKS else None
         if expected is not None:
             assert change.verdict == expected, (change.type, change.name, change.replace_paths)
         if change.verdict == "reject":

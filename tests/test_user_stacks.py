@@ -24,6 +24,7 @@ from components.tooling.cli import main as cli_main
 from components.tooling.stacks import EXAMPLE_STACKS, PROJECT_DIR, STACKS_DIR
 
 USER_STACKS = Path(__file__).parent / "fixtures" / "user_stacks"
+ALL_HERE = stacks.all_stacks()
 # What a clone holds that the tests read (no virtualenv, no caches).
 PROJECT_FILES = (
     ".ci",
@@ -125,13 +126,15 @@ def stacks_with_user_stacks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 def test_the_commands_list_the_users_stacks_apart_from_the_examples(
     stacks_with_user_stacks: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert stacks.user_stacks() == user_stack_names()
+    # This checkout's own stacks (a team's) are there too.
+    yours = sorted({*user_stack_names(), *(n for n in ALL_HERE if n not in EXAMPLE_STACKS)})
+    assert stacks.user_stacks() == yours
     assert stacks.shipped_stacks() == sorted(EXAMPLE_STACKS)
     assert cli_main(["--help"]) == 0
     out = capsys.readouterr().out
-    assert f"your stacks: {', '.join(user_stack_names())}\n" in out
+    assert f"your stacks: {', '.join(yours)}\n" in out
     assert "examples:    aws-auto-mode, " in out and "ml-prod-eks" not in out.split("examples:")[1]
-    assert cli_main(["plan", "ml-prod"]) == 2
+    assert cli_main(["plan", "no-such-stack"]) == 2
     err = capsys.readouterr().err
-    assert f"your stacks: {', '.join(user_stack_names())}; examples: aws-auto-mode" in err
+    assert f"your stacks: {', '.join(yours)}; examples: aws-auto-mode" in err
     assert "shipped" not in err

@@ -237,7 +237,10 @@ def test_cloud_job_runs_only_for_configured_clouds_and_never_the_examples(
     tmp_path: Path,
 ) -> None:
     """The examples hold placeholders a real preview refuses: only the team's stacks run."""
-    shutil.copytree(PROJECT_DIR / "stacks", tmp_path / "stacks")
+    (tmp_path / "stacks").mkdir()
+    for example in shipped_stacks():
+        name = f"Pulumi.{example}.yaml"
+        shutil.copy(PROJECT_DIR / "stacks" / name, tmp_path / "stacks" / name)
     shutil.copytree(
         PROJECT_DIR / "components", tmp_path / "components", ignore=shutil.ignore_patterns("*.pyc")
     )
