@@ -44,10 +44,13 @@ Exit status: 0 written; 2 bad input (a choice the cloud refuses, a file that exi
 def parser() -> argparse.ArgumentParser:
     parse = argparse.ArgumentParser(
         prog="python -m components new",
-        description="Write stacks/Pulumi.NAME.yaml, a stack of your own with one GPU pool that "
-        "scales to zero, from a few choices. It is checked as `plan` checks it before it is "
-        "written; what only you know and did not give is written as a placeholder that `plan` "
-        "names and a real `pulumi preview` or `pulumi up` refuses until you fill it in.",
+        description=textwrap.fill(
+            "Write stacks/Pulumi.NAME.yaml, a stack of your own with one GPU pool that scales "
+            "to zero, from a few choices. It is checked as `plan` checks it before it is "
+            "written; what only you know and did not give is written as a placeholder that "
+            "`plan` names and a real `pulumi preview` or `pulumi up` refuses until you fill it in.",
+            96,
+        ),
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
