@@ -62,6 +62,16 @@ def clone_with_user_stacks(root: Path) -> Path:
     return root
 
 
+def every_stack_modules(project: Path) -> list[str]:
+    """The test modules with every-stack tests (only they are collected: the rest would be
+    imported and deselected for nothing)."""
+    return [
+        path.relative_to(project).as_posix()
+        for path in sorted((project / "tests").glob("test_*.py"))
+        if "every_stack" in path.read_text() and path.name != Path(__file__).name
+    ]
+
+
 def test_the_user_stacks_are_three_and_not_examples() -> None:
     names = user_stack_names()
     assert len(names) == 3
@@ -83,6 +93,7 @@ def test_every_stack_test_passes_on_user_stacks_dropped_into_stacks(tmp_path: Pa
             sys.executable,
             "-m",
             "pytest",
+            *every_stack_modules(project),
             "-m",
             "every_stack",
             "-n",
