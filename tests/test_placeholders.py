@@ -3,6 +3,7 @@ real `pulumi preview` or `pulumi up`, while the examples keep them and still pla
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from typing import Any
 
@@ -14,7 +15,7 @@ from pulumi.runtime.config import set_all_config
 from components.model.placeholders import find_placeholders
 from components.pulumi_config import load_from_pulumi, running_under_mocks
 from components.tooling.commands import load_validated
-from components.tooling.stacks import load_stack
+from components.tooling.stacks import load_stack, shipped_stacks
 from tests.conftest import plan_of
 
 # Examples and the placeholder key paths each keeps (so they plan offline as shipped).
@@ -128,3 +129,22 @@ def test_a_real_preview_goes_on_once_they_are_filled_in(monkeypatch: pytest.Monk
 def test_only_plan_names_them(capsys: pytest.CaptureFixture[str]) -> None:
     load_validated("gcp-dev")
     assert "placeholder" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("stack", shipped_stacks())
+def test_every_example_id_and_public_range_is_a_placeholder(stack: str) -> None:
+    """A new example's project id or subscription must join components/model/placeholders.py,
+    and its API ranges be documentation or private ones, or a copy of it would deploy into
+    someone else's account, or open the API to real addresses."""
+    raw = load_stack(stack).gpufleet
+    flagged = {p.path for p in find_placeholders(raw)}
+    cluster = raw["cluster"]
+    for key in ("gcp.project", "azure.subscriptionId"):
+        section, _, field = key.partition(".")
+        if field in (cluster.get(section) or {}):
+            assert f"cluster.{key}" in flagged, (stack, key)
+    for key in ("aws.publicEndpointCidrs", "azure.apiServerAuthorizedCidrs"):
+        section, _, field = key.partition(".")
+        for index, cidr in enumerate((cluster.get(section) or {}).get(field) or []):
+            path = f"cluster.{key}[{index}]"
+            assert path in flagged or ipaddress.ip_network(cidr).is_private, (stack, path)
