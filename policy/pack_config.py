@@ -46,6 +46,10 @@ def is_production(name: str, config: Mapping[str, Any]) -> bool:
     return protected or bool(PRODUCTION_NAME.search(name))
 
 
+class UnreadableStack(Exception):
+    """A stack file this script cannot read: its message names the file and what is wrong."""
+
+
 def stack_cost(path: Path) -> dict[str, Any] | None:
     """The stack's `cost` object, as `plan --json` prints it; None if gpufleet cannot read it."""
     if str(PROJECT_DIR) not in sys.path:
@@ -64,8 +68,18 @@ def stack_cost(path: Path) -> dict[str, Any] | None:
 
 
 def pack_config(path: Path, max_per_hour: float | None = None) -> dict[str, Any]:
-    document = yaml.safe_load(path.read_text()) or {}
-    config = document.get("config") or {}
+    try:
+        document = yaml.safe_load(path.read_text()) or {}
+    except OSError as error:
+        raise UnreadableStack(f"cannot read {path}: {error.strerror or error}") from None
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(error, "problem", None) or error
+        raise UnreadableStack(f"cannot read {path}: not valid YAML{where}: {problem}") from None
+    config = (document.get("config") if isinstance(document, dict) else None) or {}
+    if not isinstance(config, dict):
+        raise UnreadableStack(f"cannot read {path}: `config:` must be a mapping")
     cost: dict[str, Any] = {}
     if max_per_hour is not None:
         cost["maxPerHour"] = max_per_hour
@@ -87,7 +101,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="budget for gpu-cost-at-full-scale: USD per hour with every pool full",
     )
     options = parser.parse_args(argv)
-    config = pack_config(options.stack_file, options.max_per_hour)
+    try:
+        config = pack_config(options.stack_file, options.max_per_hour)
+    except UnreadableStack as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     print(json.dumps(config, indent=2, sort_keys=True))
     return 0
 

@@ -1,7 +1,7 @@
 """Plan synthetic GKE stacks of 1, 10, 100 and 500 GPU pools; print wall time and peak memory.
 
 Each size runs in a fresh process so peak memory is that plan's own. Not a timed test: run it
-by hand (`python scripts/benchmark.py`) and compare against the targets in the README.
+by hand (`python scripts/benchmark.py`); docs/development.md says what it is for.
 """
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
-"""Shared fixtures: plans of the shipped stacks, computed once per test session."""
+"""Shared fixtures: plans of the stacks, computed once per test session, and which stacks the
+tests that loop over stacks/ run on."""
 
 from __future__ import annotations
 
 import functools
 import json
+import os
 from collections.abc import Callable, Mapping
 from datetime import date
 from pathlib import Path
@@ -12,7 +14,7 @@ from typing import Any
 import pytest
 
 from components.tooling.engine import Plan, plan_stack
-from components.tooling.stacks import load_stack
+from components.tooling.stacks import all_stacks, load_stack
 
 SHARED_REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference"
 
@@ -24,8 +26,29 @@ def _plan_cached(stack: str, overrides_json: str) -> Plan:
 
 
 def plan_of(stack: str, overrides: Mapping[str, Any] | None = None) -> Plan:
-    """The recorded graph of a shipped stack, optionally with whole config keys replaced."""
+    """The recorded graph of a stack, optionally with whole config keys replaced."""
     return _plan_cached(stack, json.dumps(overrides or {}, sort_keys=True))
+
+
+# Tests marked `every_stack` check what every valid stack in stacks/ has (the examples and the
+# user's own). GPUFLEET_TEST_STACKS=a,b narrows them to those stacks: with `-m every_stack` it
+# checks just a team's stacks (tests/test_user_stacks.py runs them so on three user stacks).
+ONLY_STACKS_ENV = "GPUFLEET_TEST_STACKS"
+
+
+def every_stack() -> list[str]:
+    """The stacks the every-stack tests run on: all of stacks/, or those GPUFLEET_TEST_STACKS
+    names."""
+    only = [name for name in os.environ.get(ONLY_STACKS_ENV, "").split(",") if name]
+    return only or all_stacks()
+
+
+def over_every_stack(test: Callable[..., None]) -> Callable[..., None]:
+    """Parametrize `test` by `stack` over every stack in stacks/, marked `every_stack`."""
+    marked: Callable[..., None] = pytest.mark.every_stack(
+        pytest.mark.parametrize("stack", every_stack())(test)
+    )
+    return marked
 
 
 @pytest.fixture
@@ -64,3 +87,9 @@ PINNED_TODAY = date(2026, 11, 22)
 @pytest.fixture(autouse=True)
 def _pinned_today(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("components.model.config.clock_today", lambda: PINNED_TODAY)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The few long tests (marked `slow`) first: started last, one would run alone at the end
+    while the other worker idles."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

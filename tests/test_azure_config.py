@@ -15,6 +15,7 @@ from components.model.catalog import index as gpus
 from components.model.config import ConfigError, parse_config
 from components.model.pools import resolve_pools
 from components.tooling.mockcloud import azure as mock_azure
+from components.tooling.mockcloud.world import World
 from components.tooling.stacks import load_stack
 
 
@@ -116,8 +117,8 @@ def test_mig_only_on_sizes_aks_partitions() -> None:
 
 
 def _aks_user_kubeconfig(fmt: str | None) -> str:
-    result = mock_azure.CALLS["azure-native:containerservice:listManagedClusterUserCredentials"](
-        {"resourceGroupName": "rg", "resourceName": "gpufleet-dev", "format": fmt}
+    result = mock_azure.LOOKUPS["azure-native:containerservice:listManagedClusterUserCredentials"](
+        {"resourceGroupName": "rg", "resourceName": "gpufleet-dev", "format": fmt}, World()
     )
     return credentials.decode(result["kubeconfigs"][0]["value"])
 

@@ -52,6 +52,7 @@ def test_the_data_file_is_small_and_only_data() -> None:
 
 
 @pytest.mark.skipif(not HELM_DIR.is_dir(), reason="../shared/reference/helm is absent")
+@pytest.mark.slow
 def test_the_data_file_is_current_with_the_charts_and_gpufleets_values() -> None:
     fresh = chart_facts.build(HELM_DIR, chart_facts.used_paths_of_plans(software_plans()))
     assert chart_facts.render(fresh) == CHART_FACTS.read_text(), (

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import collections
 
-import pytest
-
-from components.tooling.stacks import shipped_stacks
-from tests.conftest import plan_of
+from tests.conftest import over_every_stack, plan_of
 
 
-@pytest.mark.parametrize("stack", shipped_stacks())
+@over_every_stack
 def test_every_component_registers_its_outputs(stack: str) -> None:
     plan = plan_of(stack)
     components = [r for r in plan.resources if not r.custom]
@@ -19,7 +16,7 @@ def test_every_component_registers_its_outputs(stack: str) -> None:
         assert component.urn in plan.outputs_registered, component.urn
 
 
-@pytest.mark.parametrize("stack", shipped_stacks())
+@over_every_stack
 def test_every_resource_lives_in_a_component(stack: str) -> None:
     plan = plan_of(stack)
     component_urns = {r.urn for r in plan.resources if not r.custom}
@@ -30,7 +27,7 @@ def test_every_resource_lives_in_a_component(stack: str) -> None:
             )
 
 
-@pytest.mark.parametrize("stack", shipped_stacks())
+@over_every_stack
 def test_child_names_are_unique_per_type(stack: str) -> None:
     plan = plan_of(stack)
     counts = collections.Counter((r.type, r.name) for r in plan.resources)

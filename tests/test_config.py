@@ -255,7 +255,9 @@ def test_cli_reports_config_errors_with_exit_2_and_no_traceback(tmp_path: Any, c
 
 def test_cli_unknown_stack_exit_2(capsys: Any) -> None:
     assert cli_main(["plan", "no-such-stack"]) == 2
-    assert "shipped stacks:" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "your stacks: " in err and "examples: aws-auto-mode, aws-dev" in err
+    assert "`python -m components new --help` writes a new one" in err
 
 
 @pytest.mark.parametrize("stack", ["gcp-dev", "aws-dev", "azure-dev", "existing-dev"])

@@ -36,8 +36,8 @@ from components.tooling.consumers.sizing import (
 )
 from components.tooling.fit import fit_check
 from components.tooling.pool_views import PoolCheck, needs_plan, pool_checks
-from components.tooling.stacks import load_stack, shipped_stacks
-from tests.conftest import plan_of
+from components.tooling.stacks import load_stack
+from tests.conftest import every_stack, over_every_stack, plan_of
 
 FIXTURES = Path(__file__).parent / "fixtures" / "fit"
 OWN_FIXTURES = Path(__file__).parent / "fixtures" / "consumers"
@@ -292,13 +292,13 @@ def pods_from_jupyterhub(text: str) -> dict[str, dict[str, Any]]:
     }
 
 
-# --------------------------------------------------------------------------- every shipped stack
+# --------------------------------------------------------------------------- every stack in stacks/
 
 
 @pytest.fixture(scope="module")
 def stacks() -> dict[str, tuple[StackConfig, dict[str, PoolCheck]]]:
     found = {}
-    for stack in shipped_stacks():
+    for stack in every_stack():
         config = config_of(stack)
         resources = plan_of(stack).resources if needs_plan(config) else None
         found[stack] = (config, {c.name: c for c in pool_checks(config, resources)})
@@ -306,7 +306,7 @@ def stacks() -> dict[str, tuple[StackConfig, dict[str, PoolCheck]]]:
 
 
 @pytest.mark.parametrize("tool", TOOLS)
-@pytest.mark.parametrize("stack", shipped_stacks())
+@over_every_stack
 def test_every_emitted_setting_fits_its_pool_and_not_the_cpu_pool(
     capsys: pytest.CaptureFixture[str],
     stacks: dict[str, tuple[StackConfig, dict[str, PoolCheck]]],
@@ -464,7 +464,7 @@ def test_the_reserve_is_the_largest_the_clouds_document() -> None:
     assert memory_reserve_bytes(32 * GIB) == int(3.56 * GIB) + 750 * MIB
 
 
-@pytest.mark.parametrize("stack", shipped_stacks())
+@over_every_stack
 def test_a_node_takes_one_fiftyone_pod_per_gpu_share(
     stacks: dict[str, tuple[StackConfig, dict[str, PoolCheck]]], stack: str
 ) -> None:

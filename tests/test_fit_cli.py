@@ -11,7 +11,7 @@ import yaml
 
 from components.tooling import fit, samples_command
 from components.tooling.cli import main
-from components.tooling.stacks import shipped_stacks
+from tests.conftest import over_every_stack
 
 FIXTURES = Path(__file__).parent / "fixtures" / "fit"
 GKE = str(FIXTURES / "stacks" / "gke.yaml")
@@ -167,7 +167,7 @@ def test_one_rejected_value_is_one_line(capsys: pytest.CaptureFixture[str], tmp_
     )
 
 
-@pytest.mark.parametrize("stack", shipped_stacks())
+@over_every_stack
 def test_samples_piped_into_fit_schedule_on_their_own_pools(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, stack: str
 ) -> None:

@@ -20,8 +20,8 @@ from components.tooling.pool_views import (
     pool_checks,
     read_asg,
 )
-from components.tooling.stacks import load_stack, shipped_stacks
-from tests.conftest import plan_of
+from components.tooling.stacks import load_stack
+from tests.conftest import every_stack, plan_of
 from tests.test_fit_table import asg_for, config_of, eks_graph
 
 GPU_TAINT_TOLERATION = {
@@ -181,15 +181,16 @@ def test_unparseable_resource_tags_are_ignored_with_a_note() -> None:
 # Stacks whose GPU pools are auto scaling groups the cluster autoscaler scales (not Karpenter's).
 AWS_STACKS = [
     s
-    for s in shipped_stacks()
+    for s in every_stack()
     if load_stack(s).gpufleet.get("cloud") == "aws"
     and load_stack(s).gpufleet["cluster"].get("aws", {}).get("provisioner", "cluster-autoscaler")
     == "cluster-autoscaler"
 ]
 
 
+@pytest.mark.every_stack
 @pytest.mark.parametrize("stack", AWS_STACKS)
-def test_shipped_eks_stacks_tag_every_pool_at_zero_for_the_autoscaler(stack: str) -> None:
+def test_eks_stacks_tag_every_pool_at_zero_for_the_autoscaler(stack: str) -> None:
     config = parse_config(load_stack(stack).gpufleet)
     resources = plan_of(stack).resources
     zero = [

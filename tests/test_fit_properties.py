@@ -1,4 +1,4 @@
-"""Properties over every pool of every shipped stack: a pod built from a pool's `podScheduling`
+"""Properties over every pool of every stack in stacks/: a pod built from a pool's `podScheduling`
 output always fits that pool, and dropping any toleration of one of its taints stops it (except
 where GKE's admission plugin, or Kueue for a queued pool's Job, adds that toleration back)."""
 
@@ -16,14 +16,17 @@ from components.tooling.capacity_fit import Workload
 from components.tooling.fit import fit_check
 from components.tooling.pool_views import PoolCheck, needs_plan, pool_checks
 from components.tooling.scheduling.model import Taint
-from components.tooling.stacks import load_stack, shipped_stacks
-from tests.conftest import plan_of
+from components.tooling.stacks import load_stack
+from tests.conftest import every_stack, plan_of
+
+# Every GPU pool of every stack in stacks/ (the examples and the user's own).
+pytestmark = pytest.mark.every_stack
 
 
 def _all_checks() -> list[tuple[str, PoolCheck, PoolCheck | None]]:
-    """(stack, GPU pool, the stack's CPU system pool) for every shipped stack."""
+    """(stack, GPU pool, the stack's CPU system pool) for every stack."""
     found = []
-    for stack in shipped_stacks():
+    for stack in every_stack():
         config = parse_config(load_stack(stack).gpufleet)
         resources = plan_of(stack).resources if needs_plan(config) else None
         checks = pool_checks(config, resources)
@@ -35,7 +38,7 @@ def _all_checks() -> list[tuple[str, PoolCheck, PoolCheck | None]]:
 @pytest.fixture(scope="module")
 def pools() -> list[tuple[str, PoolCheck, PoolCheck | None]]:
     found = _all_checks()
-    assert {stack for stack, _, _ in found} == set(shipped_stacks())
+    assert {stack for stack, _, _ in found} == set(every_stack())
     return found
 
 

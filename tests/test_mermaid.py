@@ -11,8 +11,8 @@ import pytest
 from components.tooling.cli import main
 from components.tooling.engine import Plan
 from components.tooling.mermaid import render_mermaid
-from components.tooling.stacks import PROJECT_DIR, load_stack, shipped_stacks
-from tests.conftest import plan_of
+from components.tooling.stacks import PROJECT_DIR, load_stack
+from tests.conftest import over_every_stack, plan_of
 
 NODE_ID = r"[A-Za-z_][A-Za-z0-9_]*"
 LABEL = r'"[^"]*"'
@@ -52,7 +52,7 @@ def parse(diagram: str) -> tuple[dict[str, str], list[tuple[str, str]], set[str]
     return nodes, edges, subgraphs
 
 
-@pytest.mark.parametrize("stack", shipped_stacks())
+@over_every_stack
 def test_diagram_shows_every_pool_with_accelerator_and_range(stack: str) -> None:
     plan = plan_of(stack)
     nodes, edges, _ = parse(render_mermaid(plan))
@@ -66,7 +66,7 @@ def test_diagram_shows_every_pool_with_accelerator_and_range(stack: str) -> None
         assert (cluster, matches[0]) in edges
 
 
-@pytest.mark.parametrize("stack", shipped_stacks())
+@over_every_stack
 def test_managed_clusters_show_their_system_pool(stack: str) -> None:
     plan = plan_of(stack)
     nodes, edges, _ = parse(render_mermaid(plan))
@@ -80,7 +80,7 @@ def test_managed_clusters_show_their_system_pool(stack: str) -> None:
     assert re.search(r"\d+\.\.\d+", nodes[system[0]]), "system pool size missing"
 
 
-@pytest.mark.parametrize("stack", shipped_stacks())
+@over_every_stack
 def test_gpu_software_releases_show_chart_and_pinned_version(stack: str) -> None:
     plan = plan_of(stack)
     nodes, edges, subgraphs = parse(render_mermaid(plan))
@@ -134,7 +134,7 @@ DIAGRAM_BLOCK = re.compile(
 def documented_diagrams() -> list[tuple[str, str, str]]:
     """(file, stack, diagram) for every diagram block the docs mark as `plan STACK --mermaid`."""
     found = []
-    for name in ("README.md", "docs/capacity.md"):
+    for name in ("docs/diagrams.md", "docs/capacity.md"):
         path = PROJECT_DIR / name
         if path.is_file():
             found += [
@@ -147,7 +147,7 @@ def test_docs_show_one_diagram_per_cloud() -> None:
     clouds = {
         plan_of(stack).outputs["cloud"]
         for file, stack, _ in documented_diagrams()
-        if file == "README.md"
+        if file == "docs/diagrams.md"
     }
     assert clouds == {"gcp", "aws", "azure", "existing"}
 

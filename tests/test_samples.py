@@ -18,7 +18,7 @@ from components.tooling.cli import main as cli_main
 from components.tooling.engine import Plan
 from components.tooling.scheduling import extract_pod_templates
 from components.tooling.stacks import load_stack, shipped_stacks
-from tests.conftest import plan_of
+from tests.conftest import over_every_stack, plan_of
 
 ENABLED = {"gpufleet:samples": {"enabled": True}}
 WORKLOADS = ("kubernetes:batch/v1:Job", "kubernetes:apps/v1:Deployment")
@@ -37,7 +37,7 @@ def stack_pools(stack: str) -> tuple[Any, list[Any], Any]:
     return config, resolve_pools(config), system_pool(config)
 
 
-@pytest.mark.parametrize("stack", shipped_stacks())
+@over_every_stack
 def test_every_sample_pod_schedules_on_its_pool_and_no_other(stack: str) -> None:
     plan = plan_of(stack, ENABLED)
     _, pools, cpu = stack_pools(stack)
@@ -52,7 +52,7 @@ def test_every_sample_pod_schedules_on_its_pool_and_no_other(stack: str) -> None
         assert result.fits == [own], (manifest["metadata"]["name"], result.reasons)
 
 
-@pytest.mark.parametrize("stack", shipped_stacks())
+@over_every_stack
 def test_sample_pods_use_exactly_the_pools_pod_scheduling(stack: str) -> None:
     plan = plan_of(stack, ENABLED)
     outputs = {p["name"]: p["podScheduling"] for p in plan.outputs["gpuPools"]}
@@ -66,7 +66,7 @@ def test_sample_pods_use_exactly_the_pools_pod_scheduling(stack: str) -> None:
             assert container["resources"]["limits"][name] == amount
 
 
-@pytest.mark.parametrize("stack", shipped_stacks())
+@over_every_stack
 def test_sample_workloads_are_bounded_pinned_and_unprivileged(stack: str) -> None:
     plan = plan_of(stack, ENABLED)
     jobs = [o for o in sample_objects(plan) if o["kind"] == "Job"]
@@ -94,7 +94,7 @@ def test_sample_workloads_are_bounded_pinned_and_unprivileged(stack: str) -> Non
     assert len(smi) == len([p for p in pools if samples.has_samples(p)])
 
 
-@pytest.mark.parametrize("stack", shipped_stacks())
+@over_every_stack
 def test_shared_pools_get_a_deployment_that_needs_more_gpus_than_the_node_has(stack: str) -> None:
     plan = plan_of(stack, ENABLED)
     deployments = {
@@ -122,7 +122,7 @@ def test_shared_pools_get_a_deployment_that_needs_more_gpus_than_the_node_has(st
         )
 
 
-@pytest.mark.parametrize("stack", shipped_stacks())
+@over_every_stack
 def test_sample_manifests_validate_against_the_clusters_kubernetes_schema(stack: str) -> None:
     config, pools, _ = stack_pools(stack)
     plan = plan_of(stack, ENABLED)

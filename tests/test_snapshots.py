@@ -1,12 +1,15 @@
-"""Graph snapshots: every shipped stack's `plan --json`, committed and compared.
+"""Graph snapshots: the `plan --json` of the pinned stacks, committed and compared.
 
-A change to the program fails here until the snapshots are rewritten with
+The pinned stacks are gpufleet's examples and the stacks a team lists in
+tests/pinned_stacks.txt (one name a line); the other stacks in stacks/ are checked by the
+every-stack tests, not pinned. A change to the program fails here until the snapshots are
+rewritten with
 
     pytest tests/test_snapshots.py --snapshot-update
 
 and the rewritten `tests/__snapshots__/test_snapshots/*.json` files then show the change in the
-pull request as a line diff of resources and properties. A stack without a snapshot fails too,
-and so does a snapshot whose stack is gone (syrupy reports it unused).
+pull request as a line diff of resources and properties. A pinned stack without a snapshot fails
+too, and so does a snapshot whose stack is no longer pinned (syrupy reports it unused).
 """
 
 from __future__ import annotations
@@ -24,8 +27,23 @@ from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 from components.tooling.engine import SECRET
 from components.tooling.snapshots import snapshot_text, unmasked_secrets
-from components.tooling.stacks import PROJECT_DIR, shipped_stacks
-from tests.conftest import plan_of
+from components.tooling.stacks import PROJECT_DIR, STACKS_DIR, shipped_stacks
+from tests.conftest import over_every_stack, plan_of
+
+PINNED_FILE = Path(__file__).parent / "pinned_stacks.txt"
+
+
+def team_pinned(path: Path = PINNED_FILE) -> list[str]:
+    """The stack names a team pins besides the examples: one a line, `#` starts a comment."""
+    if not path.is_file():
+        return []
+    lines = (line.split("#", 1)[0].strip() for line in path.read_text().splitlines())
+    return [line for line in lines if line]
+
+
+def pinned_stacks() -> list[str]:
+    """The stacks whose plan is pinned by a snapshot: the examples and the team's own."""
+    return sorted({*shipped_stacks(), *team_pinned()})
 
 
 class PlanJsonSnapshot(SingleFileSnapshotExtension):
@@ -44,14 +62,14 @@ def plan_snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
     return snapshot.use_extension(PlanJsonSnapshot)
 
 
-@pytest.mark.parametrize("stack", shipped_stacks())
+@pytest.mark.parametrize("stack", pinned_stacks())
 def test_plan_graph_matches_committed_snapshot(
     stack: str, plan_snapshot: SnapshotAssertion
 ) -> None:
     assert snapshot_text(plan_of(stack)) == plan_snapshot
 
 
-@pytest.mark.parametrize("stack", shipped_stacks())
+@over_every_stack
 def test_snapshot_masks_secrets_and_names_no_local_path(stack: str) -> None:
     text = snapshot_text(plan_of(stack))
     document = json.loads(text)
@@ -66,6 +84,7 @@ def test_snapshot_masks_secrets_and_names_no_local_path(stack: str) -> None:
     assert str(Path.home()) not in text
 
 
+@pytest.mark.slow
 def test_snapshots_are_reproducible_in_another_process(tmp_path: Path) -> None:
     """Another interpreter (other hash seed, other working directory) prints the same bytes
     through the CLI, so snapshots never flake and `plan --json` output can be diffed."""
@@ -115,3 +134,20 @@ def test_unmasked_credentials_are_found() -> None:
         "$.resources[1].inputs.clientSecret",
         "$.outputs.token",
     ]
+
+
+def test_every_pinned_stack_has_a_stack_file() -> None:
+    missing = [
+        name for name in pinned_stacks() if not (STACKS_DIR / f"Pulumi.{name}.yaml").is_file()
+    ]
+    assert missing == [], (
+        f"pinned but not in stacks/: {missing}; remove them from {PINNED_FILE.name} "
+        "(or gpufleet's example list)"
+    )
+
+
+def test_team_pins_are_read_one_name_a_line(tmp_path: Path) -> None:
+    assert team_pinned(tmp_path / "absent.txt") == []
+    listed = tmp_path / "pinned.txt"
+    listed.write_text("# our stacks\nml-prod\n\n  research-aks  # the shared cluster\n")
+    assert team_pinned(listed) == ["ml-prod", "research-aks"]

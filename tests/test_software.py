@@ -1,6 +1,7 @@
 """GPU software on the whole mocked graph: placement, pinned chart keys, presets, sharing, quotas.
 
-Every shipped stack is planned in every GPU-software mode its cloud supports (with the DCGM
+Every stack in stacks/ (the examples and the user's own) is planned in every GPU-software mode
+its cloud supports (with the DCGM
 exporter and the samples on, so one plan serves several checks). Placement is evaluated with the
 scheduling simulator on the chart defaults from the pinned values.yaml merged with the values the
 program really sends, against each pool's labels and taints.
@@ -22,7 +23,7 @@ from components.tooling import placement
 from components.tooling.engine import Plan
 from components.tooling.stacks import load_stack, shipped_stacks
 from scripts import chart_facts
-from tests.conftest import chart_defaults, plan_of
+from tests.conftest import chart_defaults, every_stack, plan_of
 
 MODES = ("device-plugin", "gpu-operator", "cloud-managed")
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -39,10 +40,10 @@ def resolved(stack: str, overrides: dict[str, Any]) -> tuple[Any, list[PoolSpec]
     return config, resolve_pools(config), system_pool(config)
 
 
-def supported() -> list[tuple[str, str]]:
+def supported(stacks: list[str]) -> list[tuple[str, str]]:
     """(stack, mode) for every mode the stack's cloud accepts."""
     cases = []
-    for stack in shipped_stacks():
+    for stack in stacks:
         for mode in MODES:
             try:
                 resolved(stack, software_overrides(stack, mode))
@@ -52,7 +53,11 @@ def supported() -> list[tuple[str, str]]:
     return cases
 
 
-CASES = supported()
+# Every stack in stacks/: what the GPU software must do on any valid stack.
+CASES = supported(every_stack())
+# gpufleet's examples: what tests/data/chart_facts.json was generated from (its chart defaults
+# cover the Helm value paths these send), and which cases the examples must cover.
+EXAMPLE_CASES = supported(shipped_stacks())
 
 
 def eks_stacks_with_node_images() -> list[str]:
@@ -79,13 +84,14 @@ def merged(chart: str, values: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_every_cloud_has_a_case_per_supported_mode() -> None:
-    clouds = {(load_stack(s).gpufleet["cloud"], m) for s, m in CASES}
+    clouds = {(load_stack(s).gpufleet["cloud"], m) for s, m in EXAMPLE_CASES}
     # GKE: its own plugin or the operator; the others: NVIDIA's plugin or the operator.
     for cloud in {c for c, _ in clouds}:
         wanted = {"gpu-operator", "cloud-managed" if cloud == "gcp" else "device-plugin"}
         assert wanted <= {m for c, m in clouds if c == cloud}, cloud
 
 
+@pytest.mark.every_stack
 @pytest.mark.parametrize(("stack", "mode"), CASES)
 def test_mode_installs_what_it_promises(stack: str, mode: str) -> None:
     plan = plan_of(stack, software_overrides(stack, mode))
@@ -99,6 +105,7 @@ def test_mode_installs_what_it_promises(stack: str, mode: str) -> None:
     assert plan.outputs["gpuSoftware"] == mode
 
 
+@pytest.mark.every_stack
 @pytest.mark.parametrize(("stack", "mode"), CASES)
 def test_daemonsets_land_on_every_gpu_pool_and_no_cpu_pool(stack: str, mode: str) -> None:
     overrides = software_overrides(stack, mode)
@@ -140,7 +147,7 @@ def test_daemonsets_land_on_every_gpu_pool_and_no_cpu_pool(stack: str, mode: str
     assert checked == len(installed) > 0
 
 
-@pytest.mark.parametrize("stack", [s for s, m in CASES if m == "device-plugin"][:1])
+@pytest.mark.parametrize("stack", [s for s, m in EXAMPLE_CASES if m == "device-plugin"][:1])
 def test_chart_default_affinity_alone_reaches_only_nodes_nodeadm_labels(stack: str) -> None:
     # Why we override it: without NFD the chart's own affinity matches only nodes carrying
     # nvidia.com/gpu.present, which nodeadm sets from Kubernetes 1.35 (AL2023 images only).
@@ -155,7 +162,7 @@ def test_chart_default_affinity_alone_reaches_only_nodes_nodeadm_labels(stack: s
     assert placement.place(pod, placement.targets(pools, cpu)).fits == []
 
 
-@pytest.mark.parametrize(("stack", "mode"), CASES)
+@pytest.mark.parametrize(("stack", "mode"), EXAMPLE_CASES)
 def test_helm_values_use_only_keys_of_the_pinned_charts(stack: str, mode: str) -> None:
     plan = plan_of(stack, software_overrides(stack, mode))
     for chart, release in releases(plan).items():
@@ -167,6 +174,7 @@ def test_helm_values_use_only_keys_of_the_pinned_charts(stack: str, mode: str) -
         ), chart
 
 
+@pytest.mark.every_stack
 @pytest.mark.parametrize(("stack", "mode"), CASES)
 def test_releases_are_pinned_real_helm_releases_on_the_clusters_provider(
     stack: str, mode: str
@@ -198,12 +206,13 @@ def test_releases_are_pinned_real_helm_releases_on_the_clusters_provider(
 
 
 def test_plugin_image_tag_matches_the_pinned_chart() -> None:
-    stack = next(s for s, m in CASES if m == "device-plugin")
+    stack = next(s for s, m in EXAMPLE_CASES if m == "device-plugin")
     plan = plan_of(stack, software_overrides(stack, "device-plugin"))
     values = releases(plan)["nvidia-device-plugin"].inputs["values"]
     assert values["image"]["tag"] == f"v{charts.NVIDIA_DEVICE_PLUGIN.version}"
 
 
+@pytest.mark.every_stack
 @pytest.mark.parametrize(("stack", "mode"), CASES)
 def test_rendered_kubernetes_objects_validate_against_the_clusters_schema(
     stack: str, mode: str
@@ -256,6 +265,7 @@ def _with_plugin_config_pools() -> list[tuple[str, str]]:
     ]
 
 
+@pytest.mark.every_stack
 @pytest.mark.parametrize(("stack", "mode"), _with_plugin_config_pools())
 def test_shared_and_mig_pools_get_their_own_plugin_config(stack: str, mode: str) -> None:
     overrides = software_overrides(stack, mode)
@@ -305,7 +315,10 @@ def operator_values(stack: str, **software: Any) -> dict[str, Any]:
     return releases(plan_of(stack, overrides))["gpu-operator"].inputs["values"]
 
 
-@pytest.mark.parametrize("stack", [s for s in shipped_stacks() if s.startswith("gcp-")])
+@pytest.mark.every_stack
+@pytest.mark.parametrize(
+    "stack", [s for s in every_stack() if load_stack(s).gpufleet["cloud"] == "gcp"]
+)
 def test_gke_operator_preset(stack: str) -> None:
     overrides = {"gpufleet:gpuSoftware": {"mode": "gpu-operator"}}
     plan = plan_of(stack, overrides)
@@ -353,8 +366,7 @@ def test_gke_operator_preset(stack: str) -> None:
 
 
 def test_eks_operator_uses_the_amis_driver_and_toolkit() -> None:
-    stacks = eks_stacks_with_node_images()
-    values = operator_values(stacks[0])
+    values = operator_values("aws-dev")
     assert values["driver"] == {"enabled": False} and values["toolkit"] == {"enabled": False}
 
 
@@ -372,10 +384,7 @@ def test_aks_operator_driver_choice(operator_driver: bool) -> None:
 
 
 def test_operator_tolerates_every_gpu_taint_on_operands_and_nfd_workers() -> None:
-    stacks = [s for s in shipped_stacks() if load_stack(s).gpufleet["cloud"] == "azure"]
-    if not stacks:
-        pytest.skip("no azure stack shipped yet")
-    stack = stacks[0]
+    stack = "azure-dev"  # an example with a Spot pool, so AKS's Spot taint is among them
     values = operator_values(stack)
     _, pools, _ = resolved(stack, {"gpufleet:gpuSoftware": {"mode": "gpu-operator"}})
     needed = {tuple(sorted(t.toleration().items())) for p in pools for t in p.node_taints}

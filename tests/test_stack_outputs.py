@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import base64
+import json
+import re
 
 import pytest
 
-from components.tooling.stacks import shipped_stacks
-from tests.conftest import plan_of
+from components.tooling.stacks import load_stack
+from tests.conftest import every_stack, plan_of
 
-MANAGED = sorted(s for s in shipped_stacks() if not s.startswith("existing"))
+# Every stack whose cluster is GKE, EKS or AKS (created or adopted), by its config, not its name.
+MANAGED = [s for s in every_stack() if load_stack(s).gpufleet["cloud"] != "existing"]
 WIRING = ("clusterEndpoint", "clusterCaCertificate", "oidcIssuerUrl", "nodeIdentity")
 
 
+@pytest.mark.every_stack
 @pytest.mark.parametrize("stack", MANAGED)
 def test_every_managed_cluster_exports_what_other_tools_wire_in(stack: str) -> None:
     outputs = plan_of(stack).outputs
@@ -28,7 +32,8 @@ def test_every_managed_cluster_exports_what_other_tools_wire_in(stack: str) -> N
         assert ca.startswith(b"-----BEGIN CERTIFICATE")
 
 
-@pytest.mark.parametrize("stack", [s for s in MANAGED if s.startswith("aws")])
+@pytest.mark.every_stack
+@pytest.mark.parametrize("stack", [s for s in MANAGED if load_stack(s).gpufleet["cloud"] == "aws"])
 def test_eks_exports_the_oidc_provider_for_irsa(stack: str) -> None:
     outputs = plan_of(stack).outputs
     assert outputs["oidcProviderArn"].startswith("arn:aws:iam::")
@@ -73,3 +78,33 @@ def _gcp_dev_cluster() -> dict[str, object]:
 
     cluster: dict[str, object] = load_stack("gcp-dev").gpufleet["cluster"]
     return cluster
+
+
+# Where a plan names a region, as each cloud writes it: AWS regions in ARNs and hostnames, GCP
+# locations in resource ids and DNS endpoints, Azure locations in AKS hostnames.
+REGION_MENTIONS = {
+    "aws": re.compile(r"\b([a-z]{2}(?:-gov)?-[a-z]+-\d)\b"),
+    "gcp": re.compile(r"locations/([a-z0-9-]+)/|\.([a-z0-9-]+)\.gke\.goog"),
+    "azure": re.compile(r"\.([a-z0-9]+)\.azmk8s\.io|https://([a-z0-9]+)\.oic\.prod-aks"),
+}
+
+
+@pytest.mark.every_stack
+@pytest.mark.parametrize("stack", MANAGED)
+def test_mock_outputs_follow_the_stacks_region(stack: str) -> None:
+    """Endpoints, ARNs and ids in the plan (and so in snapshots and PR diffs) carry the stack's
+    region, as the cloud's would: a us-west-2 stack never shows a us-east-1 endpoint."""
+    cluster = load_stack(stack).gpufleet["cluster"]
+    cloud = load_stack(stack).gpufleet["cloud"]
+    text = json.dumps(plan_of(stack).to_json())
+    mentioned = {
+        next(group for group in match.groups() if group)
+        for match in REGION_MENTIONS[cloud].finditer(text)
+    }
+    region = cluster["region"]
+    zones = set(cluster.get("zones") or [])
+    assert mentioned, f"{stack}: the plan names no region at all"
+    assert mentioned <= {region, *zones}, (stack, region, mentioned)
+    endpoint = plan_of(stack).outputs["clusterEndpoint"]
+    if cloud != "gcp" or endpoint.endswith(".gke.goog"):
+        assert region in endpoint, endpoint

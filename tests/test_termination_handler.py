@@ -21,7 +21,7 @@ from components.aws.model import termination
 from components.model.pools import POOL_LABEL
 from components.model.schema import SYSTEM_POOL_NAME
 from components.tooling.engine import Plan, RecordedResource
-from components.tooling.mockcloud.aws import ACCOUNT, AUTONAME_SUFFIX, REGION
+from components.tooling.mockcloud.aws import ACCOUNT, AUTONAME_SUFFIX
 from components.tooling.stacks import load_stack
 from tests.conftest import plan_of
 
@@ -54,9 +54,10 @@ def queue_of(plan: Plan) -> tuple[str, str]:
     """The queue's URL and ARN, as the mock cloud names an autonamed queue."""
     (queue,) = plan.of_type(QUEUE)
     name = f"{queue.name}{AUTONAME_SUFFIX}"
+    region = load_stack(plan.stack).gpufleet["cluster"]["region"]  # the stack's, as AWS's
     return (
-        f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{name}",
-        f"arn:aws:sqs:{REGION}:{ACCOUNT}:{name}",
+        f"https://sqs.{region}.amazonaws.com/{ACCOUNT}/{name}",
+        f"arn:aws:sqs:{region}:{ACCOUNT}:{name}",
     )
 
 

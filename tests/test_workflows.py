@@ -210,8 +210,8 @@ def test_cloud_job_signs_in_with_oidc_per_cloud() -> None:
     )
 
 
-def select_stacks(**ready: bool) -> list[dict[str, str]]:
-    """Run the workflow's stack selection script with some clouds configured."""
+def select_stacks(root: Path, **ready: bool) -> list[dict[str, str]]:
+    """Run the workflow's stack selection script in `root` with some clouds configured."""
     script = step_named(PREVIEW, "Select the stacks")["run"]
     body = textwrap.dedent(re.search(r"<<'PY'\n(.*?)\n\s*PY\n", script, re.S)[1])  # type: ignore[index]
     env = {
@@ -220,7 +220,7 @@ def select_stacks(**ready: bool) -> list[dict[str, str]]:
     }
     result = subprocess.run(
         [sys.executable, "-c", body],
-        cwd=PROJECT_DIR,
+        cwd=root,
         env=env,
         capture_output=True,
         text=True,
@@ -233,20 +233,35 @@ def select_stacks(**ready: bool) -> list[dict[str, str]]:
     return include
 
 
-def test_cloud_job_runs_only_for_configured_clouds() -> None:
+def test_cloud_job_runs_only_for_configured_clouds_and_never_the_examples(
+    tmp_path: Path,
+) -> None:
+    """The examples hold placeholders a real preview refuses: only the team's stacks run."""
+    (tmp_path / "stacks").mkdir()
+    for example in shipped_stacks():
+        name = f"Pulumi.{example}.yaml"
+        shutil.copy(PROJECT_DIR / "stacks" / name, tmp_path / "stacks" / name)
+    shutil.copytree(
+        PROJECT_DIR / "components", tmp_path / "components", ignore=shutil.ignore_patterns("*.pyc")
+    )
+    users = PROJECT_DIR / "tests" / "fixtures" / "user_stacks"
+    for stack in users.glob("Pulumi.*.yaml"):
+        shutil.copy(stack, tmp_path / "stacks" / stack.name)
     clouds = {
-        s: yaml.safe_load((PROJECT_DIR / "stacks" / f"Pulumi.{s}.yaml").read_text())["config"][
+        path.name[len("Pulumi.") : -len(".yaml")]: yaml.safe_load(path.read_text())["config"][
             "gpufleet:cloud"
         ]
-        for s in shipped_stacks()
+        for path in sorted(users.glob("Pulumi.*.yaml"))
     }
-    assert select_stacks(backend=False, gcp=True, aws=True, azure=True) == []
-    assert select_stacks(backend=True, gcp=False, aws=False, azure=False) == []
-    only_aws = select_stacks(backend=True, gcp=False, aws=True, azure=False)
+    assert set(clouds.values()) == {"gcp", "aws", "azure"}
+    assert select_stacks(tmp_path, backend=False, gcp=True, aws=True, azure=True) == []
+    assert select_stacks(tmp_path, backend=True, gcp=False, aws=False, azure=False) == []
+    only_aws = select_stacks(tmp_path, backend=True, gcp=False, aws=True, azure=False)
     assert [s["stack"] for s in only_aws] == [s for s, c in clouds.items() if c == "aws"]
     assert all(s["region"] for s in only_aws), "configure-aws-credentials needs the region"
-    everything = select_stacks(backend=True, gcp=True, aws=True, azure=True)
-    assert {s["stack"] for s in everything} == {s for s, c in clouds.items() if c != "existing"}
+    everything = select_stacks(tmp_path, backend=True, gcp=True, aws=True, azure=True)
+    assert {s["stack"] for s in everything} == set(clouds)
+    assert not {s["stack"] for s in everything} & set(shipped_stacks())
 
 
 # --- The offline diff step, run for real on a pull request that changes, adds and removes stacks
@@ -264,6 +279,7 @@ def checkout(root: Path, stacks: dict[str, str]) -> None:
         (root / "stacks" / f"Pulumi.{name}.yaml").write_text(text)
 
 
+@pytest.mark.slow
 def test_the_diff_step_comments_changes_new_and_removed_stacks_and_policy_violations(
     tmp_path: Path,
 ) -> None:

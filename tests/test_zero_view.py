@@ -13,10 +13,10 @@ import pytest
 
 from components.model.config import parse_config
 from components.tooling.pool_views import PoolCheck, pool_checks
-from components.tooling.stacks import load_stack, shipped_stacks
-from tests.conftest import plan_of
+from components.tooling.stacks import load_stack
+from tests.conftest import every_stack, plan_of
 
-MANAGED = [s for s in shipped_stacks() if load_stack(s).gpufleet["cloud"] != "existing"]
+MANAGED = [s for s in every_stack() if load_stack(s).gpufleet["cloud"] != "existing"]
 
 
 def checks(stack: str) -> list[PoolCheck]:
@@ -24,6 +24,7 @@ def checks(stack: str) -> list[PoolCheck]:
     return [c for c in pool_checks(config, plan_of(stack).resources) if c.kind == "gpu"]
 
 
+@pytest.mark.every_stack
 @pytest.mark.parametrize("stack", MANAGED)
 def test_the_autoscalers_node_at_zero_is_the_node_that_registers(stack: str) -> None:
     for check in checks(stack):

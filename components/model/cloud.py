@@ -7,6 +7,7 @@ offline tooling) calls these methods and reads these attributes; it never tests 
 
 from __future__ import annotations
 
+import importlib
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -40,6 +41,7 @@ from components.model.schema import (
     SoftwareMode,
     StackConfig,
 )
+from components.model.starter import Starter, StarterChoices, StarterError
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,9 @@ class Cloud(ABC):
     offerings: ClassVar[offering_tables.Offerings | None] = None
     # The minors this cloud creates, with their support dates (None: not gpufleet's to check).
     version_lifecycle: ClassVar[VersionLifecycle | None] = None
+    # Whether the stack reaches the cluster through `gpufleet:kubeconfig` (else gpufleet builds
+    # the kubeconfig from the cluster it creates or adopts).
+    reads_kubeconfig: ClassVar[bool] = False
     # Which Kubernetes distribution the GPU software is configured for ("generic": none).
     distribution: ClassVar[str] = "generic"
     # What `gpuSoftware.mode: auto` means here.
@@ -317,6 +322,21 @@ class Cloud(ABC):
 
     # Whether system-node-critical pods outside kube-system need a ResourceQuota (GKE).
     critical_pods_need_quota: ClassVar[bool] = False
+
+    # --- new stacks ------------------------------------------------------------------------
+
+    def starter(self, choices: StarterChoices) -> Starter:
+        """The config `python -m components new` writes for this cloud from the user's choices,
+        by `components/<cloud>/model/starter.py` (raises StarterError naming each choice it
+        cannot use)."""
+        try:
+            module = importlib.import_module(f"components.{self.name}.model.starter")
+        except ModuleNotFoundError:
+            raise StarterError(
+                [f"--cloud {self.name}: gpufleet writes no new stacks for it"]
+            ) from None
+        starter: Starter = module.starter(choices, self)
+        return starter
 
 
 def options(owner: ConfigModel, cloud: Cloud) -> Mapping[str, Any]:

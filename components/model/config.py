@@ -27,6 +27,11 @@ from components.model.config_checks import (
     check_pool,
     check_software,
 )
+from components.model.config_hints import (
+    flat_key_problem,
+    kubeconfig_problem,
+    system_machine_problems,
+)
 from components.model.pools import resolve_pool
 from components.model.problems import ConfigError, Problem
 from components.model.registry import CLOUDS
@@ -98,7 +103,8 @@ def parse_config(raw: Mapping[str, Any], today: date | None = None) -> StackConf
     problems: list[Problem] = []
     for key in sorted(set(raw) - set(KNOWN_KEYS), key=str):
         problems.append(
-            Problem(
+            flat_key_problem(str(key), raw[key], KNOWN_KEYS)
+            or Problem(
                 str(key),
                 f"unknown config key; allowed: {', '.join(KNOWN_KEYS)}",
                 has_value=False,
@@ -113,6 +119,8 @@ def parse_config(raw: Mapping[str, Any], today: date | None = None) -> StackConf
         )
     elif cloud is None:
         problems.append(Problem("cloud", f"must be one of {', '.join(CLOUDS)}", cloud_name))
+    if cloud is not None and (kubeconfig := kubeconfig_problem(raw, cloud)) is not None:
+        problems.append(kubeconfig)
 
     sections: dict[str, Salvaged] = {}
     for key, model in _SECTIONS.items():
@@ -149,6 +157,7 @@ def parse_config(raw: Mapping[str, Any], today: date | None = None) -> StackConf
         checked += _other_clouds_sections(cloud.name, cluster, "cluster")
         checked += check_adopted(cloud, cluster)
         checked += check_cluster(cloud, cluster, warnings, today or clock_today())
+        checked += system_machine_problems(cloud, cluster, CLOUDS)
     names: dict[str, int] = {}
     for index, pool in indexed_pools:
         path = f"gpuPools[{index}]"

@@ -12,7 +12,7 @@ from typing import ClassVar, Literal
 
 from components.model.allocatable import GIB, MIB, NodeAllocatable
 from components.model.catalog.gpus import GPU_MODELS, MachineType
-from components.model.cloud import Cloud
+from components.model.cloud import Cloud, NameRule
 from components.model.daemonsets import after_daemonsets, gpufleet_daemonsets
 from components.model.labels import (
     ACCELERATOR_LABEL,
@@ -55,6 +55,8 @@ class ManagedCloud(Cloud):
     # The taint each cloud documents for GPU nodes (gpufleet declares it explicitly).
     gpu_taint: ClassVar[tuple[str, str]]
     default_system_machine: ClassVar[str]
+    # How the cloud names its machine types (the system pool's is checked against it).
+    machine_name_rule: ClassVar[NameRule]
     # (vCPU, GiB) of the CPU machines a system pool may use, for the scheduler simulation.
     system_machine_shapes: ClassVar[Mapping[str, tuple[int, float]]]
     # The system pool's boot disk (GiB), which the cloud's cluster component gives its nodes.

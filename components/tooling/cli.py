@@ -20,10 +20,14 @@ from components.tooling.commands import (
     BadInput,
     load_validated,
 )
-from components.tooling.stacks import shipped_stacks
+from components.tooling.stacks import EXAMPLE_STACKS, all_stacks, user_stacks
 
 # command -> (module with main(argv), one-line summary)
 COMMANDS: dict[str, tuple[str, str]] = {
+    "new": (
+        "components.tooling.new_stack",
+        "write stacks/Pulumi.NAME.yaml, a stack of your own, from a few choices",
+    ),
     "plan": (
         "components.tooling.cli",
         "show what `pulumi up` would create for STACK (offline, mocked)",
@@ -54,15 +58,24 @@ credentials) and answers questions about a stack before anything is deployed.
 commands:
 {commands}
 
-STACK is a stack name in stacks/ ({stacks}) or a path to a stack config YAML file.
+STACK is a stack name in stacks/ or a path to a stack config YAML file:
+  your stacks: {yours}
+  examples:    {examples}
+`python -m components new NAME --cloud CLOUD ...` writes a stack of your own.
 `python -m components COMMAND --help` explains each command's options.
 Exit status: 0 ok, 1 a check failed, 2 bad input (config, stack, manifest).
+An unexpected error prints one line; GPUFLEET_DEBUG=1 in the environment shows its traceback.
 """
 
 
 def usage() -> str:
     commands = "\n".join(f"  {name:<10} {summary}" for name, (_, summary) in COMMANDS.items())
-    return USAGE.format(commands=commands, stacks=", ".join(shipped_stacks()) or "none yet")
+    examples = [name for name in all_stacks() if name in EXAMPLE_STACKS]
+    return USAGE.format(
+        commands=commands,
+        yours=", ".join(user_stacks()) or "none yet",
+        examples=", ".join(examples) or "none",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -115,7 +128,7 @@ def plan_main(argv: list[str]) -> int:
 
     from components.tooling.engine import plan_stack
 
-    stack, config = load_validated(options.stack)
+    stack, config = load_validated(options.stack, name_placeholders=True)
     _warn_stale_prices(config)
 
     plan = plan_stack(stack)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from components.model.config import KNOWN_KEYS, ConfigError, StackConfig, parse_config
 from components.model.config_namespace import stack_key_problems
+from components.model.placeholders import find_placeholders
 from components.model.pools import PoolSpec
 from components.model.problems import Problem
 from components.tooling.stack_yaml import StackFileError
@@ -23,8 +24,9 @@ class BadInput(Exception):
     """Input a command cannot use (stack, config, manifest, pool name): exit status 2."""
 
 
-def load_validated(ref: str) -> tuple[StackFile, StackConfig]:
-    """The stack file and its validated config; config warnings go to stderr."""
+def load_validated(ref: str, *, name_placeholders: bool = False) -> tuple[StackFile, StackConfig]:
+    """The stack file and its validated config; config warnings go to stderr, and with
+    `name_placeholders` (`plan`) one warning per placeholder the user must fill in."""
     try:
         stack = load_stack(ref)
     except StackFileError as error:
@@ -38,14 +40,23 @@ def load_validated(ref: str) -> tuple[StackFile, StackConfig]:
             has_value=False,
         )
         raise BadInput(f"{stack.path}: {ConfigError([*typos, missing]).render()}")
+    raw = dict(stack.gpufleet)
+    if "gpufleet:kubeconfig" in stack.secret_keys:
+        raw["kubeconfig"] = "[secret]"  # unreadable offline; only whether it is set matters
     try:
-        config = parse_config(stack.gpufleet)
+        config = parse_config(raw)
     except ConfigError as error:
         raise BadInput(f"{stack.path}: {ConfigError([*typos, *error.problems]).render()}") from None
     if typos:
         raise BadInput(f"{stack.path}: {ConfigError(typos).render()}")
     for warning in config.warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    for placeholder in find_placeholders(stack.gpufleet) if name_placeholders else ():
+        print(
+            f"warning: {placeholder}; a real `pulumi preview` or `pulumi up` refuses this stack "
+            "until then",
+            file=sys.stderr,
+        )
     return stack, config
 
 

@@ -9,6 +9,7 @@ real, so a wrong argument fails here too.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 import logging
@@ -220,7 +221,10 @@ def plan_stack(
 
     pulumi_settings.reset_options(project=PROJECT, stack=stack.name)
     set_all_config(flat)
-    mocks = _Mocks(world or described_world(config))
+    described = described_world(config)
+    if world is not None and world.region is None:
+        world = dataclasses.replace(world, region=described.region)
+    mocks = _Mocks(world or described)
     monitor = _RecordingMonitor(mocks)
     logger = logging.getLogger(f"gpufleet.plan.{stack.name}")
     logger.propagate = False
@@ -265,8 +269,9 @@ def _cost(config: Mapping[str, Any], secret_keys: frozenset[str]) -> dict[str, A
 
 
 def described_world(config: Mapping[str, Any]) -> World:
-    """An adopted cluster as the stack describes it: running (a patch of) its minor. A stack
-    that creates its cluster plans its first `up`: the cluster does not exist yet."""
+    """The cloud as the stack describes it: its region, and an adopted cluster running (a patch
+    of) its minor. A stack that creates its cluster plans its first `up`: the cluster does not
+    exist yet."""
     cluster = config.get("gpufleet:cluster")
     if isinstance(cluster, str):
         try:
@@ -277,7 +282,12 @@ def described_world(config: Mapping[str, Any]) -> World:
     if not isinstance(minor, str):
         minor = ClusterConfig.model_fields["kubernetes_version"].default
     adopts = isinstance(cluster, Mapping) and existing_cluster.SECTION in cluster
-    return World(kubernetes_version=f"{minor}.3", exists=adopts)
+    region = cluster.get("region") if isinstance(cluster, Mapping) else None
+    return World(
+        kubernetes_version=f"{minor}.3",
+        exists=adopts,
+        region=region if isinstance(region, str) else None,
+    )
 
 
 def kubeconfig_active_cluster(raw_inputs: Mapping[str, Any]) -> dict[str, str] | None:

@@ -97,14 +97,26 @@ def _text(path: Path) -> str:
         ) from None
 
 
+def yaml_problem(error: yaml.YAMLError) -> str:
+    """What is wrong and where, as an editor counts lines (PyYAML counts from 0)."""
+    mark = getattr(error, "problem_mark", None)
+    problem = getattr(error, "problem", None)
+    context = getattr(error, "context", None)
+    if mark is None or problem is None:
+        return f"not valid YAML: {error}"
+    what = f"{problem} ({context})" if context else problem
+    return f"not valid YAML at line {mark.line + 1}, column {mark.column + 1}: {what}"
+
+
 def read_stack_yaml(path: Path) -> dict[str, Any]:
     """The file's `config:` mapping (`{}` when the file is empty); every key a string."""
     loader = _StackLoader(_text(path))
+    loader.name = str(path)  # marks name the file, not "<unicode string>"
     loader.duplicates = []
     try:
         document = loader.get_single_data()
     except yaml.YAMLError as error:
-        raise UnreadableStack(f"cannot read {path}: not valid YAML: {error}") from None
+        raise UnreadableStack(f"cannot read {path}: {yaml_problem(error)}") from None
     finally:
         loader.dispose()
     if loader.duplicates:

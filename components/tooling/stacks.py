@@ -38,9 +38,50 @@ class StackFile:
         }
 
 
+# The example stacks gpufleet ships in stacks/, by name: the one list of them. Tests about the
+# examples (snapshots, the README's table, expected verdicts) name these; `stacks/` also holds
+# the user's own stacks, which tests check only for what every valid stack has.
+EXAMPLE_STACKS: tuple[str, ...] = (
+    "aws-auto-mode",
+    "aws-dev",
+    "aws-existing",
+    "aws-karpenter",
+    "aws-reserved",
+    "aws-training",
+    "azure-a100-mig",
+    "azure-dev",
+    "azure-existing",
+    "existing-dev",
+    "gcp-a100-mig",
+    "gcp-dev",
+    "gcp-existing",
+    "gcp-flex-start",
+)
+
+
 def shipped_stacks() -> list[str]:
-    """Names of the example stacks in stacks/, sorted."""
+    """Names of the example stacks gpufleet ships (EXAMPLE_STACKS), sorted."""
+    return sorted(EXAMPLE_STACKS)
+
+
+def all_stacks() -> list[str]:
+    """Names of every stack file in stacks/ (the examples and the user's own), sorted."""
     return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in STACKS_DIR.glob("Pulumi.*.yaml"))
+
+
+def user_stacks() -> list[str]:
+    """Names of the stacks in stacks/ that are not gpufleet's examples, sorted."""
+    return [name for name in all_stacks() if name not in EXAMPLE_STACKS]
+
+
+def known_stacks_note() -> str:
+    """The stacks in stacks/, the user's own apart from the examples (for messages)."""
+    examples = [name for name in all_stacks() if name in EXAMPLE_STACKS]
+    yours = user_stacks()
+    parts = [f"your stacks: {', '.join(yours) if yours else 'none yet'}"]
+    if examples:
+        parts.append(f"examples: {', '.join(examples)}")
+    return "; ".join(parts)
 
 
 def load_stack(ref: str) -> StackFile:
@@ -57,8 +98,10 @@ def load_stack(ref: str) -> StackFile:
         path = STACKS_DIR / f"Pulumi.{ref}.yaml"
         name = ref
     if not path.is_file():
-        known = ", ".join(shipped_stacks()) or "none"
-        raise StackNotFound(f"no stack config at {path} (shipped stacks: {known})")
+        raise StackNotFound(
+            f"no stack config at {path} ({known_stacks_note()}); "
+            "`python -m components new --help` writes a new one"
+        )
     config = read_stack_yaml(path)
     secret_keys = frozenset(
         key for key, value in config.items() if isinstance(value, dict) and "secure" in value

@@ -7,6 +7,7 @@ Sources: aws.amazon.com/ec2/instance-types (accelerated computing: GPUs, vCPUs, 
 from __future__ import annotations
 
 from components.model.catalog.gpus import MachineCatalog, MachineType, fixed
+from components.model.cloud import NameRule
 
 
 def _aws_g_family(family: str, gpu: str, memory_per_vcpu: int) -> list[MachineType]:
@@ -56,4 +57,11 @@ CATALOG = MachineCatalog(
         "h100-80gb": "p5.48xlarge",
         "h200-141gb": "p5e.48xlarge",
     },
+)
+
+# EC2 instance types: family.size (m6i.large, m7i-flex.xlarge, c7i.metal-24xl). The system pool's
+# instance type is checked against it.
+MACHINE_NAMES = NameRule(
+    r"[a-z][a-z0-9-]*\.(nano|micro|small|medium|large|[0-9]*xlarge|metal(-[0-9]+xl)?)",
+    "an EC2 instance type such as m6i.large or m7i.xlarge",
 )

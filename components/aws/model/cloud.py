@@ -27,7 +27,7 @@ from components.aws.model import config as aws_config
 from components.aws.model import daemonsets as aws_daemonsets
 from components.aws.model import node_effects as aws_node_effects
 from components.aws.model import offerings as aws_offerings
-from components.aws.model.catalog import CATALOG
+from components.aws.model.catalog import CATALOG, MACHINE_NAMES
 from components.model.allocatable import NodeAllocatable
 from components.model.capacity import CapacityOrder, ReservationCap
 from components.model.catalog.gpus import GpuModel, MachineType
@@ -89,6 +89,7 @@ class Aws(ManagedCloud):
     gpu_taint = ("nvidia.com/gpu", "true")
     default_system_machine = "m6i.large"
     pricing = prices.PRICING
+    machine_name_rule = MACHINE_NAMES
     system_disk_size_gb = 50
     system_machine_shapes: ClassVar[Mapping[str, tuple[int, float]]] = {
         "m6i.large": (2, 8),

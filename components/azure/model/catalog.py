@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from components.model.catalog.gpus import MachineCatalog, MachineType, fixed
+from components.model.cloud import NameRule
 
 _ROWS: list[MachineType] = [
     *fixed(
@@ -88,3 +89,9 @@ AKS_MIG_SIZES: Mapping[str, Mapping[str, int]] = {
 # GPU Operator's datacenter driver is not (AgentBaker's GPU SKU table: Nvidia510GridDriver;
 # review aks.md P4).
 GRID_DRIVER_SIZES: frozenset[str] = frozenset({"Standard_NV36ads_A10_v5"})
+
+# Azure VM sizes as AKS takes them: Standard_<family><vCPUs><features>_<version>. The system
+# pool's VM size is checked against it.
+MACHINE_NAMES = NameRule(
+    r"Standard_[A-Z][A-Za-z0-9_-]*", "an Azure VM size such as Standard_D4s_v5"
+)

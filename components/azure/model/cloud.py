@@ -20,6 +20,7 @@ from components.azure.model.catalog import (
     AKS_MIG_SIZES,
     CATALOG,
     GRID_DRIVER_SIZES,
+    MACHINE_NAMES,
 )
 from components.azure.model.cluster_checks import (
     authorized_range_warnings,
@@ -90,6 +91,7 @@ class Azure(ManagedCloud):
     gpu_taint = ("sku", "gpu")
     default_system_machine = "Standard_D4s_v5"
     pricing = prices.PRICING
+    machine_name_rule = MACHINE_NAMES
     system_machine_shapes: ClassVar[Mapping[str, tuple[int, float]]] = {
         "Standard_D2s_v5": (2, 8),
         "Standard_D4s_v5": (4, 16),

@@ -33,6 +33,7 @@ class Existing(Cloud):
     name = "existing"
     cluster_options = existing_config.ExistingClusterOptions
     existing_keys = ("context", "distribution", "provisioning_request_class")
+    reads_kubeconfig = True
     stack_module = "components.existing.stack"
     pool_name_rule = _RULE
     cluster_name_rule = _RULE

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from components.model.catalog.gpus import MachineCatalog, MachineType, fixed
+from components.model.cloud import NameRule
 
 
 def _n1_types(gpu: str, accelerator: str, attach: Mapping[int, int]) -> list[MachineType]:
@@ -159,4 +160,11 @@ CATALOG = MachineCatalog(
         "b200": "a4-highgpu-8g",
         "rtx-pro-6000": "g4-standard-48",
     },
+)
+
+# Compute Engine machine types: series-type-vCPUs, shared-core and custom types (e2-standard-4,
+# e2-medium, n2-custom-4-16384). The system pool's machine type is checked against it.
+MACHINE_NAMES = NameRule(
+    r"[a-z][a-z0-9]*(-[a-z0-9]+)+",
+    "a Compute Engine machine type such as e2-standard-4 or n2-highmem-8",
 )

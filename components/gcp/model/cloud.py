@@ -17,7 +17,7 @@ from components.gcp.model import config as gcp_config
 from components.gcp.model import daemonsets as gke_daemonsets
 from components.gcp.model import node_effects as gcp_node_effects
 from components.gcp.model import offerings as gcp_offerings
-from components.gcp.model.catalog import CATALOG
+from components.gcp.model.catalog import CATALOG, MACHINE_NAMES
 from components.model.allocatable import NodeAllocatable
 from components.model.capacity import (
     SPOT,
@@ -121,6 +121,7 @@ class Gcp(ManagedCloud):
     gpu_taint = ("nvidia.com/gpu", "present")
     default_system_machine = "e2-standard-4"
     pricing = prices.PRICING
+    machine_name_rule = MACHINE_NAMES
     # Compute Engine's general-purpose types, sourced (review gke-2.md N14).
     system_machine_shapes: ClassVar[Mapping[str, tuple[int, float]]] = system_machines.SHAPES
     # GKE's ExtendedResourceToleration admission plugin tolerates the GPU taint for GPU pods.
@@ -205,15 +206,9 @@ class Gcp(ManagedCloud):
                 )
             )
         machine = cluster.system_pool.machine_type
-        if machine is not None and machine not in system_machines.SHAPES:
-            problems.append(
-                Problem(
-                    "cluster.systemPool.machineType",
-                    "not a general-purpose machine type gpufleet knows for a GKE system pool; "
-                    f"allowed: {system_machines.families()}",
-                    machine,
-                )
-            )
+        # Another cloud's name is said once, by the shared naming check.
+        if machine is not None and self.machine_name_rule.accepts(machine):
+            problems += system_machines.problems(machine, "cluster.systemPool.machineType")
         where = "cluster.gcp"
         ranges = {
             "subnetCidr": parse_ipv4_cidr(f"{where}.subnetCidr", gcp.subnet_cidr, problems),
@@ -251,17 +246,21 @@ class Gcp(ManagedCloud):
         return problems
 
     def cluster_warnings(self, cluster: ClusterConfig) -> list[str]:
-        gcp = gcp_config.cluster_options(cluster)
-        if self.adopted(cluster) or gcp.network is None or "master_cidr" in gcp.model_fields_set:
+        if self.adopted(cluster):
             return []
-        # Every private cluster peered into one VPC needs its own control-plane /28 (GKE
-        # private clusters); gpufleet's own VPC holds only its cluster (review gke.md S1-5).
-        return [
-            f"cluster.gcp.masterCidr: the default {gcp.master_cidr} is every gpufleet "
-            "cluster's; in the given network gcp.network another private cluster may use it "
-            "already (not checked): GKE would refuse the cluster. Set a /28 no other cluster "
-            "in that VPC uses"
-        ]
+        machine = cluster.system_pool.machine_type
+        warnings = system_machines.warnings(machine, "cluster.systemPool.machineType")
+        gcp = gcp_config.cluster_options(cluster)
+        if gcp.network is not None and "master_cidr" not in gcp.model_fields_set:
+            # Every private cluster peered into one VPC needs its own control-plane /28 (GKE
+            # private clusters); gpufleet's own VPC holds only its cluster (review gke.md S1-5).
+            warnings.append(
+                f"cluster.gcp.masterCidr: the default {gcp.master_cidr} is every gpufleet "
+                "cluster's; in the given network gcp.network another private cluster may use it "
+                "already (not checked): GKE would refuse the cluster. Set a /28 no other cluster "
+                "in that VPC uses"
+            )
+        return warnings
 
     def check_software(
         self,

@@ -10,9 +10,12 @@ accelerator-optimized machines are for GPU pools.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
+
+from components.model.problems import Problem
 
 _GIB_PER_VCPU: Final[Mapping[str, int]] = MappingProxyType(
     {"standard": 4, "highmem": 8, "highcpu": 1}
@@ -49,3 +52,36 @@ def families() -> str:
         f"{series}-{kind}-{{{','.join(str(c) for c in counts)}}}"
         for (series, kind), counts in SIZES.items()
     )
+
+
+# Real Compute Engine types outside the table, whose shape it does not give: shared-core E2
+# (e2-micro, e2-small, e2-medium: fractions of a vCPU), custom types (`<series>-custom-<vCPUs>-
+# <MiB>`) and local-SSD variants (`-lssd`). GKE takes them; gpufleet cannot size them.
+_UNSIZED = re.compile(r"e2-(micro|small|medium)|[a-z0-9]+-custom-\d+-\d+(-ext)?|.+-lssd")
+
+
+def problems(machine: str, path: str) -> list[Problem]:
+    """A Compute Engine name that is neither in the table nor a real type it cannot size: a
+    typo, a size the series does not offer, or a GPU machine (those are for GPU pools)."""
+    if machine in SHAPES or _UNSIZED.fullmatch(machine):
+        return []
+    return [
+        Problem(
+            path,
+            "not a general-purpose machine type gpufleet knows for a GKE system pool; "
+            f"allowed: {families()}",
+            machine,
+        )
+    ]
+
+
+def warnings(machine: str | None, path: str) -> list[str]:
+    """A real type the table cannot size (shared-core, custom, local SSD): GKE takes it, but
+    the system pool's allocatable and price are not known here (review gke-2.md N14)."""
+    if machine is None or not _UNSIZED.fullmatch(machine):
+        return []
+    return [
+        f"{path}: {machine} is not in gpufleet's table of general-purpose types "
+        f"({families()}): its CPU and memory are not checked, so `fit` cannot judge the CPU "
+        "pool and `plan` cannot price it"
+    ]

@@ -2,7 +2,9 @@
 
 Each cloud module maps a resource type token to a function giving the output properties the
 real provider would add (endpoints, ARNs, certificates) and an invoke token to its result.
-Only what the program reads needs to be here; everything else echoes the inputs.
+Only what the program reads needs to be here; everything else echoes the inputs. The answers
+follow the `World` of the stack: its region (a us-west-2 stack gets us-west-2 endpoints and
+ARNs) and the cluster it adopts.
 """
 
 from __future__ import annotations
@@ -15,13 +17,13 @@ from typing import Any
 from components.tooling.mockcloud import aws, azure, gcp, kubernetes
 from components.tooling.mockcloud.world import World
 
-ResourceFake = Callable[[str, Mapping[str, Any]], dict[str, Any]]
+ResourceFake = Callable[[str, Mapping[str, Any], World], dict[str, Any]]
 CallFake = Callable[[Mapping[str, Any]], dict[str, Any]]
 LookupFake = Callable[[Mapping[str, Any], World], dict[str, Any]]
 
 RESOURCES: dict[str, ResourceFake] = {}
 CALLS: dict[str, CallFake] = {}
-# Look-ups of a cluster a stack adopts: the answer depends on the world the test assumes.
+# Calls whose answer depends on the world: the stack's region, or the cluster a stack adopts.
 LOOKUPS: dict[str, LookupFake] = {}
 # What a rotated control plane answers instead (World.endpoint_rotated): endpoint hosts and CA
 # data, as (before, after) text, from every cloud.
@@ -37,13 +39,14 @@ def resource_state(
     type_: str, name: str, inputs: Mapping[str, Any], world: World | None = None
 ) -> tuple[str, dict[str, Any]]:
     """(id, state) for a mocked resource: its inputs plus the outputs the provider would add."""
+    world = world or World()
     state: dict[str, Any] = dict(inputs)
     fake = RESOURCES.get(type_)
     if fake is not None:
-        state.update(_rotated(fake(name, inputs), world))
+        state.update(_rotated(fake(name, inputs, world), world))
     if type_.startswith("aws:") and "arn" not in state:
         service = type_.split(":")[1].split("/")[0]
-        state["arn"] = f"arn:aws:{service}:us-east-1:123456789012:{name}"
+        state["arn"] = f"arn:aws:{service}:{aws.region(world)}:{aws.ACCOUNT}:{name}"
     return str(state.pop("__id", f"{name}-id")), state
 
 

@@ -1,5 +1,6 @@
 """AWS outputs the program reads: EKS endpoint, CA, OIDC issuer, cluster security group, ARNs,
-launch template versions, the AMI from SSM, the partition and subnet look-ups."""
+launch template versions, the AMI from SSM, the partition and subnet look-ups, in the stack's
+region (`World.region`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 from components.tooling.mockcloud.world import NotFound, World
 
 ACCOUNT = "123456789012"
+# The region when the world names none (a stack always does: cluster.region is required).
 REGION = "us-east-1"
 FAKE_CA = base64.b64encode(
     b"-----BEGIN CERTIFICATE-----\nMOCK-EKS\n-----END CERTIFICATE-----\n"
@@ -34,6 +36,10 @@ def fake_ami(parameter: object) -> str:
     return f"ami-0{digest[:16]}"
 
 
+def region(world: World) -> str:
+    return world.region or REGION
+
+
 OIDC_ID = "0123456789ABCDEF0123456789ABCDEF"
 CLUSTER_SECURITY_GROUP = "sg-0c1a5e7e4c1a5e7e4"
 AUTONAME_SUFFIX = "-0a1b2c3"
@@ -50,14 +56,14 @@ def physical_name(name: str, inputs: Mapping[str, Any]) -> str:
     return f"{prefix}{PREFIX_SUFFIX}" if prefix else f"{name}{AUTONAME_SUFFIX}"
 
 
-def _cluster(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
-    cluster = inputs.get("name", name)
+def _cluster(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, Any]:
+    cluster, where = inputs.get("name", name), region(world)
     return {
-        "arn": f"arn:aws:eks:{REGION}:{ACCOUNT}:cluster/{cluster}",
-        "endpoint": f"https://{OIDC_ID}.gr7.{REGION}.eks.amazonaws.com",
+        "arn": f"arn:aws:eks:{where}:{ACCOUNT}:cluster/{cluster}",
+        "endpoint": f"https://{OIDC_ID}.gr7.{where}.eks.amazonaws.com",
         "certificateAuthority": {"data": FAKE_CA},
         "identities": [
-            {"oidcs": [{"issuer": f"https://oidc.eks.{REGION}.amazonaws.com/id/{OIDC_ID}"}]}
+            {"oidcs": [{"issuer": f"https://oidc.eks.{where}.amazonaws.com/id/{OIDC_ID}"}]}
         ],
         "vpcConfig": {
             **inputs.get("vpcConfig", {}),
@@ -70,19 +76,19 @@ def _cluster(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
 def _named(kind: str) -> Any:
     """IAM things: autonamed like Pulumi does (name + suffix) when no name is given."""
 
-    def fake(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    def fake(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, Any]:
         resolved = physical_name(name, inputs)
         return {"name": resolved, "arn": f"arn:aws:iam::{ACCOUNT}:{kind}/{resolved}"}
 
     return fake
 
 
-def _oidc_provider(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+def _oidc_provider(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, Any]:
     host = str(inputs.get("url", "")).removeprefix("https://")
     return {"arn": f"arn:aws:iam::{ACCOUNT}:oidc-provider/{host}"}
 
 
-def _launch_template(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+def _launch_template(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, Any]:
     """EC2 makes a new version of a template whenever its content changes, and what references
     `latestVersion` (a managed node group, a group's mixed instances policy) is updated to it.
     The mock cannot count versions across plans, so it derives one from the content: any edit
@@ -93,24 +99,24 @@ def _launch_template(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     return {"__id": f"lt-{digest}", "latestVersion": version, "defaultVersion": version}
 
 
-def _queue(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+def _queue(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, Any]:
     """SQS: autonamed, its URL and ARN built from the name as AWS builds them."""
     queue = physical_name(name, inputs)
     return {
         "name": queue,
-        "url": f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{queue}",
-        "arn": f"arn:aws:sqs:{REGION}:{ACCOUNT}:{queue}",
+        "url": f"https://sqs.{region(world)}.amazonaws.com/{ACCOUNT}/{queue}",
+        "arn": f"arn:aws:sqs:{region(world)}:{ACCOUNT}:{queue}",
     }
 
 
 def _with_id(prefix: str) -> Any:
-    def fake(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    def fake(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, Any]:
         return {"__id": f"{prefix}-{name}"}
 
     return fake
 
 
-def _node_group(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+def _node_group(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, Any]:
     group = inputs.get("nodeGroupName") or f"{inputs.get('nodeGroupNamePrefix', name)}20260101"
     # EKS names the group's auto scaling group eks-<node group>-<uuid>.
     digest = hashlib.sha256(group.encode()).hexdigest()
@@ -151,13 +157,17 @@ def _ami(args: Mapping[str, Any]) -> dict[str, Any]:
 
 # An adopted cluster's VPC: one private subnet per zone of the region (tagged internal-elb).
 ADOPTED_VPC = "vpc-0adc0ffee0adc0ffe"
-PRIVATE_SUBNETS = {
-    f"subnet-0{hashlib.sha256(zone.encode()).hexdigest()[:16]}": zone
-    for zone in (f"{REGION}{letter}" for letter in "abcdef")
-}
 
 
-def _subnets(args: Mapping[str, Any]) -> dict[str, Any]:
+def private_subnets(world: World) -> dict[str, str]:
+    """Subnet id -> zone: the adopted VPC's private subnet in each zone of the stack's region."""
+    return {
+        f"subnet-0{hashlib.sha256(zone.encode()).hexdigest()[:16]}": zone
+        for zone in (f"{region(world)}{letter}" for letter in "abcdef")
+    }
+
+
+def _subnets(args: Mapping[str, Any], world: World) -> dict[str, Any]:
     """Every subnet id asked for (the mock cannot know their zones), or the private subnets of
     the adopted cluster's VPC."""
     ids: list[str] = []
@@ -165,13 +175,13 @@ def _subnets(args: Mapping[str, Any]) -> dict[str, Any]:
         if item.get("name") == "subnet-id":
             ids += list(item.get("values", []))
         if item.get("name") == "vpc-id" and ADOPTED_VPC in item.get("values", []):
-            ids += sorted(PRIVATE_SUBNETS)
-    return {"ids": ids, "id": REGION}
+            ids += sorted(private_subnets(world))
+    return {"ids": ids, "id": region(world)}
 
 
-def _subnet(args: Mapping[str, Any]) -> dict[str, Any]:
+def _subnet(args: Mapping[str, Any], world: World) -> dict[str, Any]:
     subnet_id = str(args.get("id"))
-    zone = PRIVATE_SUBNETS.get(subnet_id)
+    zone = private_subnets(world).get(subnet_id)
     if zone is None:
         raise NotFound(f"InvalidSubnetID.NotFound: The subnet ID '{subnet_id}' does not exist")
     return {"id": subnet_id, "availabilityZone": zone, "vpcId": ADOPTED_VPC}
@@ -181,7 +191,7 @@ def _get_cluster(args: Mapping[str, Any], world: World) -> dict[str, Any]:
     """An EKS cluster as `aws.eks.get_cluster` returns it (list-valued blocks)."""
     if not world.exists:
         raise NotFound(f"cluster {args.get('name') or args.get('resourceName')} not found")
-    cluster = _cluster(str(args.get("name")), {"name": args.get("name")})
+    cluster = _cluster(str(args.get("name")), {"name": args.get("name")}, world)
     return {
         **cluster,
         "id": args.get("name"),
@@ -192,7 +202,7 @@ def _get_cluster(args: Mapping[str, Any], world: World) -> dict[str, Any]:
         "vpcConfig": {
             "clusterSecurityGroupId": CLUSTER_SECURITY_GROUP,
             "vpcId": ADOPTED_VPC,
-            "subnetIds": sorted(PRIVATE_SUBNETS)[:3],
+            "subnetIds": sorted(private_subnets(world))[:3],
             "endpointPrivateAccess": True,
             "endpointPublicAccess": False,
             "securityGroupIds": [],
@@ -207,7 +217,11 @@ def _get_cluster(args: Mapping[str, Any], world: World) -> dict[str, Any]:
 def _get_oidc_provider(args: Mapping[str, Any], world: World) -> dict[str, Any]:
     if not world.oidc_provider:
         raise NotFound(f"no IAM OIDC provider for {args.get('url')}")
-    return {**_oidc_provider("oidc", args), "url": args.get("url"), "clientIdLists": ["sts"]}
+    return {
+        **_oidc_provider("oidc", args, world),
+        "url": args.get("url"),
+        "clientIdLists": ["sts"],
+    }
 
 
 RESOURCES: dict[str, Any] = {
@@ -218,7 +232,7 @@ RESOURCES: dict[str, Any] = {
     "aws:iam/openIdConnectProvider:OpenIdConnectProvider": _oidc_provider,
     "aws:ec2/launchTemplate:LaunchTemplate": _launch_template,
     "aws:sqs/queue:Queue": _queue,
-    "aws:cloudwatch/eventRule:EventRule": lambda name, inputs: {
+    "aws:cloudwatch/eventRule:EventRule": lambda name, inputs, world: {
         "name": physical_name(name, inputs)
     },
     "aws:ec2/vpc:Vpc": _with_id("vpc"),
@@ -238,24 +252,12 @@ CALLS: dict[str, Any] = {
         "id": args.get("addonName"),
     },
     "aws:ec2/getAmi:getAmi": _ami,
-    "aws:ssm/getParameter:getParameter": lambda args: {
-        "name": args.get("name"),
-        "value": _parameter_value(args.get("name")),
-        "insecureValue": _parameter_value(args.get("name")),
-        "type": "String",
-        "version": 1,
-        "arn": f"arn:aws:ssm:{REGION}::parameter{args.get('name')}",
-        "id": args.get("name"),
-        "withDecryption": False,
-    },
     "aws:index/getPartition:getPartition": lambda args: {
         "partition": "aws",
         "dnsSuffix": "amazonaws.com",
         "reverseDnsPrefix": "com.amazonaws",
         "id": "aws",
     },
-    "aws:ec2/getSubnets:getSubnets": _subnets,
-    "aws:ec2/getSubnet:getSubnet": _subnet,
     "aws:index/getCallerIdentity:getCallerIdentity": lambda args: {
         "accountId": ACCOUNT,
         "arn": f"arn:aws:iam::{ACCOUNT}:user/gpufleet-ci",
@@ -264,7 +266,24 @@ CALLS: dict[str, Any] = {
     },
 }
 
+
+def _ssm_parameter(args: Mapping[str, Any], world: World) -> dict[str, Any]:
+    return {
+        "name": args.get("name"),
+        "value": _parameter_value(args.get("name")),
+        "insecureValue": _parameter_value(args.get("name")),
+        "type": "String",
+        "version": 1,
+        "arn": f"arn:aws:ssm:{region(world)}::parameter{args.get('name')}",
+        "id": args.get("name"),
+        "withDecryption": False,
+    }
+
+
 LOOKUPS: dict[str, Any] = {
+    "aws:ssm/getParameter:getParameter": _ssm_parameter,
+    "aws:ec2/getSubnets:getSubnets": _subnets,
+    "aws:ec2/getSubnet:getSubnet": _subnet,
     "aws:eks/getCluster:getCluster": _get_cluster,
     "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider": _get_oidc_provider,
 }

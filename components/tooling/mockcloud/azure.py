@@ -1,4 +1,5 @@
-"""AKS outputs the program reads: ids, the cluster identity and OIDC issuer, and kubeconfigs.
+"""AKS outputs the program reads: ids, the cluster identity and OIDC issuer, and kubeconfigs,
+in the stack's location (`World.region`).
 
 Resource ids follow Azure's `/subscriptions/<id>/resourceGroups/<rg>/providers/...` shape so the
 recorded inputs that carry them (subnet ids, role assignment scopes) look like the real ones.
@@ -36,24 +37,30 @@ ROTATED = (
     ),
 )
 FAKE_CLIENT = base64.b64encode(b"MOCK CLIENT CERT OR KEY")
+# The location when the world names none (a stack always does: cluster.region is required).
+LOCATION = "eastus2"
+
+
+def _location(world: World) -> str:
+    return world.region or LOCATION
 
 
 def _rg_id(rg: Any) -> str:
     return f"/subscriptions/{SUBSCRIPTION}/resourceGroups/{rg}"
 
 
-def _resource_group(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+def _resource_group(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, Any]:
     rg = inputs.get("resourceGroupName", name)
     return {"__id": _rg_id(rg), "name": rg}
 
 
-def _virtual_network(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+def _virtual_network(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, Any]:
     vnet = inputs.get("virtualNetworkName", name)
     net_id = f"{_rg_id(inputs.get('resourceGroupName'))}/providers/Microsoft.Network/virtualNetworks/{vnet}"
     return {"__id": net_id, "id": net_id, "name": vnet}
 
 
-def _subnet(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+def _subnet(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, Any]:
     subnet = inputs.get("subnetName", name)
     subnet_id = (
         f"{_rg_id(inputs.get('resourceGroupName'))}/providers/Microsoft.Network/virtualNetworks/"
@@ -62,10 +69,10 @@ def _subnet(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     return {"__id": subnet_id, "id": subnet_id, "name": subnet}
 
 
-def _managed_cluster(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+def _managed_cluster(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, Any]:
     cluster = inputs.get("resourceName", name)
     rg = inputs.get("resourceGroupName")
-    location = inputs.get("location", "eastus2")
+    location = inputs.get("location") or _location(world)
     cluster_id = f"{_rg_id(rg)}/providers/Microsoft.ContainerService/managedClusters/{cluster}"
     return {
         "__id": cluster_id,
@@ -93,7 +100,7 @@ def _managed_cluster(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _agent_pool(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+def _agent_pool(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, Any]:
     pool = inputs.get("agentPoolName", name)
     pool_id = (
         f"{_rg_id(inputs.get('resourceGroupName'))}/providers/Microsoft.ContainerService/"
@@ -102,16 +109,16 @@ def _agent_pool(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     return {"__id": pool_id, "id": pool_id, "name": pool}
 
 
-def _role_assignment(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+def _role_assignment(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, Any]:
     assignment_id = (
         f"{inputs.get('scope')}/providers/Microsoft.Authorization/roleAssignments/{name}"
     )
     return {"__id": assignment_id, "id": assignment_id}
 
 
-def _user_credentials(args: Mapping[str, Any]) -> dict[str, Any]:
+def _user_credentials(args: Mapping[str, Any], world: World) -> dict[str, Any]:
     cluster = str(args.get("resourceName", "cluster"))
-    server = f"https://{cluster}-mock.hcp.eastus2.azmk8s.io:443"
+    server = f"https://{cluster}-mock.hcp.{_location(world)}.azmk8s.io:443"
     user: dict[str, Any]
     if args.get("format") == "exec":
         user = {
@@ -177,7 +184,6 @@ RESOURCES = {
     "azure-native:authorization:RoleAssignment": _role_assignment,
 }
 CALLS = {
-    "azure-native:containerservice:listManagedClusterUserCredentials": _user_credentials,
     "azure-native:authorization:getClientConfig": _client_config,
 }
 
@@ -188,7 +194,7 @@ def _get_managed_cluster(args: Mapping[str, Any], world: World) -> dict[str, Any
     if not world.exists:
         raise NotFound(f"cluster {args.get('name') or args.get('resourceName')} not found")
     rg, cluster = args.get("resourceGroupName"), str(args.get("resourceName", "cluster"))
-    location = "eastus2"
+    location = _location(world)
     subnet_id = (
         f"{_rg_id(rg)}/providers/Microsoft.Network/virtualNetworks/{cluster}-vnet/subnets/nodes"
     )
@@ -210,7 +216,7 @@ def _get_managed_cluster(args: Mapping[str, Any], world: World) -> dict[str, Any
     if world.network_plugin_mode:
         network["networkPluginMode"] = world.network_plugin_mode
     return {
-        **_managed_cluster(cluster, {"resourceName": cluster, "resourceGroupName": rg}),
+        **_managed_cluster(cluster, {"resourceName": cluster, "resourceGroupName": rg}, world),
         "location": location,
         "kubernetesVersion": world.kubernetes_version,
         "currentKubernetesVersion": world.kubernetes_version,
@@ -251,6 +257,7 @@ def _get_virtual_network(args: Mapping[str, Any], world: World) -> dict[str, Any
 
 
 LOOKUPS: dict[str, Any] = {
+    "azure-native:containerservice:listManagedClusterUserCredentials": _user_credentials,
     "azure-native:containerservice:getManagedCluster": _get_managed_cluster,
     "azure-native:network:getVirtualNetwork": _get_virtual_network,
     "azure-native:containerservice:getMaintenanceConfiguration": _get_maintenance_configuration,

@@ -1,4 +1,5 @@
-"""GKE outputs the program reads: the cluster's id, endpoint and CA, service account emails."""
+"""GKE outputs the program reads: the cluster's id, endpoint and CA, service account emails,
+in the cluster's project and location (the stack's region)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from typing import Any
 
 from components.tooling.mockcloud.world import NotFound, World
 
-# The provider's project when a resource names none (stacks set cluster.gcp.project).
+# The provider's project and location when a resource names none (stacks set both).
 PROJECT = "mock-project"
+REGION = "us-central1"
 FAKE_CA = base64.b64encode(
     b"-----BEGIN CERTIFICATE-----\nMOCK\n-----END CERTIFICATE-----\n"
 ).decode()
@@ -30,11 +32,10 @@ ROTATED = (
 )
 
 
-def _cluster(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
-    cluster_id = (
-        f"projects/{inputs.get('project', PROJECT)}/locations/{inputs.get('location', 'x')}/"
-        f"clusters/{inputs.get('name', name)}"
-    )
+def _cluster(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, Any]:
+    project = inputs.get("project") or PROJECT
+    location = inputs.get("location") or world.region or REGION
+    cluster_id = f"projects/{project}/locations/{location}/clusters/{inputs.get('name', name)}"
     return {
         "__id": cluster_id,
         "id": cluster_id,
@@ -42,15 +43,15 @@ def _cluster(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
         "controlPlaneEndpointsConfig": {
             "dnsEndpointConfig": {
                 **(inputs.get("controlPlaneEndpointsConfig") or {}).get("dnsEndpointConfig", {}),
-                "endpoint": f"gke-{DNS_ENDPOINT_ID}-{PROJECT}.x.gke.goog",
+                "endpoint": f"gke-{DNS_ENDPOINT_ID}-{project}.{location}.gke.goog",
             }
         },
         "masterAuth": {"clusterCaCertificate": FAKE_CA},
-        "selfLink": f"https://container.googleapis.com/v1/projects/mock/locations/x/clusters/{name}",
+        "selfLink": f"https://container.googleapis.com/v1/{cluster_id}",
     }
 
 
-def _service_account(name: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+def _service_account(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, Any]:
     project = inputs.get("project") or PROJECT
     email = f"{inputs.get('accountId', name)}@{project}.iam.gserviceaccount.com"
     return {"email": email, "member": f"serviceAccount:{email}", "project": project}
@@ -68,7 +69,8 @@ def _get_cluster(args: Mapping[str, Any], world: World) -> dict[str, Any]:
     if not world.exists:
         raise NotFound(f"cluster {args.get('name') or args.get('resourceName')} not found")
     project = args.get("project") or PROJECT
-    location, name = args.get("location", "x"), args.get("name", "cluster")
+    location = args.get("location") or world.region or REGION
+    name = args.get("name", "cluster")
     cluster_id = f"projects/{project}/locations/{location}/clusters/{name}"
     version = f"{world.kubernetes_version}-gke.1047000"
     window = {

@@ -13,6 +13,9 @@ class World:
     `kubernetes_version` (a full version, as the cloud reports it) and has what gpufleet needs."""
 
     kubernetes_version: str = "1.36.3"
+    # The stack's `cluster.region`: endpoints, ARNs and ids carry it, as the cloud's would (None:
+    # each cloud module's default region).
+    region: str | None = None
     # Whether the cluster the stack names exists at all (and the deployer may read it).
     exists: bool = True
     # GKE: Workload Identity on; EKS: API access entries; a maintenance window set.
