@@ -17,7 +17,7 @@ from pulumi_azure_native import containerservice
 from pulumi_azure_native.provider import Provider as AzureProvider
 
 from components.azure.cluster import MAINTENANCE_CONFIGURATIONS, user_access
-from components.azure.deployed import pools_of
+from components.azure.deployed import control_plane_identity_of, pools_of
 from components.azure.model.adopted import AksClusterFacts, adoption_problems, adoption_warnings
 from components.azure.model.config import cluster_options
 from components.kubernetes.cluster import stop_unless_adoptable
@@ -28,6 +28,8 @@ from components.model.schema import ClusterConfig
 @dataclass(frozen=True)
 class AdoptedAksClusterArgs:
     config: ClusterConfig
+    # Some GPU pool names a capacity reservation group (the cluster's identity must allow it).
+    uses_reservation_groups: bool = False
 
 
 class AdoptedAksCluster(pulumi.ComponentResource):
@@ -58,7 +60,11 @@ class AdoptedAksCluster(pulumi.ComponentResource):
         self.resource_group_name = aks.resource_group_name
         invoke = pulumi.InvokeOptions(parent=self, provider=self.azure_provider)
         self.facts = facts = self._look_up(cfg, invoke)
-        stop_unless_adoptable(cfg.name, adoption_problems(facts, cfg), adoption_warnings(facts))
+        stop_unless_adoptable(
+            cfg.name,
+            adoption_problems(facts, cfg, args.uses_reservation_groups),
+            adoption_warnings(facts, args.uses_reservation_groups),
+        )
         self.subnet_id = aks.vnet_subnet_id or facts.system_subnet_id
 
         access = user_access(
@@ -142,4 +148,5 @@ def facts_of(
         node_os_channel=getattr(upgrade, "node_os_upgrade_channel", None),
         has_node_os_window=has_node_os_window,
         pools=pools_of(profiles),
+        control_plane_identity_id=control_plane_identity_of(found.identity),
     )
