@@ -91,6 +91,16 @@ def _grow_system_pool(raw: Raw) -> bool:
     return True
 
 
+def _other_reservation_group(raw: Raw) -> bool:
+    """Move the first pool that names an AKS capacity reservation group to another group."""
+    for pool in raw.get("gpuPools") or []:
+        group = (pool.get("azure") or {}).get("capacityReservationGroupId")
+        if group:
+            pool["azure"]["capacityReservationGroupId"] = f"{group}-next"
+            return True
+    return False
+
+
 def _next_minor(raw: Raw) -> bool:
     if raw["cluster"].get("kubernetesVersion") != "1.35":
         return False
@@ -106,6 +116,7 @@ EDITS: dict[str, Callable[[Raw], bool]] = {
     "disk-size": _first_pool(lambda pool: pool.__setitem__("diskSizeGb", 333)),
     "min-nodes": _first_pool(lambda pool: pool.__setitem__("minNodes", 1)),
     "system-pool-size": _grow_system_pool,
+    "reservation-group": _other_reservation_group,
 }
 
 CLUSTERS = {
@@ -136,6 +147,8 @@ EXPECTED: dict[str, dict[str, str]] = {
         "zones": "replace",
         "disk-size": "replace",
         "min-nodes": "update",
+        # AKS fixes a pool's capacity reservation group at creation (API 2025-09-01).
+        "reservation-group": "replace",
     },
     "azure-native:containerservice:ManagedCluster": {
         # The control plane alone: each pool follows with its own update.
@@ -212,6 +225,8 @@ REFUSED_AT_PLAN_TIME = {
     ("gcp-existing", "system-pool-size"): "belongs to the existing cluster",
     ("aws-existing", "system-pool-size"): "belongs to the existing cluster",
     ("azure-existing", "system-pool-size"): "belongs to the existing cluster",
+    # A pool in a capacity reservation group is on-demand: Spot VMs use no reservation.
+    ("azure-reserved", "spot"): "spot: true means capacity: spot exactly",
 }
 
 
