@@ -285,25 +285,25 @@ def test_an_adopted_cluster_needs_a_user_assigned_control_plane_for_reserved_poo
         accelerator="a100-80gb",
         machineType="Standard_NC24ads_A100_v4",
         capacity=["reserved", "on-demand"],
-        azure={"capacityReservationGroupId": GROUP},
+        azure={"capacityReservationGroupId": OTHER_SUBSCRIPTION},
     )
-    pool.pop("spot", None)
     stack = load_stack("azure-existing")
     config = overrides(raw)
     with pytest.raises(BadInput, match="runs its control plane as a system-assigned identity"):
         plan_stack(stack, config, World(kubernetes_version="1.35.3", stack=raw))
-    plan = plan_stack(
-        stack,
-        config,
-        World(kubernetes_version="1.35.3", stack=raw, control_plane_identity_id=IDENTITY),
+    user_assigned = World(
+        kubernetes_version="1.35.3", stack=raw, control_plane_identity_id=IDENTITY
     )
-    assert (
-        pools(plan)[pool["name"]].inputs["capacityReservationGroupID"]
-        == pool["azure"]["capacityReservationGroupId"]
-    )
+    plan = plan_stack(stack, config, user_assigned)
+    assert pools(plan)["t4"].inputs["capacityReservationGroupID"] == OTHER_SUBSCRIPTION
     # The owner's cluster: gpufleet grants nothing, and says the grant is not checked.
     assert not plan.of_type(ROLE_ASSIGNMENT)
     assert any("that grant is its owner's to make, and not checked" in w for w in plan.warnings)
+    # Without cluster.azure.subscriptionId, the group must be in the subscription the deployer
+    # signs in to (the mock's), which is read while planning.
+    pool["azure"]["capacityReservationGroupId"] = GROUP
+    with pytest.raises(BadInput, match=f"is in subscription {SUBSCRIPTION}, the cluster in 0000"):
+        plan_stack(stack, overrides(raw), user_assigned)
 
 
 def test_a_running_cluster_keeps_its_control_plane_identity() -> None:

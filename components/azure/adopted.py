@@ -20,16 +20,18 @@ from components.azure.cluster import MAINTENANCE_CONFIGURATIONS, user_access
 from components.azure.deployed import control_plane_identity_of, pools_of
 from components.azure.model.adopted import AksClusterFacts, adoption_problems, adoption_warnings
 from components.azure.model.config import cluster_options
+from components.azure.model.reservations import uses_group
+from components.azure.reservation_groups import check_reservation_groups
 from components.kubernetes.cluster import stop_unless_adoptable
 from components.model.adoption import AdoptionError
-from components.model.schema import ClusterConfig
+from components.model.schema import ClusterConfig, GpuPoolConfig
 
 
 @dataclass(frozen=True)
 class AdoptedAksClusterArgs:
     config: ClusterConfig
-    # Some GPU pool names a capacity reservation group (the cluster's identity must allow it).
-    uses_reservation_groups: bool = False
+    # The stack's GPU pools as configured (the reservation groups they name are checked).
+    gpu_pools: tuple[GpuPoolConfig, ...] = ()
 
 
 class AdoptedAksCluster(pulumi.ComponentResource):
@@ -60,11 +62,13 @@ class AdoptedAksCluster(pulumi.ComponentResource):
         self.resource_group_name = aks.resource_group_name
         invoke = pulumi.InvokeOptions(parent=self, provider=self.azure_provider)
         self.facts = facts = self._look_up(cfg, invoke)
+        reserved = any(uses_group(pool) for pool in args.gpu_pools)
         stop_unless_adoptable(
             cfg.name,
-            adoption_problems(facts, cfg, args.uses_reservation_groups),
-            adoption_warnings(facts, args.uses_reservation_groups),
+            adoption_problems(facts, cfg, reserved),
+            adoption_warnings(facts, reserved),
         )
+        check_reservation_groups(cfg, args.gpu_pools, self, self.azure_provider)
         self.subnet_id = aks.vnet_subnet_id or facts.system_subnet_id
 
         access = user_access(

@@ -18,10 +18,11 @@ from components.azure import credentials, network, system_pool
 from components.azure.deployed import deployed_cluster
 from components.azure.model.config import cluster_options
 from components.azure.model.deployed import DeployedCluster
-from components.azure.model.reservations import IDENTITY_ID, IDENTITY_KEY
+from components.azure.model.reservations import IDENTITY_ID, IDENTITY_KEY, grant_scopes
 from components.azure.rbac import wait_for_propagation
+from components.azure.reservation_groups import check_reservation_groups
 from components.model.pools import PoolSpec
-from components.model.schema import ClusterConfig, MaintenanceConfig
+from components.model.schema import ClusterConfig, GpuPoolConfig, MaintenanceConfig
 
 # Built-in role definition ids (the same in every tenant).
 NETWORK_CONTRIBUTOR = "4d97b98b-1d4f-4787-a291-c67834d212e7"
@@ -48,9 +49,10 @@ MAINTENANCE_CONFIGURATIONS = {
 class AksClusterArgs:
     config: ClusterConfig
     system_pool: PoolSpec
-    # The resource groups that hold the capacity reservation groups the GPU pools use: the
-    # control plane's identity needs Contributor on each.
-    reservation_scopes: tuple[str, ...] = ()
+    # The stack's GPU pools as configured: the capacity reservation groups they name are
+    # checked before anything is created, and the control plane's identity gets Contributor on
+    # each group's resource group.
+    gpu_pools: tuple[GpuPoolConfig, ...] = ()
 
 
 class AksCluster(pulumi.ComponentResource):
@@ -91,19 +93,21 @@ class AksCluster(pulumi.ComponentResource):
         self.deployed = deployed_cluster(
             self, self.azure_provider, network.resource_group_name_of(cfg.name, aks), cfg
         )
+        # What is read to refuse or to grant, read before anything is created.
+        check_reservation_groups(cfg, args.gpu_pools, self, self.azure_provider)
+        identity_id = aks.control_plane_identity_id
+        # The user-assigned identity's principal, for its grants.
+        principal = (
+            _identity_principal(identity_id, self, self.azure_provider)
+            if identity_id and aks.role_assignments
+            else None
+        )
 
         self.resource_group_name = network.resource_group(
             name, cfg.name, location, aks, tags, protected
         )
         self.subnet_id = network.node_subnet(
             name, cfg.name, location, self.resource_group_name, aks, tags, child
-        )
-        identity_id = aks.control_plane_identity_id
-        # The user-assigned identity's principal, for its grants (read while planning).
-        principal = (
-            _identity_principal(identity_id, self, self.azure_provider)
-            if identity_id and aks.role_assignments
-            else None
         )
 
         self.cluster = containerservice.ManagedCluster(
@@ -298,7 +302,7 @@ class AksCluster(pulumi.ComponentResource):
                 scope=scope,
                 opts=child,
             )
-            for scope in args.reservation_scopes
+            for scope in grant_scopes(args.gpu_pools)
         ]
         options = cluster_options(args.config)
         if options.authentication != "entra-id":

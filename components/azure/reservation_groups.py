@@ -10,13 +10,14 @@ A group that cannot be read (no access) is said to be not checked.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import pulumi
-from pulumi_azure_native import compute
+from pulumi_azure_native import authorization, compute
 from pulumi_azure_native.provider import Provider as AzureProvider
 
-from components.azure.model.config import pool_options
+from components.azure.model.config import cluster_options, pool_options
 from components.azure.model.reservations import (
     KEY,
     GroupFacts,
@@ -24,53 +25,80 @@ from components.azure.model.reservations import (
     Reservation,
     group_id,
     group_problems,
+    other_subscription,
 )
 from components.model.problems import ConfigError, Problem
-from components.model.schema import StackConfig
+from components.model.schema import ClusterConfig, GpuPoolConfig
 
 # ARM's answer for a group or resource group that does not exist.
 _NOT_FOUND = re.compile(r"not ?found|could not be found", re.IGNORECASE)
 
 
 def check_reservation_groups(
-    config: StackConfig, parent: pulumi.Resource, provider: AzureProvider
+    cluster: ClusterConfig,
+    pools: Sequence[GpuPoolConfig],
+    parent: pulumi.Resource,
+    provider: AzureProvider,
 ) -> None:
-    """Stop the program on a pool its group cannot take; warn where a group cannot be read."""
+    """Stop the program on a pool its group cannot take; warn where a group cannot be read.
+    Called before the cluster's component creates anything."""
+    if not any(group_id(pool_options(pool).capacity_reservation_group_id) for pool in pools):
+        return
     invoke = pulumi.InvokeOptions(parent=parent, provider=provider)
+    # The subscription the provider reads and creates in (the config's, else the login's).
+    subscription = (
+        cluster_options(cluster).subscription_id
+        or authorization.get_client_config(opts=invoke).subscription_id
+    )
     problems: list[Problem] = []
     read: dict[str, GroupFacts | None] = {}
-    for index, pool in enumerate(config.gpu_pools):
+    for index, pool in enumerate(pools):
         value = pool_options(pool).capacity_reservation_group_id
         parts = group_id(value)
         if parts is None:
             continue  # no group, or a malformed id the config checks named
         path = f"gpuPools[{index}]"
-        key = value.lower() if value else ""
+        if parts.subscription != subscription.lower():
+            problems.append(other_subscription(parts, subscription, f"{path}.{KEY}", value))
+            continue
+        key = (value or "").lower()
         if key not in read:
-            try:
-                read[key] = _read(parts, invoke)
-            except Exception as error:  # the provider's message says why
-                read[key] = None
-                if _NOT_FOUND.search(str(error)):
-                    problems.append(
-                        Problem(
-                            f"{path}.{KEY}",
-                            f"group {parts.name} was not found in resource group "
-                            f"{parts.resource_group} (subscription {parts.subscription}); "
-                            "create it with a reservation for the pool's VM size, or fix the id",
-                            value,
-                        )
-                    )
-                else:
-                    pulumi.log.warn(
-                        f"{path}.{KEY}: group {parts.name} could not be read ({error}): its "
-                        "region, zones and VM sizes are not checked against the pool"
-                    )
+            read[key] = _read_or_say(parts, invoke, path, value, problems)
         facts = read[key]
         if facts is not None:
-            problems += group_problems(facts, pool, config.cluster, path)
+            problems += group_problems(facts, pool, cluster, path)
     if problems:
         raise pulumi.RunError(ConfigError(problems).render())
+
+
+def _read_or_say(
+    parts: GroupId,
+    invoke: pulumi.InvokeOptions,
+    path: str,
+    value: str | None,
+    problems: list[Problem],
+) -> GroupFacts | None:
+    """The group as Azure reports it; a problem when it does not exist, a warning when it
+    cannot be read (None then)."""
+    try:
+        return _read(parts, invoke)
+    except Exception as error:  # the provider's message says why
+        if _NOT_FOUND.search(str(error)):
+            problems.append(
+                Problem(
+                    f"{path}.{KEY}",
+                    f"group {parts.name} was not found in resource group "
+                    f"{parts.resource_group}; create it with a reservation for the pool's VM "
+                    "size, or fix the id",
+                    value,
+                )
+            )
+        else:
+            pulumi.log.warn(
+                f"{path}.{KEY}: group {parts.name} could not be read ({error}): its region, "
+                "zones and VM sizes are not checked against the pool"
+            )
+        return None
 
 
 def _read(parts: GroupId, invoke: pulumi.InvokeOptions) -> GroupFacts:

@@ -20,8 +20,6 @@ from components.azure.model import expander
 from components.azure.model.cloud import AZURE
 from components.azure.model.config import cluster_options, pool_options
 from components.azure.model.deployed import kept
-from components.azure.model.reservations import grant_scopes, uses_group
-from components.azure.reservation_groups import check_reservation_groups
 from components.kubernetes.cluster import ClusterHandle
 from components.model.pools import PoolSpec
 from components.model.schema import StackConfig
@@ -36,7 +34,7 @@ def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterH
         AksClusterArgs(
             config=config.cluster,
             system_pool=system_pool,
-            reservation_scopes=tuple(grant_scopes(config.gpu_pools)),
+            gpu_pools=tuple(config.gpu_pools),
         ),
     )
     aks = cluster.cluster
@@ -59,7 +57,7 @@ def _adopt_cluster(config: StackConfig) -> ClusterHandle:
         config.cluster.name,
         AdoptedAksClusterArgs(
             config=config.cluster,
-            uses_reservation_groups=any(uses_group(pool) for pool in config.gpu_pools),
+            gpu_pools=tuple(config.gpu_pools),
         ),
     )
     return ClusterHandle.of(
@@ -96,7 +94,6 @@ def build_gpu_pools(
         cluster_name = aks.facts.name
         existing = aks.facts.pools
         previous = []
-    check_reservation_groups(config, aks, aks.azure_provider)
     driver = gpu_driver(config)
     tags = {"managed-by": "gpufleet", "gpufleet-cluster": config.cluster.name}
     components: list[pulumi.Resource] = []

@@ -174,16 +174,7 @@ def capacity_problems(
         )
     subscription = cluster_options(cluster).subscription_id
     if parts is not None and subscription and subscription.lower() != parts.subscription:
-        problems.append(
-            Problem(
-                key,
-                f"is in subscription {parts.subscription}, the cluster in {subscription}: "
-                "sharing a reservation group with another subscription is a preview "
-                "(capacity-reservation-group-share) that AKS documents no support for; use a "
-                "group in the cluster's subscription",
-                written,
-            )
-        )
+        problems.append(other_subscription(parts, subscription, key, written))
     size = vm_size(pool)
     if size is not None and not reservable(size):
         where = f"{path}.machineType" if pool.machine_type else f"{path}.accelerator"
@@ -266,6 +257,16 @@ def capacity_warnings(
             "offline (kubectl get crd provisioningrequests.autoscaling.x-k8s.io)"
         )
     return warnings
+
+
+def other_subscription(parts: GroupId, subscription: str, key: str, value: str | None) -> Problem:
+    return Problem(
+        key,
+        f"is in subscription {parts.subscription}, the cluster in {subscription}: sharing a "
+        "reservation group with another subscription is a preview (capacity-reservation-group-"
+        "share) that AKS documents no support for; use a group in the cluster's subscription",
+        value,
+    )
 
 
 def identity_problems(cluster: ClusterConfig) -> list[Problem]:
