@@ -44,6 +44,8 @@ def _unpriced(cost: Mapping[str, Any]) -> str:
         notes.append("control plane not counted (adopted)")
     if any("Auto Mode" in w for w in cost["warnings"]):
         notes.append("Auto Mode node fee not included")
+    if any("is billed on its own" in w for w in cost["warnings"]):
+        notes.append("reserved VMs billed on their own, used or not")
     return "; ".join(notes) or "-"
 
 

@@ -112,11 +112,17 @@ def test_without_capacity_a_pool_says_what_spot_says() -> None:
         assert spec.queue is None and spec.reservation_cap is None
 
 
-# aws and gcp build reservations and queued pools: tests/test_eks_capacity.py and
-# tests/test_gke_capacity.py.
-@pytest.mark.parametrize("cloud", ["azure"])
+# What azure builds, as the refusal lists it; every other order is refused. aws and gcp build
+# theirs (reservations, Capacity Blocks, flex-start, queued pools): tests/test_eks_capacity.py
+# and tests/test_gke_capacity.py.
+BUILT = {"azure": "on-demand, spot, [reserved, on-demand], reserved, queued"}
+NOT_BUILT = {
+    "azure": ["capacity-block", "flex-start", ["on-demand", "reserved"], ["reserved", "spot"]],
+}
+
+
 @pytest.mark.parametrize(
-    "order", ["reserved", "capacity-block", "flex-start", "queued", ["reserved", "on-demand"]]
+    ("cloud", "order"), [(cloud, order) for cloud, orders in NOT_BUILT.items() for order in orders]
 )
 def test_managed_clouds_refuse_what_they_do_not_build_yet(cloud: str, order: Any) -> None:
     raw = raw_of(f"{cloud}-dev")
@@ -124,10 +130,12 @@ def test_managed_clouds_refuse_what_they_do_not_build_yet(cloud: str, order: Any
     raw["gpuPools"][0]["capacity"] = order
     (problem,) = [p for p in problems_of(raw) if "capacity" in p]
     assert problem.startswith(
-        f"gpuPools[0].capacity: not supported on {cloud} yet; supported here: on-demand, spot; "
+        f"gpuPools[0].capacity: not supported on {cloud} yet; supported here: {BUILT[cloud]}; "
     ), problem
     assert problem.endswith(f"(got {order!r})")
-    assert "leave capacity out (on-demand) or write spot" in problem  # GKE's: test_gke_capacity
+    assert "capacity [reserved, on-demand] with gpuPools[].azure.capacityReservationGroupId" in (
+        problem
+    )
 
 
 def test_the_interface_refuses_by_default_and_a_queued_cloud_names_its_class() -> None:

@@ -96,6 +96,16 @@ def _grow_system_pool(raw: Raw) -> bool:
     return True
 
 
+def _other_reservation_group(raw: Raw) -> bool:
+    """Move the first pool that names an AKS capacity reservation group to another group."""
+    for pool in raw.get("gpuPools") or []:
+        group = (pool.get("azure") or {}).get("capacityReservationGroupId")
+        if group:
+            pool["azure"]["capacityReservationGroupId"] = f"{group}-next"
+            return True
+    return False
+
+
 def _next_minor(raw: Raw) -> bool:
     if raw["cluster"].get("kubernetesVersion") != "1.35":
         return False
@@ -111,6 +121,7 @@ EDITS: dict[str, Callable[[Raw], bool]] = {
     "disk-size": _first_pool(lambda pool: pool.__setitem__("diskSizeGb", 333)),
     "min-nodes": _first_pool(lambda pool: pool.__setitem__("minNodes", 1)),
     "system-pool-size": _grow_system_pool,
+    "reservation-group": _other_reservation_group,
 }
 
 CLUSTERS = {
@@ -141,6 +152,8 @@ EXPECTED: dict[str, dict[str, str]] = {
         "zones": "replace",
         "disk-size": "replace",
         "min-nodes": "update",
+        # AKS fixes a pool's capacity reservation group at creation (API 2025-09-01).
+        "reservation-group": "replace",
     },
     "azure-native:containerservice:ManagedCluster": {
         # The control plane alone: each pool follows with its own update.
@@ -225,6 +238,8 @@ REFUSED_AT_PLAN_TIME = {
     ("gcp-flex-start", "spot"): "contradicts gpuPools\\[0\\].capacity \\(reserved\\)",
     ("gcp-flex-start", "machine-type"): "consumes a specific reservation only with VMs of its",
     ("gcp-flex-start", "zones"): "a specific reservation is zonal",
+    # A pool in a capacity reservation group is on-demand: Spot VMs use no reservation.
+    ("azure-reserved", "spot"): "spot: true means capacity: spot exactly",
 }
 
 

@@ -134,7 +134,7 @@ DIAGRAM_BLOCK = re.compile(
 def documented_diagrams() -> list[tuple[str, str, str]]:
     """(file, stack, diagram) for every diagram block the docs mark as `plan STACK --mermaid`."""
     found = []
-    for name in ("docs/diagrams.md", "docs/capacity.md"):
+    for name in ("docs/diagrams.md", "docs/capacity.md", "docs/aks.md"):
         path = PROJECT_DIR / name
         if path.is_file():
             found += [

@@ -17,17 +17,21 @@ from pulumi_azure_native import containerservice
 from pulumi_azure_native.provider import Provider as AzureProvider
 
 from components.azure.cluster import MAINTENANCE_CONFIGURATIONS, user_access
-from components.azure.deployed import pools_of
+from components.azure.deployed import control_plane_identity_of, pools_of
 from components.azure.model.adopted import AksClusterFacts, adoption_problems, adoption_warnings
 from components.azure.model.config import cluster_options
+from components.azure.model.reservations import uses_group
+from components.azure.reservation_groups import check_reservation_groups
 from components.kubernetes.cluster import stop_unless_adoptable
 from components.model.adoption import AdoptionError
-from components.model.schema import ClusterConfig
+from components.model.schema import ClusterConfig, GpuPoolConfig
 
 
 @dataclass(frozen=True)
 class AdoptedAksClusterArgs:
     config: ClusterConfig
+    # The stack's GPU pools as configured (the reservation groups they name are checked).
+    gpu_pools: tuple[GpuPoolConfig, ...] = ()
 
 
 class AdoptedAksCluster(pulumi.ComponentResource):
@@ -58,7 +62,13 @@ class AdoptedAksCluster(pulumi.ComponentResource):
         self.resource_group_name = aks.resource_group_name
         invoke = pulumi.InvokeOptions(parent=self, provider=self.azure_provider)
         self.facts = facts = self._look_up(cfg, invoke)
-        stop_unless_adoptable(cfg.name, adoption_problems(facts, cfg), adoption_warnings(facts))
+        reserved = any(uses_group(pool) for pool in args.gpu_pools)
+        stop_unless_adoptable(
+            cfg.name,
+            adoption_problems(facts, cfg, reserved),
+            adoption_warnings(facts, reserved),
+        )
+        check_reservation_groups(cfg, args.gpu_pools, self, self.azure_provider)
         self.subnet_id = aks.vnet_subnet_id or facts.system_subnet_id
 
         access = user_access(
@@ -142,4 +152,5 @@ def facts_of(
         node_os_channel=getattr(upgrade, "node_os_upgrade_channel", None),
         has_node_os_window=has_node_os_window,
         pools=pools_of(profiles),
+        control_plane_identity_id=control_plane_identity_of(found.identity),
     )

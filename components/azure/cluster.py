@@ -11,20 +11,25 @@ from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
-from pulumi_azure_native import authorization, containerservice, resources
+from pulumi_azure_native import authorization, containerservice, managedidentity, resources
 from pulumi_azure_native.provider import Provider as AzureProvider
 
 from components.azure import credentials, network, system_pool
 from components.azure.deployed import deployed_cluster
 from components.azure.model.config import cluster_options
 from components.azure.model.deployed import DeployedCluster
+from components.azure.model.reservations import IDENTITY_ID, IDENTITY_KEY, grant_scopes
 from components.azure.rbac import wait_for_propagation
+from components.azure.reservation_groups import check_reservation_groups
 from components.model.pools import PoolSpec
-from components.model.schema import ClusterConfig, MaintenanceConfig
+from components.model.schema import ClusterConfig, GpuPoolConfig, MaintenanceConfig
 
 # Built-in role definition ids (the same in every tenant).
 NETWORK_CONTRIBUTOR = "4d97b98b-1d4f-4787-a291-c67834d212e7"
 AKS_RBAC_CLUSTER_ADMIN = "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b"
+# What AKS asks for on the resource group that holds a capacity reservation group
+# (learn.microsoft.com/azure/aks/use-capacity-reservation-groups, Prerequisites).
+CONTRIBUTOR = "b24988ac-6180-42a0-ab88-20f7382dd24c"
 # Nothing of the cluster is ignored after creation. Its `agentPoolProfiles` holds only the
 # system pool, as configured now (a creation-time profile kept by ignoreChanges would come back
 # with every cluster update: review aks-2.md A-F3); after a `pulumi refresh` the recorded list
@@ -44,6 +49,10 @@ MAINTENANCE_CONFIGURATIONS = {
 class AksClusterArgs:
     config: ClusterConfig
     system_pool: PoolSpec
+    # The stack's GPU pools as configured: the capacity reservation groups they name are
+    # checked before anything is created, and the control plane's identity gets Contributor on
+    # each group's resource group.
+    gpu_pools: tuple[GpuPoolConfig, ...] = ()
 
 
 class AksCluster(pulumi.ComponentResource):
@@ -55,6 +64,9 @@ class AksCluster(pulumi.ComponentResource):
     deployed: DeployedCluster | None
     # The system pool through the agent pool API: the GPU pools' operations come after it.
     system_pool: resources.Deployment
+    # The control plane's grants on the reservation groups' resource groups (the pools that use
+    # a group come after them).
+    reservation_grants: list[authorization.RoleAssignment]
     resource_group_name: pulumi.Input[str]
     subnet_id: pulumi.Input[str]
     oidc_issuer_url: pulumi.Output[str]
@@ -81,6 +93,15 @@ class AksCluster(pulumi.ComponentResource):
         self.deployed = deployed_cluster(
             self, self.azure_provider, network.resource_group_name_of(cfg.name, aks), cfg
         )
+        # What is read to refuse or to grant, read before anything is created.
+        check_reservation_groups(cfg, args.gpu_pools, self, self.azure_provider)
+        identity_id = aks.control_plane_identity_id
+        # The user-assigned identity's principal, for its grants.
+        principal = (
+            _identity_principal(identity_id, self, self.azure_provider)
+            if identity_id and aks.role_assignments
+            else None
+        )
 
         self.resource_group_name = network.resource_group(
             name, cfg.name, location, aks, tags, protected
@@ -99,6 +120,11 @@ class AksCluster(pulumi.ComponentResource):
             kubernetes_version=cfg.kubernetes_version,
             sku=containerservice.ManagedClusterSKUArgs(name="Base", tier=aks.sku_tier),
             identity=containerservice.ManagedClusterIdentityArgs(
+                type=containerservice.ResourceIdentityType.USER_ASSIGNED,
+                user_assigned_identities=[identity_id],
+            )
+            if identity_id
+            else containerservice.ManagedClusterIdentityArgs(
                 type=containerservice.ResourceIdentityType.SYSTEM_ASSIGNED
             ),
             oidc_issuer_profile=containerservice.ManagedClusterOIDCIssuerProfileArgs(enabled=True),
@@ -167,7 +193,10 @@ class AksCluster(pulumi.ComponentResource):
             lambda profile: profile.issuer_url if profile else ""
         )
 
-        admin_grant = self._role_assignments(name, args, child) if aks.role_assignments else []
+        self.reservation_grants = []
+        admin_grant = (
+            self._role_assignments(name, args, principal, child) if aks.role_assignments else []
+        )
         self._maintenance_windows(name, cfg.maintenance, child)
 
         access = user_access(
@@ -226,9 +255,14 @@ class AksCluster(pulumi.ComponentResource):
             )
 
     def _role_assignments(
-        self, name: str, args: AksClusterArgs, child: pulumi.ResourceOptions
+        self,
+        name: str,
+        args: AksClusterArgs,
+        principal: str | None,
+        child: pulumi.ResourceOptions,
     ) -> list[authorization.RoleAssignment]:
-        """Network Contributor on the subnet for the cluster; Cluster Admin for the deployer.
+        """Network Contributor on the subnet for the cluster (and Contributor on the resource
+        groups of the reservation groups its pools use); Cluster Admin for the deployer.
 
         Returns the deployer's grant (the Kubernetes provider waits for it), if any.
         """
@@ -244,17 +278,32 @@ class AksCluster(pulumi.ComponentResource):
                 )
             )
 
-        # The cluster identity manages load balancers and node NICs in the node subnet.
+        # The cluster identity manages load balancers and node NICs in the node subnet. A
+        # user-assigned identity's principal is known before the cluster; a system-assigned one
+        # exists only with it.
+        control_plane: pulumi.Input[str] = principal or self.cluster.identity.apply(
+            lambda identity: identity.principal_id if identity else ""
+        )
         authorization.RoleAssignment(
             f"{name}-subnet-network-contributor",
-            principal_id=self.cluster.identity.apply(
-                lambda identity: identity.principal_id if identity else ""
-            ),
+            principal_id=control_plane,
             principal_type="ServicePrincipal",
             role_definition_id=role(NETWORK_CONTRIBUTOR),
             scope=self.subnet_id,
             opts=child,
         )
+        # AKS places a pool's VMs in a reservation group as the control plane's identity.
+        self.reservation_grants = [
+            authorization.RoleAssignment(
+                f"{name}-reservations-{scope.rsplit('/', 1)[-1].lower()}",
+                principal_id=control_plane,
+                principal_type="ServicePrincipal",
+                role_definition_id=role(CONTRIBUTOR),
+                scope=scope,
+                opts=child,
+            )
+            for scope in grant_scopes(args.gpu_pools)
+        ]
         options = cluster_options(args.config)
         if options.authentication != "entra-id":
             return []
@@ -278,6 +327,26 @@ class AksCluster(pulumi.ComponentResource):
                 ),
             )
         ]
+
+
+def _identity_principal(identity_id: str, parent: pulumi.Resource, provider: AzureProvider) -> str:
+    """The principal id of the control plane's user-assigned identity; stops the program when
+    the identity cannot be read (the cluster could not use it either)."""
+    found = IDENTITY_ID.fullmatch(identity_id)
+    assert found is not None  # the config checks refuse any other value
+    try:
+        identity = managedidentity.get_user_assigned_identity(
+            resource_group_name=found["group"],
+            resource_name=found["name"],
+            opts=pulumi.InvokeOptions(parent=parent, provider=provider),
+        )
+    except Exception as error:  # the provider's message says why (not found, no access)
+        raise pulumi.RunError(
+            f"{IDENTITY_KEY}: cannot read identity {found['name']} in resource group "
+            f"{found['group']} ({error}); create it (az identity create) or fix the id "
+            f"(got {identity_id!r})"
+        ) from None
+    return identity.principal_id
 
 
 def _dns_prefix(cluster_name: str) -> str:

@@ -62,7 +62,17 @@ def deployed_of(found: Any) -> DeployedCluster:
         kubernetes_version=found.current_kubernetes_version or found.kubernetes_version or "",
         entra_id=bool(aad is not None and aad.managed),
         pools=pools_of(found.agent_pool_profiles),
+        control_plane_identity_id=control_plane_identity_of(found.identity),
     )
+
+
+def control_plane_identity_of(identity: Any) -> str | None:
+    """The cluster's user-assigned control-plane identity, lowercased (None: system-assigned).
+    The lookup returns `userAssignedIdentities` as a map keyed by the identities' ids."""
+    if identity is None or getattr(identity, "type", None) != "UserAssigned":
+        return None
+    assigned = getattr(identity, "user_assigned_identities", None) or {}
+    return next((str(key).lower() for key in assigned), None)
 
 
 def pools_of(profiles: Any) -> dict[str, FixedAtCreation]:
@@ -77,5 +87,12 @@ def pools_of(profiles: Any) -> dict[str, FixedAtCreation]:
             zones=tuple(sorted(getattr(profile, "availability_zones", None) or ())),
             gpu_instance_profile=getattr(profile, "gpu_instance_profile", None),
             driver=getattr(gpu, "driver", None),
+            capacity_reservation_group_id=_lower(
+                getattr(profile, "capacity_reservation_group_id", None)
+            ),
         )
     return pools
+
+
+def _lower(value: str | None) -> str | None:
+    return value.lower() if value else None

@@ -24,8 +24,10 @@ GpuDriver = Literal["Install", "None"]
 # Until the pool exists the creation count is ignored, in case the pool does exist after all.
 NEW_POOL_IGNORE_CHANGES = ["count"]
 # Properties AKS fixes at creation (review aks.md F2: the provider's forceNew list, and AKS's
-# docs for Spot priority and price, the GPU driver, the OS disk type and the zones).
+# docs for Spot priority and price, the GPU driver, the OS disk type and the zones; the capacity
+# reservation group: components/azure/model/reservations.py).
 POOL_REPLACE_ON_CHANGES = [
+    "capacityReservationGroupID",
     "vmSize",
     "gpuInstanceProfile",
     "gpuProfile",
@@ -95,7 +97,9 @@ def mig_profile(pool: PoolSpec) -> str | None:
     return profile
 
 
-def fixed_at_creation(pool: PoolSpec, driver: GpuDriver) -> FixedAtCreation:
+def fixed_at_creation(
+    pool: PoolSpec, driver: GpuDriver, reservation_group: str | None = None
+) -> FixedAtCreation:
     """What the pool's agent pool fixes at creation, as the AKS API reports it back."""
     return FixedAtCreation(
         vm_size=pool.machine_types[0],
@@ -104,6 +108,7 @@ def fixed_at_creation(pool: PoolSpec, driver: GpuDriver) -> FixedAtCreation:
         zones=tuple(sorted(pool.zones)),
         gpu_instance_profile=mig_profile(pool),
         driver=driver,
+        capacity_reservation_group_id=reservation_group.lower() if reservation_group else None,
     )
 
 
@@ -121,6 +126,8 @@ class AksGpuAgentPoolArgs:
     kubernetes_version: str
     # The pool exists and is kept (components.azure.model.deployed.kept): no `count` is sent.
     exists: bool = False
+    # The capacity reservation group the pool's VMs are placed in (its ARM id).
+    reservation_group: str | None = None
     # AKS runs one agent pool operation at a time; pools are created one after another.
     after: Sequence[pulumi.Resource] = field(default_factory=tuple)
 
@@ -141,6 +148,7 @@ class AksGpuAgentPool(pulumi.ComponentResource):
             resource_name_=args.cluster_name,
             mode="User",
             vm_size=pool.machine_types[0],
+            capacity_reservation_group_id=args.reservation_group,
             os_type="Linux",
             os_sku="Ubuntu",
             type="VirtualMachineScaleSets",

@@ -18,7 +18,7 @@ from components.azure.gpu_pool import (
 )
 from components.azure.model import expander
 from components.azure.model.cloud import AZURE
-from components.azure.model.config import cluster_options
+from components.azure.model.config import cluster_options, pool_options
 from components.azure.model.deployed import kept
 from components.kubernetes.cluster import ClusterHandle
 from components.model.pools import PoolSpec
@@ -30,7 +30,12 @@ def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterH
         return _adopt_cluster(config)
     assert system_pool is not None
     cluster = AksCluster(
-        config.cluster.name, AksClusterArgs(config=config.cluster, system_pool=system_pool)
+        config.cluster.name,
+        AksClusterArgs(
+            config=config.cluster,
+            system_pool=system_pool,
+            gpu_pools=tuple(config.gpu_pools),
+        ),
     )
     aks = cluster.cluster
     return ClusterHandle.of(
@@ -48,7 +53,13 @@ def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterH
 
 def _adopt_cluster(config: StackConfig) -> ClusterHandle:
     """A cluster that exists: looked up, with gpufleet's Kubernetes provider only."""
-    cluster = AdoptedAksCluster(config.cluster.name, AdoptedAksClusterArgs(config=config.cluster))
+    cluster = AdoptedAksCluster(
+        config.cluster.name,
+        AdoptedAksClusterArgs(
+            config=config.cluster,
+            gpu_pools=tuple(config.gpu_pools),
+        ),
+    )
     return ClusterHandle.of(
         cluster,
         name=cluster.facts.name,
@@ -76,7 +87,8 @@ def build_gpu_pools(
     if isinstance(aks, AksCluster):
         cluster_name: pulumi.Input[str] = aks.cluster.name
         existing = aks.deployed.pools if aks.deployed else {}
-        previous = [aks.system_pool]
+        # The first pool (and so every other) after the control plane's reservation grants.
+        previous = [aks.system_pool, *aks.reservation_grants]
     else:
         assert isinstance(aks, AdoptedAksCluster)
         cluster_name = aks.facts.name
@@ -85,7 +97,8 @@ def build_gpu_pools(
     driver = gpu_driver(config)
     tags = {"managed-by": "gpufleet", "gpufleet-cluster": config.cluster.name}
     components: list[pulumi.Resource] = []
-    for pool in pools:
+    for pool, pool_config in zip(pools, config.gpu_pools, strict=True):
+        group = pool_options(pool_config).capacity_reservation_group_id
         component = AksGpuAgentPool(
             f"{config.cluster.name}-{pool.name}",
             AksGpuAgentPoolArgs(
@@ -97,7 +110,8 @@ def build_gpu_pools(
                 provider=aks.azure_provider,
                 tags=tags,
                 kubernetes_version=config.cluster.kubernetes_version,
-                exists=kept(existing, pool.name, fixed_at_creation(pool, driver)),
+                exists=kept(existing, pool.name, fixed_at_creation(pool, driver, group)),
+                reservation_group=group,
                 after=previous,
             ),
         )

@@ -37,6 +37,7 @@ EXAMPLE_PROJECTS: Mapping[str, str] = {
 EXAMPLE_GUIDS: Mapping[str, str] = {
     "5f0c1a2b-3c4d-4e5f-8a9b-0c1d2e3f4a5b": "the azure-a100-mig example's subscription id",
     "7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d": "the azure-a100-mig example's Entra ID group",
+    "8c2d4e6f-1a3b-4c5d-9e7f-2a4b6c8d0e1f": "the azure-reserved example's subscription id",
     "00000000-0000-0000-0000-000000000000": "the all-zero GUID",
 }
 

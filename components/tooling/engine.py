@@ -272,12 +272,12 @@ def described_world(config: Mapping[str, Any]) -> World:
     """The cloud as the stack describes it: its region, and an adopted cluster running (a patch
     of) its minor. A stack that creates its cluster plans its first `up`: the cluster does not
     exist yet."""
-    cluster = config.get("gpufleet:cluster")
-    if isinstance(cluster, str):
-        try:
-            cluster = json.loads(cluster)
-        except ValueError:
-            cluster = None
+    stack = {
+        key.split(":", 1)[1]: _parsed(value)
+        for key, value in config.items()
+        if key.startswith(f"{PROJECT}:")
+    }
+    cluster = stack.get("cluster")
     minor = cluster.get("kubernetesVersion") if isinstance(cluster, Mapping) else None
     if not isinstance(minor, str):
         minor = ClusterConfig.model_fields["kubernetes_version"].default
@@ -287,7 +287,18 @@ def described_world(config: Mapping[str, Any]) -> World:
         kubernetes_version=f"{minor}.3",
         exists=adopts,
         region=region if isinstance(region, str) else None,
+        stack=stack,
     )
+
+
+def _parsed(value: Any) -> Any:
+    """A config value as the program reads it (Pulumi hands over structured values as JSON)."""
+    if isinstance(value, str) and value.lstrip().startswith(("{", "[")):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
 
 
 def kubeconfig_active_cluster(raw_inputs: Mapping[str, Any]) -> dict[str, str] | None:

@@ -14,6 +14,9 @@
   `NodeImage` reimages the nodes weekly and `SecurityPatch` patches them, "following maintenance
   windows and surge settings" (auto-upgrade-node-os-image); Standard clusters get `NodeImage`
   by default since API 2023-06-01.
+- Capacity reservation groups: AKS places a pool in one only for a cluster whose control plane
+  has a user-assigned identity with Contributor on the group's resource group
+  (use-capacity-reservation-groups); the identity is read, the grant is the owner's.
 - The network: gpufleet's GPU pools, their allocatable and `fit` assume Azure CNI Overlay, the
   network gpufleet creates, where a new pool runs up to 250 pods and pods take no VNet address
   (concepts-network-ip-address-planning, "Maximum pods per node": Overlay 250, Pod subnet 110,
@@ -58,6 +61,8 @@ class AksClusterFacts:
     has_node_os_window: bool = True
     # The agent pools that exist (gpufleet's from an earlier `up` among them).
     pools: Mapping[str, FixedAtCreation] = field(default_factory=dict)
+    # The control plane's user-assigned identity (None: system-assigned).
+    control_plane_identity_id: str | None = None
 
 
 # Pods per node AKS gives a new pool, by network (concepts-network-ip-address-planning).
@@ -75,8 +80,23 @@ def network_of(facts: AksClusterFacts) -> str:
     return "pod subnet" if facts.pod_subnet_id else "node subnet"
 
 
-def adoption_problems(facts: AksClusterFacts, cluster: ClusterConfig) -> list[Problem]:
+def adoption_problems(
+    facts: AksClusterFacts, cluster: ClusterConfig, uses_reservation_groups: bool = False
+) -> list[Problem]:
     problems = []
+    if uses_reservation_groups and facts.control_plane_identity_id is None:
+        problems.append(
+            Problem(
+                "cluster.existing",
+                f"cluster {facts.name} runs its control plane as a system-assigned identity, "
+                "and AKS places pools in a capacity reservation group only for a user-assigned "
+                "one (aks/use-capacity-reservation-groups); ask its owner to move it to a "
+                "user-assigned identity with Contributor on the group's resource group (az aks "
+                "update --enable-managed-identity --assign-identity), or leave reserved out of "
+                "the pools' capacity",
+                "SystemAssigned",
+            )
+        )
     version = version_problem(facts.name, cluster.kubernetes_version, facts.kubernetes_version)
     if version is not None:
         problems.append(version)
@@ -102,8 +122,15 @@ def adoption_problems(facts: AksClusterFacts, cluster: ClusterConfig) -> list[Pr
     return problems
 
 
-def adoption_warnings(facts: AksClusterFacts) -> list[str]:
+def adoption_warnings(facts: AksClusterFacts, uses_reservation_groups: bool = False) -> list[str]:
     warnings = []
+    if uses_reservation_groups and facts.control_plane_identity_id is not None:
+        warnings.append(
+            f"cluster {facts.name}: its control plane's identity needs Contributor on the "
+            "resource group of each capacity reservation group the pools use "
+            "(aks/use-capacity-reservation-groups); that grant is its owner's to make, and "
+            "not checked"
+        )
     if facts.skips_nodes_with_local_storage:
         warnings.append(
             f"cluster {facts.name}'s autoscaler profile skips nodes with local storage: a GPU "

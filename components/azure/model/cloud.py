@@ -14,7 +14,7 @@ from components.azure.model import config as azure_config
 from components.azure.model import daemonsets as aks_daemonsets
 from components.azure.model import node_effects as azure_node_effects
 from components.azure.model import offerings as azure_offerings
-from components.azure.model import prices, version_rules, versions
+from components.azure.model import prices, reservations, version_rules, versions
 from components.azure.model.catalog import (
     AKS_MIG_PROFILES,
     AKS_MIG_SIZES,
@@ -28,7 +28,9 @@ from components.azure.model.cluster_checks import (
     node_resource_group_problems,
 )
 from components.model.allocatable import NodeAllocatable
+from components.model.capacity import ON_DEMAND, QUEUED, SPOT, CapacityOrder, ReservationCap
 from components.model.catalog.gpus import GpuModel, MachineType
+from components.model.catalog.provisioning import BEST_EFFORT_ATOMIC
 from components.model.cloud import NameRule
 from components.model.daemonsets import NodeDaemonSet
 from components.model.lifecycle import Assessment
@@ -117,6 +119,7 @@ class Azure(ManagedCloud):
     def check_cluster(self, cluster: ClusterConfig) -> list[Problem]:
         options = azure_config.cluster_options(cluster)
         problems = check_cluster_options(options, creates_cluster=not self.adopted(cluster))
+        problems += reservations.identity_problems(cluster)
         if not self.adopted(cluster):
             problems += node_resource_group_problems(cluster, options)
         if self.adopted(cluster) and options.resource_group_name is None:
@@ -128,6 +131,47 @@ class Azure(ManagedCloud):
                 )
             )
         return problems
+
+    # --- capacity (docs/capacity.md, docs/aks.md) ---------------------------------------------
+    # A pool in a capacity reservation group takes regular VMs once its reservation is used up
+    # (components/azure/model/reservations.py), so that is `[reserved, on-demand]`; `reserved`
+    # alone only within the VMs reserved for it. Queued pools: AKS's managed cluster autoscaler
+    # serves best-effort-atomic-scale-up ProvisioningRequests with no setting of ours, and
+    # Azure scale sets implement AtomicIncreaseSize (catalog/provisioning.py).
+    capacity_orders: ClassVar[tuple[CapacityOrder, ...]] = (
+        ON_DEMAND,
+        SPOT,
+        reservations.RESERVED_THEN_ON_DEMAND,
+        reservations.RESERVED,
+        QUEUED,
+    )
+    capacity_advice: ClassVar[str] = (
+        "a capacity reservation group is capacity [reserved, on-demand] with "
+        "gpuPools[].azure.capacityReservationGroupId; capacity blocks and flex-start are "
+        "EC2's and GKE's, Azure sells neither"
+    )
+
+    def check_capacity(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, order: CapacityOrder, path: str
+    ) -> list[Problem]:
+        return reservations.capacity_problems(cluster, pool, order, path, self.adopted(cluster))
+
+    def provisioning_class(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> str | None:
+        return BEST_EFFORT_ATOMIC.name
+
+    def check_pool(
+        self,
+        cluster: ClusterConfig,
+        mode: SoftwareMode,
+        pool: GpuPoolConfig,
+        path: str,
+        warnings: list[str],
+    ) -> list[Problem]:
+        warnings += reservations.capacity_warnings(cluster, pool, path, self.adopted(cluster))
+        return super().check_pool(cluster, mode, pool, path, warnings)
+
+    def reservation_cap(self, config: StackConfig, pool: GpuPoolConfig) -> ReservationCap | None:
+        return reservations.cap(pool)
 
     def cluster_warnings(self, cluster: ClusterConfig) -> list[str]:
         options = azure_config.cluster_options(cluster)

@@ -6,11 +6,17 @@ from typing import Literal
 
 from pydantic import Field
 
-from components.model.schema import ClusterConfig, ConfigModel, section
+from components.model.schema import ClusterConfig, ConfigModel, GpuPoolConfig, section
 
 
 class AzurePoolOptions(ConfigModel):
-    pass
+    # The capacity reservation group the pool's VMs are placed in (`capacity: [reserved,
+    # on-demand]`, or `reserved`): its full ARM id. Fixed when AKS creates the pool.
+    capacity_reservation_group_id: str | None = None
+    # How many VMs of the pool's size the group reserves for this pool, where you know it:
+    # `fit` names it as the pool's cap, `plan` prices the unused ones, and `capacity: reserved`
+    # alone needs maxNodes within it.
+    reserved_nodes: int | None = Field(default=None, ge=1)
 
 
 class AzureClusterOptions(ConfigModel):
@@ -52,7 +58,16 @@ class AzureClusterOptions(ConfigModel):
     # cluster identity and AKS RBAC Cluster Admin for the deploying principal (entra-id). Needs
     # Owner or User Access Administrator; set false when an administrator creates them.
     role_assignments: bool = True
+    # A user-assigned managed identity for the control plane (its full ARM id), which AKS needs
+    # to place pools in a capacity reservation group (a system-assigned one does not work);
+    # unset: AKS's system-assigned identity. Fixed at creation (gpufleet does not move a running
+    # cluster to another identity).
+    control_plane_identity_id: str | None = None
 
 
 def cluster_options(cluster: ClusterConfig) -> AzureClusterOptions:
     return section(cluster, "azure", AzureClusterOptions)
+
+
+def pool_options(pool: GpuPoolConfig) -> AzurePoolOptions:
+    return section(pool, "azure", AzurePoolOptions)

@@ -10,7 +10,10 @@ AKS would refuse, naming the key and what to do:
   Kubernetes minor versions" (upgrade-aks-control-plane, Kubernetes version upgrade rules);
   gpufleet creates no LTS cluster (components/azure/model/version_rules.py);
 - local accounts on a cluster with Entra ID: "Microsoft Entra integration can't be disabled
-  after it's enabled on a cluster" (entra-id-control-plane-authentication, Limitations).
+  after it's enabled on a cluster" (entra-id-control-plane-authentication, Limitations);
+- another control-plane identity (`cluster.azure.controlPlaneIdentityId`): AKS moves a running
+  cluster only when a node image update is there to consume (user-assigned-managed-identity),
+  and gpufleet does not (below).
 
 The same refusals are in `diff` (components/model/catalog/rejections.py) for two plans; this
 catches the change even when nobody ran `diff`.
@@ -38,6 +41,8 @@ class FixedAtCreation:
     zones: tuple[str, ...]
     gpu_instance_profile: str | None = None
     driver: str | None = None
+    # The capacity reservation group's ARM id, lowercased (ARM does not keep an id's case).
+    capacity_reservation_group_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -50,6 +55,8 @@ class DeployedCluster:
     entra_id: bool
     # The agent pools that exist, by name, with what AKS fixed when it created them.
     pools: Mapping[str, FixedAtCreation] = field(default_factory=dict)
+    # The control plane's user-assigned identity, lowercased (None: system-assigned).
+    control_plane_identity_id: str | None = None
 
 
 def kept(pools: Mapping[str, FixedAtCreation], name: str, wanted: FixedAtCreation) -> bool:
@@ -97,7 +104,34 @@ def deployed_problems(deployed: DeployedCluster, cluster: ClusterConfig) -> list
                 cluster_options(cluster).authentication,
             )
         )
+    problems += _identity_problems(deployed, cluster)
     return problems
+
+
+def _identity_problems(deployed: DeployedCluster, cluster: ClusterConfig) -> list[Problem]:
+    """A running cluster keeps the control-plane identity it was created with: AKS moves one
+    to another identity only when a node image update is there to consume (aks/user-assigned-
+    managed-identity, "Update cluster considerations"), and its control plane goes on with the
+    old identity for hours after (aks/managed-identity-overview), while the Network Contributor
+    grant gpufleet makes for it would move at once."""
+    wanted = cluster_options(cluster).control_plane_identity_id
+    if (wanted or "").lower() == (deployed.control_plane_identity_id or ""):
+        return []
+    running = deployed.control_plane_identity_id or "a system-assigned identity"
+    keep = deployed.control_plane_identity_id or "it unset"
+    return [
+        Problem(
+            "cluster.azure.controlPlaneIdentityId",
+            f"cluster {deployed.name} runs its control plane as {running}; AKS moves a running "
+            "cluster to another identity only when a node image update is available, and its "
+            "control plane keeps the old identity for hours while the grants gpufleet makes "
+            f"move at once, so gpufleet does not change it: keep {keep} (pools in a capacity "
+            "reservation group need a cluster created with controlPlaneIdentityId, in a new "
+            "stack)",
+            wanted,
+            has_value=wanted is not None,
+        )
+    ]
 
 
 class DeployedClusterError(ConfigError):

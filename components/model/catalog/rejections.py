@@ -125,6 +125,14 @@ _AKS_POOL_REFUSALS: Final[tuple[Refusal, ...]] = (
         _AKS_POOL_INSTEAD,
     ),
     Refusal(
+        "capacityReservationGroupID",
+        "AKS fixes a pool's capacity reservation group at creation in API 2025-09-01 "
+        "(associating one with an existing pool is an aks-preview feature: learn.microsoft.com/"
+        "azure/aks/use-capacity-reservation-groups; terraform-provider-azurerm "
+        "capacity_reservation_group_id ForceNew)",
+        _AKS_POOL_INSTEAD,
+    ),
+    Refusal(
         "orchestratorVersion",
         _AKS_DOWNGRADE,
         _AKS_DOWNGRADE_INSTEAD,
@@ -145,6 +153,16 @@ REFUSED_IN_PLACE: Final[Mapping[str, tuple[Refusal, ...]]] = MappingProxyType(
                 "keep `cluster.azure.authentication: entra-id`; a cluster with local accounts "
                 "only is a new cluster (a new stack)",
                 trigger="removed",
+            ),
+            Refusal(
+                "identity",
+                "gpufleet keeps a running cluster's control-plane identity: AKS moves a cluster "
+                "to another one only when a node image update is available (learn.microsoft.com/"
+                "azure/aks/user-assigned-managed-identity, Update cluster considerations) and "
+                "its control plane keeps the old identity for hours (managed-identity-overview), "
+                "while the grants gpufleet makes for it move at once",
+                "keep `cluster.azure.controlPlaneIdentityId` as the cluster was created; pools in "
+                "a capacity reservation group need a cluster created with one (a new stack)",
             ),
             # The inline system pool is sent with every cluster update (AKS requires
             # agentPoolProfiles on the PUT); what AKS fixes at creation cannot change there.

@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from components.azure.model.catalog import CATALOG
 from components.tooling.mockcloud.world import NotFound, World
 
 SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
@@ -23,6 +24,9 @@ DEPLOYER_OBJECT_ID = "22222222-2222-2222-2222-222222222222"
 CLUSTER_PRINCIPAL_ID = "33333333-3333-3333-3333-333333333333"
 KUBELET_CLIENT_ID = "44444444-4444-4444-4444-444444444444"
 KUBELET_OBJECT_ID = "55555555-5555-5555-5555-555555555555"
+# A user-assigned control-plane identity's principal and client ids.
+IDENTITY_PRINCIPAL_ID = "66666666-6666-6666-6666-666666666666"
+IDENTITY_CLIENT_ID = "77777777-7777-7777-7777-777777777777"
 # The AKS Entra ID server application, as AKS writes it into exec kubeconfigs.
 AKS_SERVER_ID = "6dae42f8-4368-4678-94ff-3960e28e3630"
 FAKE_CA = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMOCK AKS CA\n-----END CERTIFICATE-----\n")
@@ -69,6 +73,19 @@ def _subnet(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, Any
     return {"__id": subnet_id, "id": subnet_id, "name": subnet}
 
 
+def _identity(identity_id: str | None) -> dict[str, Any]:
+    """A cluster's `identity` as ARM reports it: user-assigned (keyed by the identity's id) or
+    system-assigned."""
+    if identity_id:
+        return {
+            "type": "UserAssigned",
+            "userAssignedIdentities": {
+                identity_id: {"principalId": IDENTITY_PRINCIPAL_ID, "clientId": IDENTITY_CLIENT_ID}
+            },
+        }
+    return {"type": "SystemAssigned", "principalId": CLUSTER_PRINCIPAL_ID, "tenantId": TENANT}
+
+
 def _managed_cluster(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, Any]:
     cluster = inputs.get("resourceName", name)
     rg = inputs.get("resourceGroupName")
@@ -80,11 +97,9 @@ def _managed_cluster(name: str, inputs: Mapping[str, Any], world: World) -> dict
         "name": cluster,
         "fqdn": f"{inputs.get('dnsPrefix', cluster)}-mock.hcp.{location}.azmk8s.io",
         "nodeResourceGroup": f"MC_{rg}_{cluster}_{location}",
-        "identity": {
-            "type": "SystemAssigned",
-            "principalId": CLUSTER_PRINCIPAL_ID,
-            "tenantId": TENANT,
-        },
+        "identity": _identity(
+            next(iter((inputs.get("identity") or {}).get("userAssignedIdentities") or []), None)
+        ),
         "identityProfile": {
             "kubeletidentity": {
                 "clientId": KUBELET_CLIENT_ID,
@@ -215,8 +230,11 @@ def _get_managed_cluster(args: Mapping[str, Any], world: World) -> dict[str, Any
     network: dict[str, Any] = {"networkPlugin": world.network_plugin}
     if world.network_plugin_mode:
         network["networkPluginMode"] = world.network_plugin_mode
+    azure = (world.stack.get("cluster") or {}).get("azure") or {}
+    identity_id = world.control_plane_identity_id or azure.get("controlPlaneIdentityId")
     return {
         **_managed_cluster(cluster, {"resourceName": cluster, "resourceGroupName": rg}, world),
+        "identity": _identity(identity_id),
         "location": location,
         "kubernetesVersion": world.kubernetes_version,
         "currentKubernetesVersion": world.kubernetes_version,
@@ -256,9 +274,101 @@ def _get_virtual_network(args: Mapping[str, Any], world: World) -> dict[str, Any
     }
 
 
+def _described_groups(stack: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The capacity reservation groups the stack's pools name, each reserving every pool's VM
+    size in each of its zones (or the region), `reservedNodes` (else `maxNodes`) VMs each."""
+    cluster = stack.get("cluster") or {}
+    region = cluster.get("region") or "eastus2"
+    groups: dict[str, dict[str, Any]] = {}
+    for pool in stack.get("gpuPools") or []:
+        options = pool.get("azure") or {}
+        parts = str(options.get("capacityReservationGroupId") or "").split("/")
+        if len(parts) < 9:
+            continue
+        group = groups.setdefault(
+            f"{parts[4]}/{parts[8]}".lower(),
+            {"location": region, "zones": [], "reservations": []},
+        )
+        size = pool.get("machineType") or CATALOG.defaults.get(pool.get("accelerator", ""), "")
+        zones = [str(zone) for zone in pool.get("zones") or cluster.get("zones") or []]
+        group["zones"] = sorted({*group["zones"], *zones})
+        count = options.get("reservedNodes") or pool.get("maxNodes", 2)
+        places: list[str | None] = [*zones] or [None]
+        for where in places:
+            group["reservations"].append(
+                {
+                    "name": f"{size}-{where or 'regional'}".lower(),
+                    "vmSize": size,
+                    "zones": [where] if where else [],
+                    "capacity": count,
+                }
+            )
+    return groups
+
+
+def _group(args: Mapping[str, Any], world: World) -> tuple[str, Mapping[str, Any]]:
+    groups = (
+        world.capacity_reservation_groups
+        if world.capacity_reservation_groups is not None
+        else _described_groups(world.stack)
+    )
+    rg, name = args.get("resourceGroupName"), args.get("capacityReservationGroupName")
+    found = groups.get(f"{rg}/{name}".lower())
+    if found is None:
+        raise NotFound(f"capacity reservation group {name} in {rg} was not found")
+    return f"{_rg_id(rg)}/providers/Microsoft.Compute/capacityReservationGroups/{name}", found
+
+
+def _get_capacity_reservation_group(args: Mapping[str, Any], world: World) -> dict[str, Any]:
+    group_id, group = _group(args, world)
+    return {
+        "id": group_id,
+        "name": args.get("capacityReservationGroupName"),
+        "location": group["location"],
+        "zones": list(group["zones"]),
+        "capacityReservations": [
+            {"id": f"{group_id}/capacityReservations/{member['name']}"}
+            for member in group["reservations"]
+        ],
+    }
+
+
+def _get_capacity_reservation(args: Mapping[str, Any], world: World) -> dict[str, Any]:
+    group_id, group = _group(args, world)
+    name = args.get("capacityReservationName")
+    for member in group["reservations"]:
+        if member["name"] == name:
+            return {
+                "id": f"{group_id}/capacityReservations/{name}",
+                "name": name,
+                "location": group["location"],
+                "sku": {"name": member["vmSize"], "capacity": member["capacity"]},
+                "zones": list(member["zones"]),
+            }
+    raise NotFound(f"capacity reservation {name} was not found")
+
+
+def _get_user_assigned_identity(args: Mapping[str, Any], world: World) -> dict[str, Any]:
+    name = args.get("resourceName")
+    identity_id = (
+        f"{_rg_id(args.get('resourceGroupName'))}/providers/Microsoft.ManagedIdentity/"
+        f"userAssignedIdentities/{name}"
+    )
+    return {
+        "id": identity_id,
+        "name": name,
+        "principalId": IDENTITY_PRINCIPAL_ID,
+        "clientId": IDENTITY_CLIENT_ID,
+        "tenantId": TENANT,
+    }
+
+
 LOOKUPS: dict[str, Any] = {
     "azure-native:containerservice:listManagedClusterUserCredentials": _user_credentials,
     "azure-native:containerservice:getManagedCluster": _get_managed_cluster,
     "azure-native:network:getVirtualNetwork": _get_virtual_network,
     "azure-native:containerservice:getMaintenanceConfiguration": _get_maintenance_configuration,
+    "azure-native:compute:getCapacityReservationGroup": _get_capacity_reservation_group,
+    "azure-native:compute:getCapacityReservation": _get_capacity_reservation,
+    "azure-native:managedidentity:getUserAssignedIdentity": _get_user_assigned_identity,
 }

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -37,6 +37,12 @@ class World:
     entra_id: bool = True
     # AKS: the address space of the VNet a stack's given node subnet is in.
     vnet_address_space: tuple[str, ...] = ("10.224.0.0/12",)
+    # AKS: the control plane's user-assigned identity (None: what the stack names, else a
+    # system-assigned one), and the capacity reservation groups by "<resource group>/<name>"
+    # in lower case, each {"location", "zones", "reservations": [{"name", "vmSize", "zones",
+    # "capacity"}]} (None: the groups the stack's pools name, reserving what they say).
+    control_plane_identity_id: str | None = None
+    capacity_reservation_groups: Mapping[str, Mapping[str, Any]] | None = None
     # GKE: an Autopilot cluster; the owner's node pools, and pools gpufleet created in an
     # earlier `up` (their nodes carry gpufleet.io/pool).
     autopilot: bool = False
@@ -46,6 +52,9 @@ class World:
     # rotation, GKE's move between its IP and DNS endpoints): what each mock cloud lists in its
     # ROTATED table is answered rotated.
     endpoint_rotated: bool = False
+    # The stack's own config as written (`cluster`, `gpuPools`, ...): what a look-up of
+    # something the stack names answers "as the stack describes it".
+    stack: Mapping[str, Any] = field(default_factory=dict)
 
 
 class NotFound(Exception):
