@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import sys
 from collections.abc import Callable, Mapping
 from datetime import date
 from pathlib import Path
@@ -15,6 +16,13 @@ import pytest
 
 from components.tooling.engine import Plan, plan_stack
 from components.tooling.stacks import all_stacks, load_stack
+
+# The test command installs with pip --no-compile, and machines that set PYTHONDONTWRITEBYTECODE
+# (as CI's does) then compiled the provider SDKs anew in every process: both workers and each
+# CLI subprocess, about 3 s each. Writing the bytecode cache on first import lets every later
+# process read it; the cache lands only in .venv and in __pycache__/ (ignored by git).
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 SHARED_REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference"
 
