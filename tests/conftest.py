@@ -4,9 +4,13 @@ tests that loop over stacks/ run on."""
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
+import pickle
+import shutil
 import sys
+import tempfile
 from collections.abc import Callable, Mapping
 from datetime import date
 from pathlib import Path
@@ -18,7 +22,7 @@ from components.tooling.engine import Plan, plan_stack
 from components.tooling.stacks import all_stacks, load_stack
 
 # The test command installs with pip --no-compile, and machines that set PYTHONDONTWRITEBYTECODE
-# (as CI's does) then compiled the provider SDKs anew in every process: both workers and each
+# (as the machines here do) then compiled the provider SDKs anew in every process: both workers and each
 # CLI subprocess, about 3 s each. Writing the bytecode cache on first import lets every later
 # process read it; the cache lands only in .venv and in __pycache__/ (ignored by git).
 sys.dont_write_bytecode = False
@@ -27,10 +31,47 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 SHARED_REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference"
 
 
+# Plans shared between the xdist workers of one run: each worker planned the base stacks and
+# every software variant again (55 of ~300 plans, about 0.5 s each). The controller makes a
+# directory for the run and removes it at the end; a worker pickles each plan there and reads
+# the other's. The variable is taken out of the workers' environment, so a pytest a test starts
+# (test_user_stacks) never shares it.
+PLAN_DIR_ENV = "GPUFLEET_TEST_PLAN_DIR"
+_SHARED_PLANS: list[Path] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput"):
+        shared = os.environ.pop(PLAN_DIR_ENV, "")
+        if shared:
+            _SHARED_PLANS.append(Path(shared))
+    elif config.getoption("numprocesses", None):
+        os.environ[PLAN_DIR_ENV] = tempfile.mkdtemp(prefix="gpufleet-plans-")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput") and os.environ.get(PLAN_DIR_ENV):
+        shutil.rmtree(os.environ.pop(PLAN_DIR_ENV), ignore_errors=True)
+
+
 @functools.cache
 def _plan_cached(stack: str, overrides_json: str) -> Plan:
+    stack_file = load_stack(stack)
     overrides = json.loads(overrides_json)
-    return plan_stack(load_stack(stack), overrides or None)
+    if not _SHARED_PLANS:
+        return plan_stack(stack_file, overrides or None)
+    key = hashlib.sha256(
+        "\0".join([stack, overrides_json, stack_file.path.read_text()]).encode()
+    ).hexdigest()
+    cached = _SHARED_PLANS[0] / f"{key}.pickle"
+    if cached.is_file():
+        plan: Plan = pickle.loads(cached.read_bytes())
+        return plan
+    plan = plan_stack(stack_file, overrides or None)
+    partial = cached.with_suffix(f".{os.getpid()}")
+    partial.write_bytes(pickle.dumps(plan, protocol=pickle.HIGHEST_PROTOCOL))
+    partial.replace(cached)  # atomic: the other worker never reads half a file
+    return plan
 
 
 def plan_of(stack: str, overrides: Mapping[str, Any] | None = None) -> Plan:

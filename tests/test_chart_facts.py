@@ -51,8 +51,9 @@ def test_the_data_file_is_small_and_only_data() -> None:
     assert "{{" not in text and "#" not in text  # no template or comment was copied
 
 
+# Not marked slow: run among the others, it finds test_software's plans made (shared between
+# workers, tests/conftest.py) instead of making all 40 while test_software makes them again.
 @pytest.mark.skipif(not HELM_DIR.is_dir(), reason="../shared/reference/helm is absent")
-@pytest.mark.slow
 def test_the_data_file_is_current_with_the_charts_and_gpufleets_values() -> None:
     fresh = chart_facts.build(HELM_DIR, chart_facts.used_paths_of_plans(software_plans()))
     assert chart_facts.render(fresh) == CHART_FACTS.read_text(), (
