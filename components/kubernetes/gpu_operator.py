@@ -81,7 +81,7 @@ def adopted_cluster_notice(cluster_name: str) -> str:
         f"cluster {cluster_name}: the GPU Operator serves the GPU nodes Node Feature Discovery "
         "labelled; gpufleet runs NFD's worker on its own pools only, but an NFD the cluster runs "
         "already (its own, or another GPU Operator's) labels the owner's GPU nodes too, and the "
-        "operator would install its driver, toolkit and device plugin there (not checked). On "
+        "operator would install its driver, toolkit and device plugin there: not checked. On "
         "such a cluster, label the nodes gpufleet did not create nvidia.com/gpu.deploy.operands="
         "false, or choose another gpuSoftware.mode"
     )

@@ -70,7 +70,7 @@ def pools_warnings(
         warnings.append(
             f"cluster.gcp.network: Kueue (for the queued pools) is called by the control plane on "
             f"{_allow(ports)}, which a private GKE cluster's firewall drops (GKE opens 443 and "
-            "10250 only); gpufleet adds no rule to a network it did not create (not checked). "
+            "10250 only); gpufleet adds no rule to a network it did not create: not checked. "
             f"Add: gcloud compute firewall-rules create {firewall_rule_name(cluster.name)} "
             f"--project {options.project} --network {options.network} --direction INGRESS "
             f"--source-ranges {options.master_cidr} --allow {_allow(ports)} "
@@ -83,7 +83,7 @@ def pools_warnings(
             warnings.append(
                 f"{where}: image streaming needs the Container File System API in project "
                 f"{options.project}; gpufleet does not manage an existing cluster's project "
-                "services (not checked): enable it (gcloud services enable "
+                "services: not checked; enable it (gcloud services enable "
                 f"{IMAGE_STREAMING_API} --project {options.project}) or set "
                 "gcp.imageStreaming: false"
             )
@@ -98,7 +98,7 @@ def adopted_kueue_warning(facts: GkeClusterFacts, ports: Sequence[int]) -> str |
     return (
         f"cluster {facts.name} has private nodes: the control plane reaches Kueue (for the "
         f"queued pools) on {_allow(ports)} only through a firewall rule, which gpufleet does not "
-        "add to a cluster it did not create (not checked). Ask its owner to add: gcloud compute "
+        "add to a cluster it did not create: not checked. Ask its owner to add: gcloud compute "
         f"firewall-rules create {firewall_rule_name(facts.name)} --network "
         f"{facts.network or '<the cluster network>'} --direction INGRESS --source-ranges "
         f"{source} --allow {_allow(ports)} --target-tags <the target tag of GKE's rule "
