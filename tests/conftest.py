@@ -125,7 +125,11 @@ def chart_defaults(chart: str) -> dict[str, Any]:
         f"{CHART_FACTS.name} describes {chart} {facts['version']}, gpufleet pins "
         f"{charts.CHARTS[chart].version}: run scripts/chart_facts.py"
     )
-    return json.loads(json.dumps(facts["values"]))  # a copy the test may change
+    values = json.loads(json.dumps(facts["values"]))  # a copy the test may change
+    from components.kubernetes.chart_values import SUBCHART_DEFAULTS, merge
+
+    # The parent's values win; a subchart's own defaults fill what the parent does not repeat.
+    return merge(SUBCHART_DEFAULTS.get(chart, {}), values)
 
 
 # The clouds' calendar day the version tables and the reviews were read on: every plan and

@@ -9,6 +9,7 @@ program really sends, against each pool's labels and taints.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import kubernetes_validate
@@ -485,3 +486,30 @@ def test_bottlerocket_pools_are_rejected_with_the_operator_and_skipped_by_the_pl
     pod = placement.daemonset_pod(values)
     fits = placement.place(pod, placement.targets(resolved_pools, cpu)).fits
     assert fits == [p.name for p in resolved_pools[1:]]
+
+
+def test_the_operator_never_reaches_gpu_nodes_of_an_adopted_clusters_owner() -> None:
+    """Review gke-3 N16: NFD's worker runs on gpufleet's pools only, so the operator (which
+    serves the GPUs NFD labelled) installs nothing on the owner's GPU nodes; what an NFD the
+    cluster already runs would label is said at plan (not checked)."""
+    overrides = {"gpufleet:gpuSoftware": {"mode": "gpu-operator"}}
+    plan = plan_of("gcp-existing", overrides)
+    values = merged("gpu-operator", releases(plan)["gpu-operator"].inputs["values"])
+    _, pools, cpu = resolved("gcp-existing", overrides)
+    nodes = placement.targets(pools, cpu)
+    owners = []
+    for target in (t for t in nodes if t.gpu):
+        labels = {k: v for k, v in target.node.labels.items() if not k.startswith("gpufleet.io/")}
+        labels["cloud.google.com/gke-nodepool"] = f"owner-{target.node.pool}"
+        node = dataclasses.replace(target.node, pool=f"owner-{target.node.pool}", labels=labels)
+        owners.append(dataclasses.replace(target, node=node))
+    nfd = placement.daemonset_pod(values["node-feature-discovery"]["worker"])
+    assert set(placement.place(nfd, nodes + owners).fits) == {p.name for p in pools}
+    labelled = [placement.operator_node(n, nfd) for n in nodes + owners]
+    for operand in ("device-plugin", "container-toolkit", "gpu-feature-discovery"):
+        fits = placement.place(placement.operand_pod(values, operand), labelled).fits
+        assert set(fits) == {p.name for p in pools}, operand
+    (notice,) = [w for w in plan.warnings if "nvidia.com/gpu.deploy.operands=false" in w]
+    assert "not checked" in notice
+    created = plan_of("gcp-dev", overrides)
+    assert not any("gpu.deploy.operands" in w for w in created.warnings)

@@ -21,6 +21,7 @@ from components.gcp.model.adopted import (
     adoption_problems,
     adoption_warnings,
 )
+from components.gcp.model.cluster_needs import adopted_kueue_warning
 from components.gcp.model.config import cluster_options
 from components.gcp.node_identity import node_identity
 from components.kubernetes.cluster import stop_unless_adoptable
@@ -33,6 +34,8 @@ class AdoptedGkeClusterArgs:
     config: ClusterConfig
     # The GPU pools gpufleet adds (GKE refuses a name the cluster already has).
     pool_names: tuple[str, ...] = ()
+    # The ports the control plane must reach Kueue on beyond GKE's own firewall rule.
+    kueue_ports: tuple[int, ...] = ()
 
 
 def look_up(config: ClusterConfig) -> GkeClusterFacts:
@@ -52,6 +55,7 @@ def look_up(config: ClusterConfig) -> GkeClusterFacts:
 def facts_of(found: Any) -> GkeClusterFacts:
     endpoints = _first(found.control_plane_endpoints_configs)
     dns = _first(getattr(endpoints, "dns_endpoint_configs", None))
+    private = _first(getattr(found, "private_cluster_configs", None))
     policy = _first(found.maintenance_policies)
     windows = [
         *(getattr(policy, "recurring_windows", None) or []),
@@ -73,6 +77,9 @@ def facts_of(found: Any) -> GkeClusterFacts:
             pool.name: dict(getattr(_first(pool.node_configs), "labels", None) or {})
             for pool in found.node_pools or []
         },
+        private_nodes=bool(getattr(private, "enable_private_nodes", False)),
+        control_plane_cidr=getattr(private, "master_ipv4_cidr_block", None) or None,
+        network=getattr(found, "network", None) or None,
     )
 
 
@@ -97,10 +104,11 @@ class AdoptedGkeCluster(pulumi.ComponentResource):
     ) -> None:
         cfg = args.config
         facts = look_up(cfg)
+        firewall = adopted_kueue_warning(facts, args.kueue_ports)
         stop_unless_adoptable(
             cfg.name,
             adoption_problems(facts, cfg, args.pool_names),
-            adoption_warnings(facts, cfg),
+            [*adoption_warnings(facts, cfg), *([firewall] if firewall else [])],
         )
         super().__init__("gpufleet:gcp:AdoptedCluster", name, None, opts)
         self.facts = facts

@@ -9,6 +9,7 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from components.gcp.model.cluster_needs import firewall_rule_name
 from components.gcp.model.config import cluster_options
 from components.gcp.node_identity import node_identity
 from components.kubernetes.kubeconfig import exec_kubeconfig
@@ -31,6 +32,10 @@ NODE_OAUTH_SCOPES = [
 class GkeClusterArgs:
     config: ClusterConfig
     system_pool: PoolSpec
+    # Ports the control plane must reach Kueue on beyond GKE's own rule (cluster_needs.py).
+    kueue_ports: tuple[int, ...] = ()
+    # Project APIs the pools need (image streaming's); enabled, never disabled on destroy.
+    project_services: tuple[str, ...] = ()
 
 
 class GkeCluster(pulumi.ComponentResource):
@@ -42,6 +47,8 @@ class GkeCluster(pulumi.ComponentResource):
     kubeconfig: pulumi.Output[str]
     node_service_account: pulumi.Input[str]
     system_node_pool: gcp.container.NodePool
+    # What the GPU pools and Kueue wait for: the project APIs they need, Kueue's firewall rule.
+    pool_needs: list[pulumi.Resource]
 
     def __init__(
         self, name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions | None = None
@@ -65,6 +72,39 @@ class GkeCluster(pulumi.ComponentResource):
             name, cfg.name, gcp_cfg.project, region, gcp_cfg.node_service_account, child
         )
         self.node_service_account = identity.email
+        self.pool_needs = [
+            gcp.projects.Service(
+                f"{name}-{service.split('.')[0]}-api",
+                project=gcp_cfg.project,
+                service=service,
+                # The project's, not the stack's: other clusters may use it.
+                disable_on_destroy=False,
+                disable_dependent_services=False,
+                opts=child,
+            )
+            for service in args.project_services
+        ]
+        if args.kueue_ports and not gcp_cfg.network:
+            # GKE's rule lets the control plane reach nodes on 443 and 10250 only; Kueue's
+            # webhooks and visibility API listen elsewhere (cluster_needs.py). Kueue runs on
+            # the system pool, whose nodes carry gpufleet's node service account.
+            self.pool_needs.append(
+                gcp.compute.Firewall(
+                    f"{name}-kueue-webhooks",
+                    name=firewall_rule_name(cfg.name),
+                    network=network,
+                    direction="INGRESS",
+                    source_ranges=[gcp_cfg.master_cidr],
+                    allows=[
+                        gcp.compute.FirewallAllowArgs(
+                            protocol="tcp", ports=[str(port) for port in args.kueue_ports]
+                        )
+                    ],
+                    target_service_accounts=[identity.email],
+                    description="GKE control plane to Kueue's webhooks and visibility API",
+                    opts=child,
+                )
+            )
         # The temporary default pool (and the system pool) use gpufleet's node service account,
         # never the Compute Engine default one, which many projects delete or disable; nodes
         # start only once its roles exist.

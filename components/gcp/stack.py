@@ -12,6 +12,7 @@ from components.gcp.driver_installer import GkeDriverInstaller, GkeDriverInstall
 from components.gcp.gpu_pool import GkeGpuNodePool, GkeGpuNodePoolArgs
 from components.gcp.model.capacity import NodePoolCapacity, node_pool_capacity
 from components.gcp.model.cloud import GCP, gke_driver
+from components.gcp.model.cluster_needs import kueue_ports, project_services
 from components.gcp.model.config import GcpPoolOptions, cluster_options, pool_options
 from components.kubernetes.cluster import ClusterHandle
 from components.model.pools import PoolSpec
@@ -23,7 +24,13 @@ def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterH
         return _adopt_cluster(config)
     assert system_pool is not None
     cluster = GkeCluster(
-        config.cluster.name, GkeClusterArgs(config=config.cluster, system_pool=system_pool)
+        config.cluster.name,
+        GkeClusterArgs(
+            config=config.cluster,
+            system_pool=system_pool,
+            kueue_ports=kueue_ports(config.gpu_pools),
+            project_services=project_services(config.gpu_pools),
+        ),
     )
     gke = cluster.cluster
     return ClusterHandle.of(
@@ -45,7 +52,9 @@ def _adopt_cluster(config: StackConfig) -> ClusterHandle:
     cluster = AdoptedGkeCluster(
         config.cluster.name,
         AdoptedGkeClusterArgs(
-            config=config.cluster, pool_names=tuple(pool.name for pool in config.gpu_pools)
+            config=config.cluster,
+            pool_names=tuple(pool.name for pool in config.gpu_pools),
+            kueue_ports=kueue_ports(config.gpu_pools),
         ),
     )
     facts = cluster.facts
@@ -69,8 +78,9 @@ def build_gpu_pools(
     gke = cluster.component
     if isinstance(gke, GkeCluster):
         cluster_name: pulumi.Input[str] = gke.cluster.name
-        # Pools depend on the system pool so GKE never makes a GPU pool the cluster's first.
-        after: list[pulumi.Resource] = [gke.system_node_pool]
+        # Pools depend on the system pool so GKE never makes a GPU pool the cluster's first,
+        # and on the project APIs they use.
+        after: list[pulumi.Resource] = [gke.system_node_pool, *gke.pool_needs]
     else:
         assert isinstance(gke, AdoptedGkeCluster)
         cluster_name = gke.facts.name
@@ -96,6 +106,9 @@ def build_gpu_pools(
         )
         for pool in pools
     ]
+    if isinstance(gke, GkeCluster):
+        # What Kueue waits for with the pools (its firewall rule).
+        built += gke.pool_needs
     if pools and config.gpu_software_mode == "gpu-operator":
         # The pools' driver is not GKE's and the operator's does not run on COS.
         built.append(

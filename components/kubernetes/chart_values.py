@@ -48,6 +48,16 @@ PASSTHROUGH: Mapping[str, tuple[str, ...]] = {
 }
 
 
+# Subcharts' values a parent chart's values.yaml does not repeat, yet passes down (Helm hands a
+# subchart the parent's values under its name). The GPU Operator v26.7.0 depends on
+# node-feature-discovery 0.19.0 (its Chart.yaml), whose values.yaml has `worker.nodeSelector: {}`
+# and `worker.affinity: {}` (kubernetes-sigs/node-feature-discovery v0.19.0, commit
+# 45d276ed9d3f0f67fb642aa78969721df3034451, deployment/helm/node-feature-discovery/values.yaml).
+SUBCHART_DEFAULTS: Mapping[str, Mapping[str, Any]] = {
+    "gpu-operator": {"node-feature-discovery": {"worker": {"nodeSelector": {}, "affinity": {}}}},
+}
+
+
 def unknown_keys(
     values: Mapping[str, Any],
     defaults: Mapping[str, Any],

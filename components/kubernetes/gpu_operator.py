@@ -43,8 +43,15 @@ def values(config: StackConfig, pools: Sequence[PoolSpec]) -> dict[str, Any]:
     monitoring = config.gpu_software.monitoring
     result: dict[str, Any] = {
         "daemonsets": {"tolerations": targeting.tolerations(pools, DAEMONSET_TOLERATIONS)},
+        # NFD's worker only on gpufleet's GPU pools: the operator deploys its operands only on
+        # nodes whose GPU NFD labelled (feature.node.kubernetes.io/pci-10de.present;
+        # gpu-operator v26.7.0 controllers/state_manager.go gpuNodeLabels), so on a cluster
+        # someone else runs it never installs drivers or plugins on the owner's GPU nodes.
         "node-feature-discovery": {
-            "worker": {"tolerations": targeting.tolerations(pools, NFD_WORKER_TOLERATIONS)}
+            "worker": {
+                "tolerations": targeting.tolerations(pools, NFD_WORKER_TOLERATIONS),
+                "affinity": targeting.node_affinity(pools),
+            }
         },
         "mig": {"strategy": "single"},
         "dcgmExporter": {
@@ -66,6 +73,18 @@ def values(config: StackConfig, pools: Sequence[PoolSpec]) -> dict[str, Any]:
             }
         }
     return result
+
+
+def adopted_cluster_notice(cluster_name: str) -> str:
+    """What gpufleet cannot check offline on a cluster it adopts: another NFD already there."""
+    return (
+        f"cluster {cluster_name}: the GPU Operator serves the GPU nodes Node Feature Discovery "
+        "labelled; gpufleet runs NFD's worker on its own pools only, but an NFD the cluster runs "
+        "already (its own, or another GPU Operator's) labels the owner's GPU nodes too, and the "
+        "operator would install its driver, toolkit and device plugin there: not checked. On "
+        "such a cluster, label the nodes gpufleet did not create nvidia.com/gpu.deploy.operands="
+        "false, or choose another gpuSoftware.mode"
+    )
 
 
 def release(

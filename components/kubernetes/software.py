@@ -18,7 +18,7 @@ import pulumi_kubernetes as k8s
 from components.kubernetes import dcgm, device_plugin, gpu_operator, namespaces, targeting
 from components.kubernetes.cluster import ClusterHandle
 from components.model.pools import PoolSpec, system_pool
-from components.model.registry import software_platform
+from components.model.registry import cloud_of, software_platform
 from components.model.schema import StackConfig
 
 
@@ -60,6 +60,10 @@ class GpuSoftware(pulumi.ComponentResource):
             notice = self._platform.gpu_operator_notice()
             if notice:
                 pulumi.log.warn(notice, resource=self)
+            if cloud_of(config).adopted(config.cluster):
+                pulumi.log.warn(
+                    gpu_operator.adopted_cluster_notice(config.cluster.name), resource=self
+                )
             self.releases["gpu-operator"] = gpu_operator.release(
                 f"{name}-gpu-operator", config, nvidia, ns, self._release_opts(needs)
             )

@@ -287,6 +287,13 @@ class Cloud(ABC):
         """What `plan` says of a valid pool's capacity on `today` (a reservation's end near)."""
         return []
 
+    def pools_warnings(
+        self, cluster: ClusterConfig, pools: Sequence[tuple[int, GpuPoolConfig]]
+    ) -> list[str]:
+        """What the valid pools (with their index) need together of the cluster's network or
+        project that gpufleet neither creates nor checks offline (said "not checked")."""
+        return []
+
     def reservation_cap(self, config: StackConfig, pool: GpuPoolConfig) -> ReservationCap | None:
         """The most nodes a reservation gives this pool, where the config says (None: no cap
         known); `fit` names it."""

@@ -53,6 +53,11 @@ class GkeClusterFacts:
     autopilot: bool = False
     # The cluster's node pools and their Kubernetes node labels.
     node_pools: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # Private nodes, and the control plane's range their firewall rules admit (masterIpv4CidrBlock;
+    # None where GKE chose none, as for Private Service Connect clusters), and the cluster's VPC.
+    private_nodes: bool = False
+    control_plane_cidr: str | None = None
+    network: str | None = None
 
 
 def adoption_problems(

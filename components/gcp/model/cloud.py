@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 from components.gcp.model import allocatable as gcp_allocatable
 from components.gcp.model import capacity as gke_capacity
 from components.gcp.model import capacity_checks, prices, system_machines, version_rules, versions
+from components.gcp.model import cluster_needs as gke_needs
 from components.gcp.model import config as gcp_config
 from components.gcp.model import daemonsets as gke_daemonsets
 from components.gcp.model import node_effects as gcp_node_effects
@@ -335,6 +336,11 @@ class Gcp(ManagedCloud):
         if order in self.capacity_orders:
             warnings += capacity_checks.capacity_warnings(cluster, pool, order, path)
         return problems
+
+    def pools_warnings(
+        self, cluster: ClusterConfig, pools: Sequence[tuple[int, GpuPoolConfig]]
+    ) -> list[str]:
+        return gke_needs.pools_warnings(cluster, pools, self.adopted(cluster))
 
     # --- capacity (components/gcp/model/capacity.py) ----------------------------------------
 

@@ -17,6 +17,8 @@ FAKE_CA = base64.b64encode(
 ).decode()
 DNS_ENDPOINT_ID = "0123456789abcdef0123456789abcdef"
 ADOPTED_DNS_ENDPOINT_ID = "fedcba9876543210fedcba9876543210"
+# The adopted cluster's private nodes admit its control plane from this range.
+ADOPTED_CONTROL_PLANE_CIDR = "172.16.32.0/28"
 # A rotated control plane (World.endpoint_rotated): new IPs, DNS endpoints and CA.
 ROTATED = (
     ("203.0.113.10", "198.51.100.10"),
@@ -104,6 +106,10 @@ def _get_cluster(args: Mapping[str, Any], world: World) -> dict[str, Any]:
             [{"workloadPool": f"{project}.svc.id.goog"}] if world.workload_identity else []
         ),
         "releaseChannels": [{"channel": "REGULAR"}],
+        "network": "platform-vpc",
+        "privateClusterConfigs": [
+            {"enablePrivateNodes": True, "masterIpv4CidrBlock": ADOPTED_CONTROL_PLANE_CIDR}
+        ],
         "enableAutopilot": world.autopilot,
         "nodePools": [
             *({"name": pool, "nodeConfigs": [{"labels": {}}]} for pool in world.node_pools),
