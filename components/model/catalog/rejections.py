@@ -92,6 +92,32 @@ _AKS_VERSION_REFUSALS: Final[tuple[Refusal, ...]] = (
     ),
 )
 
+# EKS upgrades a cluster in place one minor at a time and never back: "Once you upgrade a
+# cluster, you can't downgrade to a previous version" (EKS user guide, "Update existing cluster
+# to new Kubernetes version", docs.aws.amazon.com/eks/latest/userguide/update-cluster.html);
+# "Control plane version upgrades must be done for one minor version at a time ... Upgrades of
+# more than one Kubernetes version are not supported" (eksctl docs, cluster-upgrade.html). The
+# provider sends `version` through UpdateClusterVersion, in place, so EKS answers at `up`.
+_EKS_VERSION_REFUSALS: Final[tuple[Refusal, ...]] = (
+    Refusal(
+        "version",
+        "EKS: once you upgrade a cluster, you can't downgrade it (EKS user guide, Update "
+        "existing cluster to new Kubernetes version)",
+        "keep the minor the cluster runs in `cluster.kubernetesVersion`; an older minor needs a "
+        "new cluster (a new stack) and the workloads moved over",
+        trigger="minor-decrease",
+    ),
+    Refusal(
+        "version",
+        "EKS upgrades a control plane one Kubernetes minor at a time; skipping minors is not "
+        "supported (EKS user guide, Update existing cluster to new Kubernetes version; eksctl "
+        "docs, Cluster upgrades)",
+        "raise `cluster.kubernetesVersion` by one minor, run `pulumi up` (control plane, then "
+        "every node group), then the next minor in another change",
+        trigger="minor-skip",
+    ),
+)
+
 _AKS_POOL_REFUSALS: Final[tuple[Refusal, ...]] = (
     Refusal("vmSize", "AKS cannot resize an agent pool's VMs", _AKS_POOL_INSTEAD),
     Refusal(
@@ -184,6 +210,7 @@ REFUSED_IN_PLACE: Final[Mapping[str, tuple[Refusal, ...]]] = MappingProxyType(
                 for field, reason in _AKS_SYSTEM_POOL_FIXED
             ),
         ),
+        "aws:eks/cluster:Cluster": _EKS_VERSION_REFUSALS,
         "aws:eks/nodeGroup:NodeGroup": (
             Refusal(
                 "scalingConfig.minSize",
