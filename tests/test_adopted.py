@@ -75,8 +75,9 @@ def pool_inputs(plan: Plan, cluster_name: str) -> dict[str, Any]:
         if isinstance(value, Mapping):
             return {k: scrub(v) for k, v in value.items() if k not in NETWORK_KEYS}
         if isinstance(value, list):
-            # On an adopted cluster gpufleet's groups also carry its own discovery tag.
-            return [scrub(v) for v in value if not _own_discovery_tag(v)]
+            # The discovery tags differ by design (test_adopted_eks.py pins them): the
+            # autoscaler's pair on a created cluster, gpufleet's own tag on an adopted one.
+            return [scrub(v) for v in value if not _discovery_tag(v, cluster_name)]
         if isinstance(value, str):
             return value.replace(cluster_name, "CLUSTER")
         return value
@@ -88,9 +89,10 @@ def pool_inputs(plan: Plan, cluster_name: str) -> dict[str, Any]:
     }
 
 
-def _own_discovery_tag(value: Any) -> bool:
+def _discovery_tag(value: Any, cluster_name: str) -> bool:
     key = value.get("key") if isinstance(value, Mapping) else None
-    return isinstance(key, str) and key.startswith(autoscaler_tags.GPUFLEET_PREFIX)
+    pair = (autoscaler_tags.ENABLED_TAG, autoscaler_tags.owner_tag(cluster_name))
+    return isinstance(key, str) and (key.startswith(autoscaler_tags.GPUFLEET_PREFIX) or key in pair)
 
 
 # Where the two clusters differ by nature: subnets (created vs looked up) and user data (the

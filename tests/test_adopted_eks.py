@@ -14,6 +14,7 @@ import pytest
 
 from components.aws.model import autoscaler_tags
 from components.model.config import ConfigError, parse_config
+from components.tooling import pool_views
 from components.tooling.engine import Plan, plan_stack
 from components.tooling.mockcloud.aws import CLUSTER_SECURITY_GROUP
 from components.tooling.mockcloud.world import World
@@ -95,8 +96,65 @@ def test_gpufleets_managed_groups_carry_its_tag_on_their_auto_scaling_groups() -
         assert _discovers(values, group_tags) and _may_resize(policy, group_tags)
 
 
+# What an autoscaler of the owner's finds groups by: the chart's default autoDiscovery.tags
+# (cluster-autoscaler values.yaml), the pair EKS puts on every managed group.
+OWNERS_AUTOSCALER = {"autoDiscovery": {"clusterName": CLUSTER}}
+
+
+def _tags(group: Any) -> dict[str, str]:
+    return {t["key"]: t["value"] for t in group.inputs["tags"]}
+
+
+def test_an_owners_autoscaler_does_not_find_gpufleets_groups() -> None:
+    """Review eks-3.md N18: on an adopted cluster gpufleet's self-managed groups carry only
+    gpufleet's discovery tag, so two autoscalers never fight over them."""
+    groups = plan_of(STACK).of_type("aws:autoscaling/group:Group")
+    assert groups
+    for group in groups:
+        tags = _tags(group)
+        assert autoscaler_tags.gpufleet_owner_tag(CLUSTER) in tags, group.name
+        assert autoscaler_tags.ENABLED_TAG not in tags, group.name
+        assert autoscaler_tags.owner_tag(CLUSTER) not in tags, group.name
+        assert not _discovers(OWNERS_AUTOSCALER, tags), group.name
+
+
+def test_groups_the_owners_autoscaler_is_meant_to_scale_carry_its_pair() -> None:
+    """With cluster.existing.autoscalerInstalled the owner's autoscaler scales gpufleet's groups:
+    they carry the pair it discovers by, and no tag of gpufleet's."""
+    plan = plan_of(STACK, _variant(existing={"autoscalerInstalled": True}))
+    groups = plan.of_type("aws:autoscaling/group:Group")
+    assert groups
+    for group in groups:
+        tags = _tags(group)
+        assert _discovers(OWNERS_AUTOSCALER, tags), group.name
+        assert not any(k.startswith(autoscaler_tags.GPUFLEET_PREFIX) for k in tags), group.name
+
+
+def test_plan_says_what_it_cannot_see_of_the_owners_controllers() -> None:
+    self_managed = plan_of(STACK).warnings
+    (said,) = [w for w in self_managed if "not checked: whether its owner already runs" in w]
+    assert "cluster autoscaler or aws-node-termination-handler" in said
+    assert any("carry only its own discovery tag" in w for w in self_managed)
+    assert not any("managed node groups carry that pair anyway" in w for w in self_managed)
+    managed = plan_of(STACK, _variant([MANAGED_L4])).warnings
+    (note,) = [w for w in managed if "managed node groups carry that pair anyway" in w]
+    assert "gpuPools[].aws.nodeGroup: self-managed" in note
+    installed = plan_of(STACK, _variant(existing={"autoscalerInstalled": True})).warnings
+    (said,) = [w for w in installed if "not checked: whether its owner already runs" in w]
+    assert "aws-node-termination-handler" in said and "cluster autoscaler" not in said
+
+
+def test_fit_reads_gpufleets_own_discovery_tag() -> None:
+    assert pool_views.GPUFLEET_DISCOVERY_PREFIX == autoscaler_tags.GPUFLEET_PREFIX + "/"
+    (group, *_) = plan_of(STACK).of_type("aws:autoscaling/group:Group")
+    assert pool_views.read_asg(group).discoverable
+
+
 def test_a_created_cluster_keeps_the_standard_discovery() -> None:
-    values, policy = _autoscaler(plan_of("aws-dev"))
+    plan = plan_of("aws-dev")
+    values, policy = _autoscaler(plan)
+    groups = plan.of_type("aws:autoscaling/group:Group")
+    assert groups and all(_discovers(values, _tags(group)) for group in groups)
     assert "tags" not in values["autoDiscovery"]
     assert values["extraArgs"]["skip-nodes-with-system-pods"] is False
     assert _may_resize(policy, {**OWNERS_GROUP, autoscaler_tags.owner_tag("gpufleet-dev"): "owned"})

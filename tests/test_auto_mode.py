@@ -124,8 +124,12 @@ def test_moving_a_stack_to_auto_mode_updates_the_cluster_in_place() -> None:
     after = plan_of("aws-dev", {f"gpufleet:{k}": v for k, v in raw.items()})
     diff = diff_plans(plan_of("aws-dev").to_json(), after.to_json())
     (cluster,) = [c for c in diff.changed if c.type == "aws:eks/cluster:Cluster"]
-    assert cluster.verdict == "update", (cluster.replace_paths, cluster.refusals)
+    assert not cluster.replace_paths, cluster.replace_paths
     assert not any(c.path == "bootstrapSelfManagedAddons" for c in cluster.changes)
+    # The same `up` would remove the autoscaler's GPU groups: refused (review eks-3.md N17,
+    # tests/test_eks_refusals.py), but not for anything EKS refuses about the cluster itself.
+    (refusal,) = cluster.refusals
+    assert refusal.startswith("computeConfig.enabled: gpufleet refuses to turn on EKS Auto Mode")
 
 
 def test_a_shared_pool_is_refused_once_with_what_to_do() -> None:

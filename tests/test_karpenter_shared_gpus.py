@@ -125,15 +125,48 @@ spec:
   tolerations: [{operator: Exists}]
   containers:
     - name: main
-      resources: {limits: {nvidia.com/gpu: 2}}
+      resources: {limits: {nvidia.com/gpu: 1}}
+    - name: side
+      resources: {limits: {nvidia.com/gpu: 1}}
 """
 
 
 def test_a_pod_asking_for_two_shares_gets_a_node() -> None:
+    """Karpenter plans the node with the overlay's count (4 shares), so a pod of two
+    containers with one share each fits."""
     config = parse_config(_shared_raw())
     (verdict,) = fit_templates(read_workloads(TWO_SHARES).templates, pool_checks(config))
     (l4,) = [pool for pool in verdict.pools if pool.pool == "l4"]
     assert l4.fits, l4.reasons
+
+
+GREEDY_CONTAINER = """
+apiVersion: v1
+kind: Pod
+metadata: {name: greedy}
+spec:
+  nodeSelector: {gpufleet.io/pool: l4}
+  tolerations: [{operator: Exists}]
+  containers:
+    - name: main
+      resources: {limits: {nvidia.com/gpu: 2}}
+"""
+
+
+def test_a_container_asking_for_two_shares_never_runs() -> None:
+    """Review eks-3.md N21: gpufleet's device plugin config sets failRequestsGreaterThanOne, so
+    the node rejects a container asking for more than one shared GPU after it is scheduled."""
+    config = parse_config(_shared_raw())
+    (verdict,) = fit_templates(read_workloads(GREEDY_CONTAINER).templates, pool_checks(config))
+    (l4,) = [pool for pool in verdict.pools if pool.pool == "l4"]
+    assert not l4.fits
+    (reason,) = l4.reasons
+    assert "failRequestsGreaterThanOne" in reason and "at most 1 shared GPU" in reason
+    assert "never runs" in reason
+    # The plan's device plugin config says what fit assumes.
+    planned = json.dumps([r.inputs for r in plan_of(STACK, OVERRIDES).resources])
+    assert "failRequestsGreaterThanOne: true" in planned
+    assert "failRequestsGreaterThanOne: false" not in planned
 
 
 def test_a_karpenter_gpufleet_does_not_run_cannot_plan_shared_gpus() -> None:

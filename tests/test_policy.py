@@ -241,6 +241,14 @@ def test_gpu_pools_carry_the_gpu_taint(type_: str, props: dict[str, Any], tainte
         (asg_tags({"enabled": None}), "k8s.io/cluster-autoscaler/enabled=true missing"),
         (asg_tags({"enabled": "false"}), "k8s.io/cluster-autoscaler/enabled=true missing"),
         (asg_tags({"ml": None}), "<cluster>=owned missing"),
+        # An adopted cluster's group: gpufleet's own tag alone (review eks-3.md N18).
+        (
+            [
+                *asg_tags({"enabled": None, "ml": None}),
+                {"key": "gpufleet.io/autoscaler/ml", "value": "owned", "propagateAtLaunch": False},
+            ],
+            None,
+        ),
         (asg_tags({"node-template/resources/nvidia.com/gpu": "0"}), "GPUs per node"),
         (asg_tags({"node-template/resources/nvidia.com/gpu": "a lot"}), "GPUs per node"),
         (
@@ -463,6 +471,20 @@ def doc(*statements: Mapping[str, Any]) -> str:
                         "Resource": [
                             "arn:aws:autoscaling:us-east-1:1:autoScalingGroup:x:autoScalingGroupName/ml-l4"
                         ],
+                    }
+                )
+            },
+            None,
+        ),
+        (
+            "aws:iam/rolePolicy:RolePolicy",
+            {
+                "policy": doc(
+                    {
+                        **SCALE,
+                        "Condition": {
+                            "StringEquals": {"aws:ResourceTag/gpufleet.io/autoscaler/ml": "owned"}
+                        },
                     }
                 )
             },

@@ -12,7 +12,10 @@ and keeps the add-ons as declared on update. eks-pod-identity-agent is added for
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -29,6 +32,10 @@ ADDONS: dict[str, bool] = {
     "coredns": True,
     "eks-pod-identity-agent": False,
     health.MONITORING_AGENT_ADDON: True,
+}
+# Each add-on's `configurationValues` (checked against its configuration schema by the tests).
+ADDON_CONFIGURATION: Mapping[str, Mapping[str, Any]] = {
+    health.MONITORING_AGENT_ADDON: health.MONITORING_AGENT_CONFIGURATION,
 }
 
 
@@ -60,11 +67,13 @@ class EksAddons(pulumi.ComponentResource):
                 most_recent=False,  # EKS's default for the minor, not the newest build
                 opts=pulumi.InvokeOutputOptions(parent=self, provider=args.provider),
             )
+            configuration = ADDON_CONFIGURATION.get(addon)
             self.addons[addon] = aws.eks.Addon(
                 f"{name}-{addon}",
                 cluster_name=args.cluster_name,
                 addon_name=addon,
                 addon_version=version.version,
+                configuration_values=json.dumps(configuration) if configuration else None,
                 resolve_conflicts_on_create="OVERWRITE",
                 resolve_conflicts_on_update="OVERWRITE",
                 opts=pulumi.ResourceOptions(

@@ -25,6 +25,7 @@ from components.aws.model.adopted import (
     EksClusterFacts,
     Needs,
     adoption_problems,
+    adoption_warnings,
 )
 from components.aws.model.autoscaler_tags import default_tags
 from components.aws.model.config import cluster_options
@@ -80,7 +81,9 @@ class AdoptedEksCluster(pulumi.ComponentResource):
         given = list(cluster_options(cfg).private_subnet_ids or [])
         self.facts = facts = look_up(cfg, given, invoke)
         stop_unless_adoptable(
-            cfg.name, adoption_problems(facts, cfg, args.needs, subnets_given=bool(given))
+            cfg.name,
+            adoption_problems(facts, cfg, args.needs, subnets_given=bool(given)),
+            adoption_warnings(facts, cfg, managed_groups=args.managed_nodes),
         )
 
         child = pulumi.ResourceOptions(parent=self, provider=self.aws_provider)
@@ -152,7 +155,12 @@ class AdoptedEksCluster(pulumi.ComponentResource):
     @property
     def autoscaler_discovery_tag(self) -> str | None:
         # EKS tags every managed node group of the owner for the autoscaler's discovery (EKS
-        # user guide, managed-node-groups); gpufleet's must find only gpufleet's (review eks-2.md N4).
+        # user guide, managed-node-groups); gpufleet's must find only gpufleet's (review eks-2.md
+        # N4), and an autoscaler of the owner's must not find gpufleet's (eks-3.md N18). When
+        # the owner's autoscaler is the one meant to scale them (autoscalerInstalled), the
+        # groups carry the standard pair it discovers by.
+        if existing_cluster.cluster_options(self._config).autoscaler_installed:
+            return None
         return autoscaler_tags.gpufleet_owner_tag(self.facts.name)
 
     @property

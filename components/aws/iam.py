@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from components.aws.model.autoscaler_tags import ENABLED_TAG, owner_tag
+from components.aws.model.autoscaler_tags import resize_condition
 
 # Managed policies by role (EKS user guide: cluster IAM role, node IAM role).
 CLUSTER_POLICIES = ("AmazonEKSClusterPolicy",)
@@ -87,7 +87,6 @@ def irsa_trust_policy(
 def autoscaler_policy_document(cluster_name: str, own_tag: str | None = None) -> dict[str, Any]:
     """Read anywhere; resize and terminate only in groups tagged as this cluster's (EKS best
     practices), or, on an adopted cluster, only in gpufleet's groups (`own_tag`)."""
-    owner = own_tag or owner_tag(cluster_name)
     return {
         "Version": "2012-10-17",
         "Statement": [
@@ -104,8 +103,8 @@ def autoscaler_policy_document(cluster_name: str, own_tag: str | None = None) ->
                 "Resource": "*",
                 "Condition": {
                     "StringEquals": {
-                        f"aws:ResourceTag/{ENABLED_TAG}": "true",
-                        f"aws:ResourceTag/{owner}": "owned",
+                        f"aws:ResourceTag/{key}": value
+                        for key, value in resize_condition(cluster_name, own_tag).items()
                     }
                 },
             },

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 import yaml
 
+from components.model.pool_spec import PLUGIN_FAILS_REQUESTS_GREATER_THAN_ONE
 from components.model.pools import DEVICE_PLUGIN_CONFIG_LABEL, GPU_RESOURCE, PoolSpec
 
 DEFAULT_ENTRY = "default"
@@ -34,7 +35,7 @@ def entry_document(pool: PoolSpec | None, default_mig_strategy: MigStrategy) -> 
             # Keep the resource name nvidia.com/gpu so pods and the gpuPools output agree.
             "renameByDefault": False,
             # A shared slot is not more GPU: a pod asking for 2 would get two slices of one GPU.
-            "failRequestsGreaterThanOne": True,
+            "failRequestsGreaterThanOne": PLUGIN_FAILS_REQUESTS_GREATER_THAN_ONE,
             "resources": [{"name": GPU_RESOURCE, "replicas": pool.max_shared_clients_per_gpu}],
         }
     }

@@ -22,7 +22,7 @@ from components.model.labels import (
     POOL_LABEL,
 )
 from components.model.machine_checks import machine_problems
-from components.model.pool_spec import PoolSpec, Taint
+from components.model.pool_spec import PLUGIN_FAILS_REQUESTS_GREATER_THAN_ONE, PoolSpec, Taint
 from components.model.problems import Problem
 from components.model.schema import (
     SYSTEM_POOL_NAME,
@@ -404,10 +404,13 @@ class ManagedCloud(Cloud):
             disk_size_gb=pool.disk_size_gb,
             selector_keys=self.selector_keys(config, pool, sharing_via),
             container_env=self.container_env(config, pool),
-            # GKE's plugin: time-sharing, or MPS on multi-GPU nodes (gpusharing.go; gke-2 N8).
-            one_shared_gpu_per_container=sharing_via == "cloud"
-            and pool.sharing is not None
-            and (pool.sharing.strategy != "mps" or gpus_per_node > 1),
+            # GKE's plugin: time-sharing, or MPS on multi-GPU nodes (gpusharing.go; gke-2 N8);
+            # gpufleet's NVIDIA plugin config: failRequestsGreaterThanOne (eks-3 N21).
+            one_shared_gpu_per_container=pool.sharing is not None
+            and (
+                (sharing_via == "cloud" and (pool.sharing.strategy != "mps" or gpus_per_node > 1))
+                or (sharing_via == "nvidia" and PLUGIN_FAILS_REQUESTS_GREATER_THAN_ONE)
+            ),
             accelerator_label=self.accelerator_label,
             partition_label=self.partition_label,
             scale_from_zero=self.scale_from_zero(config, pool),

@@ -10,10 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from components.model.capacity import ON_DEMAND, CapacityOrder, PoolQueue, ReservationCap
 from components.model.labels import ACCELERATOR_LABEL, POOL_LABEL
+
+# gpufleet's NVIDIA device plugin config of a shared pool (components/kubernetes/plugin_config.py)
+# sets `failRequestsGreaterThanOne`: the plugin then fails, at Allocate, a container asking for
+# more than one shared GPU ("maximum request size for shared resources is 1": NVIDIA/
+# k8s-device-plugin internal/rm/rm.go ValidateRequest at 1b826ac, time-slicing and MPS), after
+# kube-scheduler placed the pod. NVIDIA's README recommends it ("NVIDIA recommends setting
+# failRequestsGreaterThanOne=true").
+PLUGIN_FAILS_REQUESTS_GREATER_THAN_ONE: Final = True
 
 
 @dataclass(frozen=True, order=True)

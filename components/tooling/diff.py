@@ -53,6 +53,7 @@ import argparse
 import json
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, TextIO
 
 from components.model.catalog.provider_changes import KUBERNETES_PROVIDER
@@ -84,6 +85,7 @@ from components.tooling.diff_verdicts import (
     in_place_refusals,
     replacement_notes,
     same_name_refusal,
+    unsafe_together_refusals,
     verdict_note,
 )
 
@@ -379,6 +381,21 @@ def diff_plans(old: Mapping[str, Any], new: Mapping[str, Any]) -> PlanDiff:
         ),
         key=_sort_key,
     )
+
+    removed_types = {ref.type for ref in removed}
+    changed = [
+        replace(change, refusals=(*change.refusals, *extra))
+        if (
+            extra := unsafe_together_refusals(
+                change.type,
+                old_index[change.urn].get("inputs", {}),
+                new_index[change.urn].get("inputs", {}),
+                removed_types,
+            )
+        )
+        else change
+        for change in changed
+    ]
 
     output_changes: list[tuple[Path, Any, Any]] = []
     old_outputs, new_outputs = old.get("outputs", {}), new.get("outputs", {})

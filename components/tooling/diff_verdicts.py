@@ -121,3 +121,16 @@ def replacement_notes(type_token: str, old_inputs: Any, new_inputs: Any) -> list
         if not same(old, new) and note.marker in (old, new):
             found.append(note.says)
     return found
+
+
+def unsafe_together_refusals(
+    type_token: str, old_inputs: Any, new_inputs: Any, removed_types: set[str]
+) -> list[str]:
+    """Why gpufleet refuses this change together with a removal in the same plan
+    (rejections.UNSAFE_TOGETHER)."""
+    found = []
+    for rule in rejections.unsafe_together(type_token):
+        old, new = _at(old_inputs, rule.path), _at(new_inputs, rule.path)
+        if new == rule.value and old != rule.value and rule.removed_type in removed_types:
+            found.append(f"{rule.path}: {rule.reason}; instead: {rule.instead}")
+    return found

@@ -83,9 +83,10 @@ class TemplateVerdict:
 
 
 def time_sharing_reasons(pod_spec: Mapping[str, Any], spec: PoolSpec) -> list[str]:
-    """GKE time-sharing, and MPS on a multi-GPU node, give each container at most one shared
-    GPU: the node's device plugin fails larger requests after scheduling
-    (UnexpectedAdmissionError), which kube-scheduler does not foresee
+    """GKE time-sharing, MPS on a multi-GPU GKE node, and gpufleet's own NVIDIA device plugin
+    on a shared pool (failRequestsGreaterThanOne: components/model/pool_spec.py) give each
+    container at most one shared GPU: the node's device plugin fails larger requests after
+    scheduling (UnexpectedAdmissionError), which kube-scheduler does not foresee
     (cloud.google.com/kubernetes-engine/docs/concepts/timesharing-gpus; container-engine-
     accelerators gpusharing.go ValidateRequest). On a single-GPU MPS node a container may ask
     for several shares: GKE gives it that many shares of the GPU's threads and memory."""
@@ -107,15 +108,20 @@ def time_sharing_reasons(pod_spec: Mapping[str, Any], spec: PoolSpec) -> list[st
                     continue  # the simulator already reports the bad quantity
                 if count > 1:
                     name = container.get("name") or f"#{index}"
-                    where = (
-                        "mps pool with several GPUs per node"
-                        if spec.sharing_strategy == "mps"
-                        else f"{spec.sharing_strategy} pool"
-                    )
+                    if spec.sharing_via == "nvidia":
+                        where = (
+                            f"{spec.sharing_strategy} pool, whose NVIDIA device plugin gpufleet "
+                            "configures with failRequestsGreaterThanOne,"
+                        )
+                    elif spec.sharing_strategy == "mps":
+                        where = "GKE mps pool with several GPUs per node"
+                    else:
+                        where = f"GKE {spec.sharing_strategy} pool"
                     reasons.append(
-                        f"container {name}: {section} {spec.gpu_resource}={value}, but on a GKE "
+                        f"container {name}: {section} {spec.gpu_resource}={value}, but on a "
                         f"{where} each container gets at most 1 shared GPU "
-                        "(the node rejects the pod with UnexpectedAdmissionError)"
+                        "(the node rejects the pod with UnexpectedAdmissionError, so it never "
+                        "runs)"
                     )
                     break
     return reasons

@@ -28,6 +28,9 @@ UNKNOWN_SHAPE = 2**62
 
 ASG_TYPE = "aws:autoscaling/group:Group"
 CA_PREFIX = "k8s.io/cluster-autoscaler/"
+# What gpufleet's autoscaler on an adopted cluster discovers its groups by, alone
+# (components/aws/model/autoscaler_tags.py GPUFLEET_PREFIX; tests pin the two equal).
+GPUFLEET_DISCOVERY_PREFIX = "gpufleet.io/autoscaler/"
 TEMPLATE_PREFIX = CA_PREFIX + "node-template/"
 LABEL_TAG = TEMPLATE_PREFIX + "label/"
 TAINT_TAG = TEMPLATE_PREFIX + "taint/"
@@ -214,7 +217,8 @@ def read_asg(resource: RecordedResource) -> AsgTemplate:
                 resources[name] = quantity.count(value)
             except ValueError as error:
                 ignored.append(f"tag {key}: {error}")
-    # CA auto-discovery: `k8s.io/cluster-autoscaler/enabled` and `k8s.io/cluster-autoscaler/<cluster>`.
+    # CA auto-discovery: `k8s.io/cluster-autoscaler/enabled` and `k8s.io/cluster-autoscaler/<cluster>`
+    # on a cluster gpufleet created; gpufleet's own tag alone on one it adopts.
     owners = [
         key
         for key in tags
@@ -222,7 +226,9 @@ def read_asg(resource: RecordedResource) -> AsgTemplate:
         and "/" not in key[len(CA_PREFIX) :]
         and key != CA_PREFIX + "enabled"
     ]
-    discoverable = CA_PREFIX + "enabled" in tags and bool(owners)
+    discoverable = (CA_PREFIX + "enabled" in tags and bool(owners)) or any(
+        key.startswith(GPUFLEET_DISCOVERY_PREFIX) for key in tags
+    )
     return AsgTemplate(
         resource.name, labels, tuple(taints), resources, discoverable, tuple(ignored)
     )
@@ -271,7 +277,9 @@ def eks_zero_templates(
         if not asg.discoverable:
             notes.append(
                 f"ASG {asg.name} lacks the autoscaler's discovery tags "
-                f"({CA_PREFIX}enabled and {CA_PREFIX}<cluster>), so it is never scaled"
+                f"({CA_PREFIX}enabled and {CA_PREFIX}<cluster>, or "
+                f"{GPUFLEET_DISCOVERY_PREFIX}<cluster> on an adopted cluster), so it is never "
+                "scaled"
             )
     if not asgs:
         notes.append(

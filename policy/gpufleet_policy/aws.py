@@ -13,7 +13,7 @@ from pulumi_policy import (
     ResourceValidationPolicy,
 )
 
-from .resources import CA_ENABLED_TAG, CA_TAG, LAUNCH_TEMPLATE, get, seq, unwrap
+from .resources import CA_ENABLED_TAG, CA_TAG, GPUFLEET_OWNER_TAG, LAUNCH_TEMPLATE, get, seq, unwrap
 from .rules import resource_rule
 
 IAM_POLICY_TYPES = (
@@ -34,9 +34,10 @@ SCALING_ACTIONS = (
     "autoscaling:TerminateInstanceInAutoScalingGroup",
     "autoscaling:UpdateAutoScalingGroup",
 )
-# Owner tags a scaling statement may be conditioned on: the autoscaler's per-cluster tag, or on
-# a cluster gpufleet adopts gpufleet's own (the owner's managed groups carry the former).
-OWNER_TAG_PREFIXES = (CA_TAG, "gpufleet.io/autoscaler/")
+# Owner tags a scaling statement may be conditioned on: the autoscaler's per-cluster tag (with
+# its `enabled` tag), or on a cluster gpufleet adopts gpufleet's own alone (the owner's managed
+# groups carry the former; gpufleet's groups there carry only the latter).
+OWNER_TAG_PREFIXES = (CA_TAG, GPUFLEET_OWNER_TAG)
 # Condition keys that tie an action to the autoscaler's discovery tags on the group.
 TAG_CONDITION_PREFIXES = ("aws:ResourceTag/", "autoscaling:ResourceTag/")
 # AWS managed policies that grant every action of a service (or of every service).
@@ -115,7 +116,8 @@ def check_policy_document(document: Any) -> list[str]:
         if scaling and not _scoped(statement):
             problems.append(
                 f"{sid}: {', '.join(scaling)} on any group; restrict it with the conditions "
-                f"aws:ResourceTag/{CA_ENABLED_TAG}=true and aws:ResourceTag/{CA_TAG}<cluster>=owned"
+                f"aws:ResourceTag/{CA_ENABLED_TAG}=true and aws:ResourceTag/{CA_TAG}<cluster>=owned "
+                f"(or, on an adopted cluster, aws:ResourceTag/{GPUFLEET_OWNER_TAG}<cluster>=owned)"
             )
     return problems
 
@@ -137,7 +139,8 @@ def _scoped(statement: Mapping[str, Any]) -> bool:
         k.startswith(OWNER_TAG_PREFIXES) and k != CA_ENABLED_TAG and v == "owned"
         for k, v in tags.items()
     )
-    return enabled and owned
+    gpufleets = any(k.startswith(GPUFLEET_OWNER_TAG) and v == "owned" for k, v in tags.items())
+    return (enabled and owned) or gpufleets
 
 
 def check_iam(resource_type: str, props: Mapping[str, Any]) -> list[str]:

@@ -26,6 +26,7 @@ from .resources import (
     EC2_GPU_TYPE,
     EFFECTS,
     EKS_ASG,
+    GPUFLEET_OWNER_TAG,
     HELM_TYPES,
     LAUNCH_TEMPLATE,
     NODE_TEMPLATE_GPUS,
@@ -82,7 +83,8 @@ def check_autoscaler_template(resource_type: str, props: Mapping[str, Any]) -> l
     tags = asg_tags(props)
     name = props.get("name") or "group"
     problems = []
-    if tags.get(CA_ENABLED_TAG) != "true":
+    own = [k for k, v in tags.items() if k.startswith(GPUFLEET_OWNER_TAG) and v == "owned"]
+    if not own and tags.get(CA_ENABLED_TAG) != "true":
         problems.append(
             f"GPU group {name!r}: tag {CA_ENABLED_TAG}=true missing, the autoscaler will not discover it"
         )
@@ -94,7 +96,7 @@ def check_autoscaler_template(resource_type: str, props: Mapping[str, Any]) -> l
         and k != CA_ENABLED_TAG
         and v == "owned"
     ]
-    if not owners:
+    if not own and not owners:
         problems.append(
             f"GPU group {name!r}: tag {CA_TAG}<cluster>=owned missing, the autoscaler will not discover it"
         )

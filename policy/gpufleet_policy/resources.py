@@ -38,6 +38,10 @@ GPU_RESOURCE = "nvidia.com/gpu"
 # Cluster autoscaler (EKS) discovery and scale-from-zero template tags on an ASG.
 CA_TAG = "k8s.io/cluster-autoscaler/"
 CA_ENABLED_TAG = CA_TAG + "enabled"
+# On a cluster gpufleet adopts, its autoscaler discovers (and may resize) only groups tagged
+# `gpufleet.io/autoscaler/<cluster>=owned`, and its groups carry that tag alone, so an autoscaler
+# of the cluster's owner does not find them (components/aws/model/autoscaler_tags.py).
+GPUFLEET_OWNER_TAG = "gpufleet.io/autoscaler/"
 NODE_TEMPLATE = CA_TAG + "node-template/"
 NODE_TEMPLATE_LABEL = NODE_TEMPLATE + "label/"
 NODE_TEMPLATE_TAINT = NODE_TEMPLATE + "taint/"

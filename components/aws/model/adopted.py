@@ -15,6 +15,12 @@ Sources (EKS user guide, awsdocs/amazon-eks-user-guide):
   `kubernetes.io/role/internal-elb: 1` tag that EKS's subnet guidance gives them ("View Amazon
   EKS networking requirements for VPC and subnets"); `cluster.aws.privateSubnetIds` overrides.
 - Auto Mode: NodePools of `eks.amazonaws.com` need the cluster's `computeConfig` enabled.
+- Autoscaler discovery: EKS tags every managed node group's auto scaling group with
+  `k8s.io/cluster-autoscaler/enabled` and `k8s.io/cluster-autoscaler/<cluster>` ("Managed node
+  groups": "automatically tagged for auto-discovery by the Kubernetes Cluster Autoscaler"), the
+  pair an autoscaler's default discovery looks for (kubernetes/autoscaler
+  cloudprovider/aws/README.md, "Auto-Discovery Setup"). What the owner already runs on the
+  cluster is not visible to gpufleet at plan time (review eks-3.md N18).
 """
 
 from __future__ import annotations
@@ -22,6 +28,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from components.aws.model import autoscaler_tags
+from components.aws.model.config import cluster_options
+from components.model import existing_cluster
 from components.model.adoption import version_problem
 from components.model.problems import Problem
 from components.model.schema import ClusterConfig
@@ -116,3 +125,38 @@ def adoption_problems(
             )
         )
     return problems
+
+
+def adoption_warnings(
+    facts: EksClusterFacts, cluster: ClusterConfig, managed_groups: bool
+) -> list[str]:
+    """What gpufleet cannot see of the adopted cluster and the user must check: an autoscaler or
+    termination handler of the owner's would act on gpufleet's nodes too."""
+    if existing_cluster.cluster_options(cluster).autoscaler_installed:
+        # The owner's autoscaler is the one meant to scale gpufleet's groups.
+        return [
+            f"cluster {facts.name}: not checked: whether its owner already runs "
+            "aws-node-termination-handler (gpufleet cannot see the cluster's workloads at plan "
+            "time); ask its owner"
+        ]
+    said = [
+        f"cluster {facts.name}: not checked: whether its owner already runs a cluster autoscaler "
+        "or aws-node-termination-handler (gpufleet cannot see the cluster's workloads at plan "
+        "time); ask its owner"
+    ]
+    if cluster_options(cluster).provisioner == "cluster-autoscaler":
+        said.append(
+            f"cluster {facts.name}: gpufleet's self-managed GPU groups carry only its own "
+            f"discovery tag {autoscaler_tags.gpufleet_owner_tag(facts.name)}, so an autoscaler "
+            f"of the owner's with the default discovery ({autoscaler_tags.ENABLED_TAG} and "
+            f"{autoscaler_tags.owner_tag(facts.name)}) does not find them"
+            + (
+                "; gpufleet's managed node groups carry that pair anyway (EKS tags every managed "
+                "group's auto scaling group with it), so if the owner runs one, two autoscalers "
+                "resize them: use gpuPools[].aws.nodeGroup: self-managed, or have the owner "
+                "narrow its autoscaler's autoDiscovery tags"
+                if managed_groups
+                else ""
+            )
+        )
+    return said

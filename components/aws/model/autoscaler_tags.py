@@ -30,7 +30,10 @@ def owner_tag(cluster_name: str) -> str:
 
 
 # On a cluster gpufleet adopts, EKS has tagged the owner's managed node groups with the two
-# discovery tags too; gpufleet's autoscaler finds gpufleet's groups by a tag of its own.
+# discovery tags too; gpufleet's autoscaler finds gpufleet's groups by a tag of its own. And
+# gpufleet's self-managed groups there carry only that tag: with the standard pair, an autoscaler
+# the owner runs (its default discovery is that pair) would find and resize them as well, and two
+# autoscalers would fight over them (review eks-3.md N18).
 GPUFLEET_PREFIX = "gpufleet.io/autoscaler"
 
 
@@ -39,15 +42,21 @@ def gpufleet_owner_tag(cluster_name: str) -> str:
 
 
 def discovery_tags(cluster_name: str, own_tag: str | None = None) -> dict[str, str]:
-    """The autoscaler's discovery pair, and gpufleet's own tag where gpufleet's autoscaler
-    must not find the owner's groups."""
-    tags = {ENABLED_TAG: "true", owner_tag(cluster_name): "owned"}
-    return {**tags, own_tag: "owned"} if own_tag else tags
+    """The autoscaler's discovery pair on a cluster gpufleet created; gpufleet's own tag alone on
+    one it adopts."""
+    if own_tag:
+        return {own_tag: "owned"}
+    return {ENABLED_TAG: "true", owner_tag(cluster_name): "owned"}
 
 
 def discovery_keys(cluster_name: str, own_tag: str | None = None) -> list[str]:
     """The tags an auto scaling group needs for gpufleet's autoscaler to find it."""
-    return [ENABLED_TAG, own_tag or owner_tag(cluster_name)]
+    return [own_tag] if own_tag else [ENABLED_TAG, owner_tag(cluster_name)]
+
+
+def resize_condition(cluster_name: str, own_tag: str | None = None) -> dict[str, str]:
+    """The tags (key: value) a group must carry for gpufleet's autoscaler role to resize it."""
+    return discovery_tags(cluster_name, own_tag)
 
 
 def node_template_tags(

@@ -92,6 +92,32 @@ _AKS_VERSION_REFUSALS: Final[tuple[Refusal, ...]] = (
     ),
 )
 
+# EKS upgrades a cluster in place one minor at a time and never back: "Once you upgrade a
+# cluster, you can't downgrade to a previous version" (EKS user guide, "Update existing cluster
+# to new Kubernetes version", docs.aws.amazon.com/eks/latest/userguide/update-cluster.html);
+# "Control plane version upgrades must be done for one minor version at a time ... Upgrades of
+# more than one Kubernetes version are not supported" (eksctl docs, cluster-upgrade.html). The
+# provider sends `version` through UpdateClusterVersion, in place, so EKS answers at `up`.
+_EKS_VERSION_REFUSALS: Final[tuple[Refusal, ...]] = (
+    Refusal(
+        "version",
+        "EKS: once you upgrade a cluster, you can't downgrade it (EKS user guide, Update "
+        "existing cluster to new Kubernetes version)",
+        "keep the minor the cluster runs in `cluster.kubernetesVersion`; an older minor needs a "
+        "new cluster (a new stack) and the workloads moved over",
+        trigger="minor-decrease",
+    ),
+    Refusal(
+        "version",
+        "EKS upgrades a control plane one Kubernetes minor at a time; skipping minors is not "
+        "supported (EKS user guide, Update existing cluster to new Kubernetes version; eksctl "
+        "docs, Cluster upgrades)",
+        "raise `cluster.kubernetesVersion` by one minor, run `pulumi up` (control plane, then "
+        "every node group), then the next minor in another change",
+        trigger="minor-skip",
+    ),
+)
+
 _AKS_POOL_REFUSALS: Final[tuple[Refusal, ...]] = (
     Refusal("vmSize", "AKS cannot resize an agent pool's VMs", _AKS_POOL_INSTEAD),
     Refusal(
@@ -140,6 +166,69 @@ _AKS_POOL_REFUSALS: Final[tuple[Refusal, ...]] = (
     ),
 )
 
+# Moving a stack between gpufleet's Karpenter and EKS Auto Mode (`cluster.aws.provisioner`) in
+# one `up` (review eks-3.md N17). Both use `karpenter.sh/v1` NodePools, and gpufleet keeps each
+# pool's name, so the pools are updated in place to Auto Mode's node class, which the NodePool
+# CRD refuses (x-kubernetes-validations "nodeClassRef.group is immutable", "nodeClassRef.kind is
+# immutable": karpenter.sh_nodepools.yaml of the Karpenter 1.13 chart). And the same `up` removes
+# gpufleet's Karpenter (controller, CRD release, EC2NodeClasses, interruption queue) while Auto
+# Mode is only being turned on: Karpenter's nodes, and the pods on them, go with it.
+PROVISIONER_SWITCH_INSTEAD: Final = (
+    "gpufleet has no staged move to or from Auto Mode on one cluster: create the new "
+    "provisioner's cluster in a new stack, move the workloads there, then destroy this one; or, "
+    "only when nothing runs on the pools' nodes (every GPU pool empty), give each pool a new "
+    "name in the same change (an existing NodePool keeps its node class kind) and run `pulumi "
+    "up` knowing this refusal: the old provisioner's nodes go with it"
+)
+_NODE_CLASS_IMMUTABLE = (
+    "the NodePool CRD refuses another node class kind or group on an existing NodePool "
+    "(x-kubernetes-validations: nodeClassRef.{field} is immutable; Karpenter's "
+    "karpenter.sh_nodepools.yaml)"
+)
+
+
+@dataclass(frozen=True)
+class UnsafeTogether:
+    """A change the cloud accepts, refused because the same `up` removes what runs the
+    workloads the change is meant to take over."""
+
+    path: str  # input path of the changed resource
+    value: object  # the value the change sets
+    removed_type: str  # a resource type the same plan removes
+    reason: str
+    instead: str
+
+
+_AUTO_MODE_WITH_REMOVAL = (
+    "gpufleet refuses to turn on EKS Auto Mode in the `up` that removes its {what}: their nodes "
+    "and the pods on them would go while Auto Mode is only being enabled"
+)
+UNSAFE_TOGETHER: Final[Mapping[str, tuple[UnsafeTogether, ...]]] = MappingProxyType(
+    {
+        "aws:eks/cluster:Cluster": (
+            UnsafeTogether(
+                "computeConfig.enabled",
+                True,
+                "gpufleet:aws:Karpenter",
+                _AUTO_MODE_WITH_REMOVAL.format(what="Karpenter (controller, CRDs, node classes)"),
+                PROVISIONER_SWITCH_INSTEAD,
+            ),
+            UnsafeTogether(
+                "computeConfig.enabled",
+                True,
+                "gpufleet:aws:ClusterAutoscaler",
+                _AUTO_MODE_WITH_REMOVAL.format(what="cluster autoscaler and GPU node groups"),
+                PROVISIONER_SWITCH_INSTEAD,
+            ),
+        ),
+    }
+)
+
+
+def unsafe_together(type_token: str) -> tuple[UnsafeTogether, ...]:
+    return UNSAFE_TOGETHER.get(type_token, ())
+
+
 REFUSED_IN_PLACE: Final[Mapping[str, tuple[Refusal, ...]]] = MappingProxyType(
     {
         "azure-native:containerservice:AgentPool": _AKS_POOL_REFUSALS,
@@ -183,6 +272,15 @@ REFUSED_IN_PLACE: Final[Mapping[str, tuple[Refusal, ...]]] = MappingProxyType(
                 Refusal(f"{SYSTEM_POOL_TEMPLATE_PATH}.{field}", reason, _AKS_SYSTEM_POOL_INSTEAD)
                 for field, reason in _AKS_SYSTEM_POOL_FIXED
             ),
+        ),
+        "aws:eks/cluster:Cluster": _EKS_VERSION_REFUSALS,
+        "kubernetes:karpenter.sh/v1:NodePool": tuple(
+            Refusal(
+                f"spec.template.spec.nodeClassRef.{field}",
+                _NODE_CLASS_IMMUTABLE.format(field=field),
+                PROVISIONER_SWITCH_INSTEAD,
+            )
+            for field in ("group", "kind")
         ),
         "aws:eks/nodeGroup:NodeGroup": (
             Refusal(
