@@ -41,10 +41,10 @@ from typing import Final
 MONITORING_AGENT_ADDON: Final = "eks-node-monitoring-agent"
 
 # The keys of `dcgmAgent` in the add-on's configuration schema (configuration.schema.json at
-# 0b5f05c, definitions.DCGMAgent.properties, additionalProperties false).
+# 51af549, 2026-08-18, definitions.DCGMAgent.properties, additionalProperties false; `enabled`,
+# there at 0b5f05c, was dropped since).
 DCGM_AGENT_SCHEMA_KEYS: Final = (
     "affinity",
-    "enabled",
     "podAnnotations",
     "podLabels",
     "nodeSelector",
