@@ -284,14 +284,18 @@ class AksCluster(pulumi.ComponentResource):
         control_plane: pulumi.Input[str] = principal or self.cluster.identity.apply(
             lambda identity: identity.principal_id if identity else ""
         )
-        authorization.RoleAssignment(
-            f"{name}-subnet-network-contributor",
-            principal_id=control_plane,
-            principal_type="ServicePrincipal",
-            role_definition_id=role(NETWORK_CONTRIBUTOR),
-            scope=self.subnet_id,
-            opts=child,
-        )
+        options = cluster_options(args.config)
+        # Grants that exist already are not made again: ARM refuses a second one (grants.py).
+        made_elsewhere = options.grants_made_elsewhere
+        if "subnet" not in made_elsewhere:
+            authorization.RoleAssignment(
+                f"{name}-subnet-network-contributor",
+                principal_id=control_plane,
+                principal_type="ServicePrincipal",
+                role_definition_id=role(NETWORK_CONTRIBUTOR),
+                scope=self.subnet_id,
+                opts=child,
+            )
         # AKS places a pool's VMs in a reservation group as the control plane's identity.
         self.reservation_grants = [
             authorization.RoleAssignment(
@@ -303,8 +307,8 @@ class AksCluster(pulumi.ComponentResource):
                 opts=child,
             )
             for scope in grant_scopes(args.gpu_pools)
+            if "reservation-groups" not in made_elsewhere
         ]
-        options = cluster_options(args.config)
         if options.authentication != "entra-id":
             return []
         # Unset, the grant goes to whoever runs the first `up` and stays theirs (no churn when

@@ -231,6 +231,12 @@ def capacity_warnings(
     if parts is not None:
         if adopted:
             grant = ""  # the adopted cluster's grants are its owner's (model/adopted.py)
+        elif "reservation-groups" in cluster_options(cluster).grants_made_elsewhere:
+            grant = (
+                f"; the control plane's Contributor grant on resource group "
+                f"{parts.resource_group} is made elsewhere (cluster.azure.grantsMadeElsewhere): "
+                "not checked"
+            )
         elif cluster_options(cluster).role_assignments:
             grant = (
                 "; the control plane's new Contributor grant on resource group "
