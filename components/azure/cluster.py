@@ -110,6 +110,8 @@ class AksCluster(pulumi.ComponentResource):
             name, cfg.name, location, self.resource_group_name, aks, tags, child
         )
 
+        # Whether this `up` creates the cluster (the system pool's count is sent only then).
+        creating = self.deployed is None
         self.cluster = containerservice.ManagedCluster(
             f"{name}-aks",
             resource_name_=cfg.name,
@@ -174,10 +176,16 @@ class AksCluster(pulumi.ComponentResource):
             auto_upgrade_profile=containerservice.ManagedClusterAutoUpgradeProfileArgs(
                 upgrade_channel="patch", node_os_upgrade_channel="NodeImage"
             ),
-            agent_pool_profiles=[system_pool.inline_profile(args.system_pool, self.subnet_id)],
+            agent_pool_profiles=[
+                system_pool.inline_profile(args.system_pool, self.subnet_id, creating)
+            ],
             tags=tags,
             opts=pulumi.ResourceOptions.merge(
-                protected, pulumi.ResourceOptions(ignore_changes=CLUSTER_IGNORE_CHANGES)
+                protected,
+                pulumi.ResourceOptions(
+                    ignore_changes=CLUSTER_IGNORE_CHANGES
+                    + (system_pool.NEW_CLUSTER_IGNORE_CHANGES if creating else [])
+                ),
             ),
         )
         self.system_pool = system_pool.system_pool_deployment(
