@@ -91,7 +91,11 @@ class AksCluster(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self, provider=self.azure_provider)
         protected = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(protect=cfg.protect))
         self.deployed = deployed_cluster(
-            self, self.azure_provider, network.resource_group_name_of(cfg.name, aks), cfg
+            self,
+            self.azure_provider,
+            network.resource_group_name_of(cfg.name, aks),
+            cfg,
+            args.system_pool,
         )
         # What is read to refuse or to grant, read before anything is created.
         check_reservation_groups(cfg, args.gpu_pools, self, self.azure_provider)
