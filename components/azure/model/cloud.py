@@ -293,6 +293,10 @@ class Azure(ManagedCloud):
         if pool.spot:
             facts.labels[SPOT_KEY] = "spot"
             facts.taints.append(Taint(SPOT_KEY, "spot", "NoSchedule"))
+        if self.capacity_order(pool) == QUEUED:
+            facts.declared_taints.append(
+                Taint(reservations.QUEUED_TAINT_KEY, pool.name, "NoSchedule")
+            )
         return facts
 
     def system_node_labels(self) -> dict[str, str]:
