@@ -76,10 +76,11 @@ def test_gpu_pools_scale_from_zero_and_pulumi_never_resets_the_autoscaler(stack:
         assert pool.inputs["minCount"] == 0
         assert pool.inputs["count"] == 0  # what AKS starts a new pool at
         assert pool.ignore_changes == ("count",)
-    # The System pool's size is the autoscaler's too: the cluster sends no count for it.
+    # The System pool is created at minNodes like them; afterwards its size is the
+    # autoscaler's (test_aks_upgrades.test_no_update_sends_a_node_count).
     (system,) = cluster_of(plan).inputs["agentPoolProfiles"]
-    assert "count" not in system
-    assert cluster_of(plan).ignore_changes == ()
+    assert system["count"] == system["minCount"]
+    assert cluster_of(plan).ignore_changes == ("agentPoolProfiles[0].count",)
 
 
 def test_agent_pools_are_created_one_after_another() -> None:

@@ -91,7 +91,11 @@ class AksCluster(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self, provider=self.azure_provider)
         protected = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(protect=cfg.protect))
         self.deployed = deployed_cluster(
-            self, self.azure_provider, network.resource_group_name_of(cfg.name, aks), cfg
+            self,
+            self.azure_provider,
+            network.resource_group_name_of(cfg.name, aks),
+            cfg,
+            args.system_pool,
         )
         # What is read to refuse or to grant, read before anything is created.
         check_reservation_groups(cfg, args.gpu_pools, self, self.azure_provider)
@@ -110,6 +114,8 @@ class AksCluster(pulumi.ComponentResource):
             name, cfg.name, location, self.resource_group_name, aks, tags, child
         )
 
+        # Whether this `up` creates the cluster (the system pool's count is sent only then).
+        creating = self.deployed is None
         self.cluster = containerservice.ManagedCluster(
             f"{name}-aks",
             resource_name_=cfg.name,
@@ -174,10 +180,16 @@ class AksCluster(pulumi.ComponentResource):
             auto_upgrade_profile=containerservice.ManagedClusterAutoUpgradeProfileArgs(
                 upgrade_channel="patch", node_os_upgrade_channel="NodeImage"
             ),
-            agent_pool_profiles=[system_pool.inline_profile(args.system_pool, self.subnet_id)],
+            agent_pool_profiles=[
+                system_pool.inline_profile(args.system_pool, self.subnet_id, creating)
+            ],
             tags=tags,
             opts=pulumi.ResourceOptions.merge(
-                protected, pulumi.ResourceOptions(ignore_changes=CLUSTER_IGNORE_CHANGES)
+                protected,
+                pulumi.ResourceOptions(
+                    ignore_changes=CLUSTER_IGNORE_CHANGES
+                    + (system_pool.NEW_CLUSTER_IGNORE_CHANGES if creating else [])
+                ),
             ),
         )
         self.system_pool = system_pool.system_pool_deployment(
@@ -284,14 +296,18 @@ class AksCluster(pulumi.ComponentResource):
         control_plane: pulumi.Input[str] = principal or self.cluster.identity.apply(
             lambda identity: identity.principal_id if identity else ""
         )
-        authorization.RoleAssignment(
-            f"{name}-subnet-network-contributor",
-            principal_id=control_plane,
-            principal_type="ServicePrincipal",
-            role_definition_id=role(NETWORK_CONTRIBUTOR),
-            scope=self.subnet_id,
-            opts=child,
-        )
+        options = cluster_options(args.config)
+        # Grants that exist already are not made again: ARM refuses a second one (grants.py).
+        made_elsewhere = options.grants_made_elsewhere
+        if "subnet" not in made_elsewhere:
+            authorization.RoleAssignment(
+                f"{name}-subnet-network-contributor",
+                principal_id=control_plane,
+                principal_type="ServicePrincipal",
+                role_definition_id=role(NETWORK_CONTRIBUTOR),
+                scope=self.subnet_id,
+                opts=child,
+            )
         # AKS places a pool's VMs in a reservation group as the control plane's identity.
         self.reservation_grants = [
             authorization.RoleAssignment(
@@ -303,8 +319,8 @@ class AksCluster(pulumi.ComponentResource):
                 opts=child,
             )
             for scope in grant_scopes(args.gpu_pools)
+            if "reservation-groups" not in made_elsewhere
         ]
-        options = cluster_options(args.config)
         if options.authentication != "entra-id":
             return []
         # Unset, the grant goes to whoever runs the first `up` and stays theirs (no churn when

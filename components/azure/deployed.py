@@ -20,6 +20,7 @@ from components.azure.model.deployed import (
     FixedAtCreation,
     deployed_problems,
 )
+from components.model.pool_spec import PoolSpec
 from components.model.schema import ClusterConfig
 
 # ARM's answers for a cluster, or its resource group, that does not exist (yet): ResourceNotFound
@@ -32,8 +33,10 @@ def deployed_cluster(
     provider: AzureProvider,
     resource_group_name: str,
     cluster: ClusterConfig,
+    system: PoolSpec | None = None,
 ) -> DeployedCluster | None:
-    """The running cluster (None: not created yet); stops the program on a change AKS refuses."""
+    """The running cluster (None: not created yet); stops the program on a change AKS refuses
+    (of the cluster, or of its resolved `system` pool)."""
     try:
         found = containerservice.get_managed_cluster(
             resource_group_name=resource_group_name,
@@ -49,7 +52,7 @@ def deployed_cluster(
             f"{error}"
         ) from None
     deployed = deployed_of(found)
-    problems = deployed_problems(deployed, cluster)
+    problems = deployed_problems(deployed, cluster, system)
     if problems:
         raise pulumi.RunError(DeployedClusterError(cluster.name, problems).render())
     return deployed

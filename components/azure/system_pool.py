@@ -7,8 +7,8 @@ Why two resources for one pool (the facts, checked 2026-11 against the sources n
   one agent pool inline"), and an update of the cluster is a full PUT that carries
   `agentPoolProfiles` too. So the cluster always sends the system pool's profile: gpufleet sends
   the *current* one (no `ignoreChanges`: a creation-time profile would come back on every
-  cluster update), without `count` (AKS keeps the node count the autoscaler chose when it is
-  left out: kubernetes-sigs/cluster-api-provider-azure PR 1991, where a PUT without count "didn't
+  cluster update), without `count` once the cluster exists (AKS keeps the node count the
+  autoscaler chose when it is left out: kubernetes-sigs/cluster-api-provider-azure PR 1991, where a PUT without count "didn't
   change it"; the Azure Verified Module for AKS sends none for autoscaled pools, and only AKS
   Automatic needs one at creation: Azure/terraform-azurerm-avm-res-containerservice-managedcluster
   PR 197, validated live) and without `orchestratorVersion`.
@@ -83,13 +83,24 @@ def profile(system: PoolSpec, subnet_id: pulumi.Input[str]) -> dict[str, Any]:
     return properties
 
 
+# At creation only the inline profile carries `count` (= minNodes): whether AKS creates an
+# autoscaled System pool without one is disputed (it does: Azure/AKS issue 1627, the AVM PR
+# above; it does not: azure-rest-api-specs PR 7746 "Required at Creation time", CAPZ issue 5947
+# "agentPoolProfile.count was 0 ... The node is a system pool"; review aks-3 N6), so gpufleet
+# sends it, as it does for a GPU pool's creation. Ignored until the cluster is seen to exist
+# (in case it does after all), and never sent once it is.
+NEW_CLUSTER_IGNORE_CHANGES = ["agentPoolProfiles[0].count"]
+
+
 def inline_profile(
-    system: PoolSpec, subnet_id: pulumi.Input[str]
+    system: PoolSpec, subnet_id: pulumi.Input[str], creating: bool
 ) -> containerservice.ManagedClusterAgentPoolProfileArgs:
-    """The cluster's `agentPoolProfiles[0]`: the same profile (the SDK's own field names)."""
+    """The cluster's `agentPoolProfiles[0]`: the same profile (the SDK's own field names), with
+    the creation count when the cluster is being created."""
     p = profile(system, subnet_id)
     return containerservice.ManagedClusterAgentPoolProfileArgs(
         name=SYSTEM_POOL_NAME,
+        count=system.min_nodes if creating else None,
         mode=p["mode"],
         vm_size=p["vmSize"],
         enable_auto_scaling=p["enableAutoScaling"],

@@ -4,13 +4,17 @@ One component per cluster (`gpufleet:kubernetes:Kueue`), on any cloud, only whil
 queued (`capacity: queued`): the pinned Kueue chart in its own namespace, on the CPU nodes, and
 per queued pool its ProvisioningRequestConfig, AdmissionCheck, ResourceFlavor, ClusterQueue and
 LocalQueues (`components.model.kueue` writes them). Each object waits for the release (its CRD
-and Kueue's validating webhooks) and for the objects it names.
+and Kueue's validating webhooks) and for the objects it names; a LocalQueue, for its namespace.
+
+On a cluster gpufleet creates, the queues' namespaces are created here (unless the cluster starts
+with them or another stage creates them), and kept when the stack or the queue goes: they hold
+the teams' workloads. On a cluster gpufleet did not create they are the owner's (plan warns).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
@@ -19,8 +23,10 @@ import pulumi_kubernetes as k8s
 from components.kubernetes import namespaces
 from components.kubernetes.cluster import ClusterHandle
 from components.kubernetes.helm import pinned_release
-from components.model import kueue
+from components.kubernetes.software import GpuSoftware
+from components.model import kueue, queue_checks
 from components.model.pools import PoolSpec, system_pool
+from components.model.registry import cloud_of
 from components.model.schema import StackConfig
 
 
@@ -35,6 +41,10 @@ class KueueArgs:
     namespaces: Sequence[str]
     # What Kueue starts after: the GPU pools and what serves their ProvisioningRequests.
     wait_for: Sequence[pulumi.Resource] = ()
+    # Whether gpufleet created the cluster (so it creates the queues' namespaces).
+    creates_namespaces: bool = False
+    # Namespaces other stages create, by name: a LocalQueue there waits for them.
+    namespaces_elsewhere: Mapping[str, pulumi.Resource] = field(default_factory=dict)
 
 
 class Kueue(pulumi.ComponentResource):
@@ -42,6 +52,9 @@ class Kueue(pulumi.ComponentResource):
 
     release: k8s.helm.v3.Release
     objects: dict[str, k8s.apiextensions.CustomResource]
+    # What each queue namespace's LocalQueues wait for (nothing: it exists already or is the
+    # owner's to create).
+    namespaces: dict[str, pulumi.Resource]
 
     def __init__(
         self, name: str, args: KueueArgs, opts: pulumi.ResourceOptions | None = None
@@ -60,6 +73,7 @@ class Kueue(pulumi.ComponentResource):
                 child, pulumi.ResourceOptions(depends_on=[ns, *args.wait_for])
             ),
         )
+        self.namespaces = self._queue_namespaces(name, args, child)
         self.objects = {}
         for spec in args.pools:
             declared: dict[tuple[str, str], k8s.apiextensions.CustomResource] = {}
@@ -73,6 +87,25 @@ class Kueue(pulumi.ComponentResource):
             }
         )
 
+    @staticmethod
+    def _queue_namespaces(
+        name: str, args: KueueArgs, child: pulumi.ResourceOptions
+    ) -> dict[str, pulumi.Resource]:
+        found = {
+            ns: args.namespaces_elsewhere[ns]
+            for ns in args.namespaces
+            if ns in args.namespaces_elsewhere
+        }
+        if not args.creates_namespaces:
+            return found
+        # Kept on delete: deleting a namespace deletes every workload in it.
+        kept = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(retain_on_delete=True))
+        for namespace in kueue.namespaces_to_create(
+            args.namespaces, list(args.namespaces_elsewhere)
+        ):
+            found[namespace] = namespaces.namespace(f"{name}-queue-ns-{namespace}", namespace, kept)
+        return found
+
     def _declare(
         self,
         name: str,
@@ -82,7 +115,11 @@ class Kueue(pulumi.ComponentResource):
         kind, object_name = _key(document)
         namespace = document["metadata"].get("namespace")
         suffix = f"{kind.lower()}-{object_name}" + (f"-{namespace}" if namespace else "")
-        names = [declared[key] for key in _references(document) if key in declared]
+        names: list[pulumi.Resource] = [
+            declared[key] for key in _references(document) if key in declared
+        ]
+        if namespace in self.namespaces:
+            names.append(self.namespaces[namespace])
         return k8s.apiextensions.CustomResource(
             f"{name}-{suffix}",
             api_version=document["apiVersion"],
@@ -127,9 +164,11 @@ def build(
     pools: Sequence[PoolSpec],
     cluster: ClusterHandle,
     wait_for: Sequence[pulumi.Resource] = (),
+    software: pulumi.Resource | None = None,
 ) -> Kueue:
     """The program's queues stage (only called when some pool is queued)."""
     system = system_pool(config)
+    elsewhere = software.namespaces if isinstance(software, GpuSoftware) else {}
     selector = dict(system.pod_scheduling["nodeSelector"]) if system is not None else {}
     return Kueue(
         f"{config.cluster.name}-kueue",
@@ -139,5 +178,7 @@ def build(
             node_selector=selector,
             namespaces=config.queues.namespaces,
             wait_for=wait_for,
+            creates_namespaces=queue_checks.creates_cluster(cloud_of(config), config.cluster),
+            namespaces_elsewhere=elsewhere,
         ),
     )

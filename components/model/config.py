@@ -185,6 +185,8 @@ def parse_config(raw: Mapping[str, Any], today: date | None = None) -> StackConf
     checked += queue_checks.queues_problems(
         cloud, queues_section.model, raw.get("queues") is not None, indexed_pools
     )
+    if cloud is not None and cluster is not None and queues_section.model is not None:
+        warnings += queue_checks.queues_warnings(cloud, cluster, queues_section.model, pools)
     problems += [p for p in checked if not any(s.covers(p) for s in unreadable)]
 
     if problems:

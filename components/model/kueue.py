@@ -104,6 +104,17 @@ CHART_MANAGER_CONFIG: dict[str, Any] = {
 # Kueue refuses a managedJobsNamespaceSelector that selects these (pkg/config/validation.go
 # validateManagedJobsNamespaceSelector: kube-system and its own namespace).
 PROHIBITED_NAMESPACES = ("kube-system", PIN.namespace)
+# Every cluster starts with these (kubernetes.io/docs/concepts/overview/working-with-objects/
+# namespaces, "Initial namespaces"): a queue there needs no Namespace of gpufleet's.
+INITIAL_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
+
+
+def namespaces_to_create(namespaces: Sequence[str], created_elsewhere: Sequence[str]) -> list[str]:
+    """The queues' namespaces gpufleet creates on a cluster it created: the API server refuses a
+    LocalQueue in a namespace that does not exist (admission plugin NamespaceLifecycle), and
+    such a cluster has only its initial ones. Each once, none another stage already creates."""
+    skipped = {*INITIAL_NAMESPACES, *created_elsewhere}
+    return [ns for ns in dict.fromkeys(namespaces) if ns not in skipped]
 
 
 def manager_config(namespaces: Sequence[str]) -> dict[str, Any]:

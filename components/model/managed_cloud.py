@@ -43,6 +43,9 @@ class GpuNodeFacts:
     declared: dict[str, str] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
     taints: list[Taint] = field(default_factory=list)
+    # Taints gpufleet itself sets on the pool's nodes (sent to the cloud), beyond the GPU taint
+    # and the configured ones.
+    declared_taints: list[Taint] = field(default_factory=list)
     # Labels whose value differs between the pool's nodes (e.g. Spot or on-demand).
     choices: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # Labels of `labels` on the nodes that the autoscaler's template of the pool at zero lacks.
@@ -320,6 +323,7 @@ class ManagedCloud(Cloud):
         choices: dict[str, tuple[str, ...]] = {}
         facts = self.gpu_node_facts(config, pool, first, sharing_via)
         declared.update(facts.declared)
+        declared_taints += facts.declared_taints
         choices.update(facts.choices)
 
         zone_values = tuple(self.zone_label(region, z) for z in zones)

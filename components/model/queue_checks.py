@@ -17,7 +17,7 @@ from components.model.cloud import Cloud
 from components.model.pool_spec import PoolSpec
 from components.model.problems import Problem
 from components.model.registry import all_machine_types
-from components.model.schema import GpuPoolConfig, QueuesConfig
+from components.model.schema import ClusterConfig, GpuPoolConfig, QueuesConfig
 
 # Namespace names are DNS labels (RFC 1123).
 _NAMESPACE = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
@@ -111,6 +111,29 @@ def queues_problems(
     if len(set(queues.namespaces)) != len(queues.namespaces):
         problems.append(Problem("queues.namespaces", "must not repeat", queues.namespaces))
     return problems
+
+
+def creates_cluster(cloud: Cloud, cluster: ClusterConfig) -> bool:
+    """Whether gpufleet creates this stack's cluster (so no namespace of a team's exists yet)."""
+    return not cloud.reads_kubeconfig and not cloud.adopted(cluster)
+
+
+def queues_warnings(
+    cloud: Cloud, cluster: ClusterConfig, queues: QueuesConfig, pools: Sequence[GpuPoolConfig]
+) -> list[str]:
+    """On a cluster gpufleet did not create, the queues' namespaces are the owner's to create:
+    gpufleet creates them only on its own clusters (never touching what it did not create)."""
+    if not any(is_queued(pool) for pool in pools) or creates_cluster(cloud, cluster):
+        return []
+    needed = [ns for ns in queues.namespaces if ns not in kueue.INITIAL_NAMESPACES]
+    if not needed:
+        return []
+    return [
+        f"queues.namespaces: {', '.join(needed)} must exist on the cluster before `pulumi up` "
+        "(not checked): the API server refuses a LocalQueue in a namespace that does not exist, "
+        "and gpufleet creates namespaces only on clusters it creates; create them with "
+        "`kubectl create namespace <name>` if they are new"
+    ]
 
 
 def resolved_problems(specs: Sequence[tuple[int, PoolSpec]]) -> list[Problem]:

@@ -142,7 +142,7 @@ class QueuesConfig(ConfigModel):
     """`queues`: the namespaces whose Jobs may use the queued pools (`capacity: queued`).
 
     Each queued pool gets a Kueue LocalQueue named after it in every one of these namespaces
-    (which must exist: they are the teams', gpufleet does not create them).
+    (the teams': gpufleet creates them, and keeps them on delete, only on a cluster it creates).
     """
 
     namespaces: list[str] = Field(default_factory=lambda: ["default"])

@@ -61,6 +61,8 @@ class RecordedResource:
     delete_before_replace: bool
     depends_on: tuple[str, ...]
     replace_on_changes: tuple[str, ...] = ()
+    # Left in the cloud (or cluster) when Pulumi deletes it from the stack.
+    retain_on_delete: bool = False
     # A Kubernetes provider's kubeconfig is a secret, masked in `inputs`; what pulumi-kubernetes
     # compares of it (the active cluster) is kept visible here, fingerprinted (see
     # `kubeconfig_active_cluster`), so `diff` can tell whether the provider is replaced.
@@ -88,6 +90,8 @@ class RecordedResource:
                 "deleteBeforeReplace": self.delete_before_replace,
                 "replaceOnChanges": sorted(self.replace_on_changes),
                 "dependsOn": sorted(self.depends_on),
+                # Only when set, so the recorded graphs of everything else stay as they were.
+                **({"retainOnDelete": True} if self.retain_on_delete else {}),
             },
         }
 
@@ -179,6 +183,7 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
             delete_before_replace=bool(request.deleteBeforeReplace),
             depends_on=tuple(d for d in dependencies if d not in property_deps),
             replace_on_changes=tuple(request.replaceOnChanges),
+            retain_on_delete=bool(request.retainOnDelete),
             kubeconfig_active_cluster=(
                 kubeconfig_active_cluster(raw_inputs)
                 if request.type == "pulumi:providers:kubernetes"

@@ -12,9 +12,9 @@ from typing import Any, ClassVar
 from components.azure.model import allocatable as azure_allocatable
 from components.azure.model import config as azure_config
 from components.azure.model import daemonsets as aks_daemonsets
+from components.azure.model import grants, prices, reservations, version_rules, versions
 from components.azure.model import node_effects as azure_node_effects
 from components.azure.model import offerings as azure_offerings
-from components.azure.model import prices, reservations, version_rules, versions
 from components.azure.model.catalog import (
     AKS_MIG_PROFILES,
     AKS_MIG_SIZES,
@@ -120,6 +120,7 @@ class Azure(ManagedCloud):
         options = azure_config.cluster_options(cluster)
         problems = check_cluster_options(options, creates_cluster=not self.adopted(cluster))
         problems += reservations.identity_problems(cluster)
+        problems += grants.grant_problems(options)
         if not self.adopted(cluster):
             problems += node_resource_group_problems(cluster, options)
         if self.adopted(cluster) and options.resource_group_name is None:
@@ -175,7 +176,9 @@ class Azure(ManagedCloud):
 
     def cluster_warnings(self, cluster: ClusterConfig) -> list[str]:
         options = azure_config.cluster_options(cluster)
-        return authorized_range_warnings(options) if not self.adopted(cluster) else []
+        if self.adopted(cluster):
+            return []
+        return authorized_range_warnings(options) + grants.skipped_grant_warnings(options)
 
     def node_allocatable(
         self, machine: str, vcpus: int, memory_gib: float, disk_size_gb: int
@@ -290,6 +293,10 @@ class Azure(ManagedCloud):
         if pool.spot:
             facts.labels[SPOT_KEY] = "spot"
             facts.taints.append(Taint(SPOT_KEY, "spot", "NoSchedule"))
+        if self.capacity_order(pool) == QUEUED:
+            facts.declared_taints.append(
+                Taint(reservations.QUEUED_TAINT_KEY, pool.name, "NoSchedule")
+            )
         return facts
 
     def system_node_labels(self) -> dict[str, str]:

@@ -58,6 +58,12 @@ class AzureClusterOptions(ConfigModel):
     # cluster identity and AKS RBAC Cluster Admin for the deploying principal (entra-id). Needs
     # Owner or User Access Administrator; set false when an administrator creates them.
     role_assignments: bool = True
+    # Control-plane grants that exist already (made by an administrator, by AKS's prerequisite
+    # steps or by another stack): gpufleet creates the others only, since ARM refuses a second
+    # assignment of a role to a principal at a scope (model/grants.py).
+    grants_made_elsewhere: list[Literal["subnet", "reservation-groups"]] = Field(
+        default_factory=list
+    )
     # A user-assigned managed identity for the control plane (its full ARM id), which AKS needs
     # to place pools in a capacity reservation group (a system-assigned one does not work);
     # unset: AKS's system-assigned identity. Fixed at creation (gpufleet does not move a running

@@ -14,6 +14,9 @@ AKS would refuse, naming the key and what to do:
 - another control-plane identity (`cluster.azure.controlPlaneIdentityId`): AKS moves a running
   cluster only when a node image update is there to consume (user-assigned-managed-identity),
   and gpufleet does not (below).
+- another VM size or other zones for the system pool (`cluster.systemPool.machineType`,
+  `cluster.zones`): AKS fixes both when it creates a pool (the reasons and what to do instead
+  are `diff`'s, components/model/catalog/rejections.py).
 
 The same refusals are in `diff` (components/model/catalog/rejections.py) for two plans; this
 catches the change even when nobody ran `diff`.
@@ -21,13 +24,15 @@ catches the change even when nobody ran `diff`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from components.azure.model.config import cluster_options
 from components.model.adoption import minor_of
+from components.model.catalog.rejections import AKS_SYSTEM_POOL_FIXED, AKS_SYSTEM_POOL_INSTEAD
+from components.model.pool_spec import PoolSpec
 from components.model.problems import ConfigError, Problem
-from components.model.schema import ClusterConfig
+from components.model.schema import SYSTEM_POOL_NAME, ClusterConfig
 
 
 @dataclass(frozen=True)
@@ -66,7 +71,10 @@ def kept(pools: Mapping[str, FixedAtCreation], name: str, wanted: FixedAtCreatio
     return pools.get(name) == wanted
 
 
-def deployed_problems(deployed: DeployedCluster, cluster: ClusterConfig) -> list[Problem]:
+def deployed_problems(
+    deployed: DeployedCluster, cluster: ClusterConfig, system: PoolSpec | None = None
+) -> list[Problem]:
+    """What AKS would refuse of `cluster` (and its resolved system pool) on the running one."""
     problems = []
     running = minor_of(deployed.kubernetes_version)
     wanted = minor_of(cluster.kubernetes_version)
@@ -105,6 +113,43 @@ def deployed_problems(deployed: DeployedCluster, cluster: ClusterConfig) -> list
             )
         )
     problems += _identity_problems(deployed, cluster)
+    if system is not None:
+        problems += _system_pool_problems(deployed, cluster, system.machine_types[0], system.zones)
+    return problems
+
+
+def _system_pool_problems(
+    deployed: DeployedCluster, cluster: ClusterConfig, vm_size: str, zones: Sequence[str]
+) -> list[Problem]:
+    """The system pool keeps the VM size and zones AKS created it with: the cluster sends its
+    profile on every update, and AKS refuses those changes there."""
+    running = deployed.pools.get(SYSTEM_POOL_NAME)
+    if running is None:
+        return []
+    reasons = dict(AKS_SYSTEM_POOL_FIXED)
+    problems = []
+    if running.vm_size and running.vm_size.lower() != vm_size.lower():
+        written = cluster.system_pool.machine_type
+        problems.append(
+            Problem(
+                "cluster.systemPool.machineType",
+                f"cluster {deployed.name}'s system pool runs {running.vm_size}: "
+                f"{reasons['vmSize']}; {AKS_SYSTEM_POOL_INSTEAD}",
+                written if written is not None else vm_size,
+                has_value=written is not None,
+            )
+        )
+    if running.zones != tuple(sorted(zones)):
+        shown = ", ".join(running.zones) or "no zones"
+        problems.append(
+            Problem(
+                "cluster.zones",
+                f"cluster {deployed.name}'s system pool runs in {shown}: "
+                f"{reasons['availabilityZones']}; {AKS_SYSTEM_POOL_INSTEAD}",
+                list(cluster.zones or []),
+                has_value=cluster.zones is not None,
+            )
+        )
     return problems
 
 

@@ -50,6 +50,13 @@ KEY = "azure.capacityReservationGroupId"
 NODES_KEY = "azure.reservedNodes"
 IDENTITY_KEY = "cluster.azure.controlPlaneIdentityId"
 RESERVED_THEN_ON_DEMAND: Final = ("reserved", "on-demand")
+# A queued pool's own taint (value: the pool's name). On AKS a queued pool is an ordinary
+# autoscaled scale set, so without it any pod tolerating the GPU taint (`sku=gpu`, in every
+# example of AKS's GPU guide, use-nvidia-gpu) could take the nodes added for an admitted Job or
+# grow the pool outside the queue (review aks-3 N15). The pool's Kueue ResourceFlavor tolerates
+# it, and Kueue adds a flavor's tolerations to the pods it admits; GKE has its own
+# (cloud.google.com/gke-queued, components/gcp/model/capacity.py).
+QUEUED_TAINT_KEY: Final = "gpufleet.io/queued"
 RESERVED: Final = ("reserved",)
 
 GROUP_ID = re.compile(
@@ -231,6 +238,12 @@ def capacity_warnings(
     if parts is not None:
         if adopted:
             grant = ""  # the adopted cluster's grants are its owner's (model/adopted.py)
+        elif "reservation-groups" in cluster_options(cluster).grants_made_elsewhere:
+            grant = (
+                f"; the control plane's Contributor grant on resource group "
+                f"{parts.resource_group} is made elsewhere (cluster.azure.grantsMadeElsewhere): "
+                "not checked"
+            )
         elif cluster_options(cluster).role_assignments:
             grant = (
                 "; the control plane's new Contributor grant on resource group "

@@ -60,7 +60,9 @@ _AKS_DOWNGRADE_INSTEAD = (
 # What AKS fixes at creation on the system pool (the same facts as the GPU pools', below) and
 # the API AKS refuses to resize it through ("Updating VM size is not supported for virtual
 # machine scale set agentpools": azure-cli acs agentpool decorator, update_auto_scaler_properties).
-_AKS_SYSTEM_POOL_FIXED: Final[tuple[tuple[str, str], ...]] = (
+# What AKS fixes when it creates the system pool, with why (also refused by the program on the
+# running cluster: components/azure/model/deployed.py).
+AKS_SYSTEM_POOL_FIXED: Final[tuple[tuple[str, str], ...]] = (
     ("vmSize", "AKS cannot resize a scale-set agent pool's VMs"),
     ("availabilityZones", "AKS cannot change an existing pool's zones"),
     ("osDiskSizeGB", "AKS fixes a pool's OS disk at creation"),
@@ -68,7 +70,7 @@ _AKS_SYSTEM_POOL_FIXED: Final[tuple[tuple[str, str], ...]] = (
     ("vnetSubnetID", "AKS fixes a pool's subnet at creation"),
     ("maxPods", "AKS fixes a pool's maxPods at creation"),
 )
-_AKS_SYSTEM_POOL_INSTEAD = (
+AKS_SYSTEM_POOL_INSTEAD = (
     "keep `cluster.systemPool` as created (machineType, zones); to move the system pool, add a "
     "second System-mode pool with `az aks nodepool add --mode System`, then delete the old one "
     "(AKS keeps at least one System pool); a cluster built anew is a new stack"
@@ -256,8 +258,8 @@ REFUSED_IN_PLACE: Final[Mapping[str, tuple[Refusal, ...]]] = MappingProxyType(
             # The inline system pool is sent with every cluster update (AKS requires
             # agentPoolProfiles on the PUT); what AKS fixes at creation cannot change there.
             *(
-                Refusal(f"agentPoolProfiles[0].{field}", reason, _AKS_SYSTEM_POOL_INSTEAD)
-                for field, reason in _AKS_SYSTEM_POOL_FIXED
+                Refusal(f"agentPoolProfiles[0].{field}", reason, AKS_SYSTEM_POOL_INSTEAD)
+                for field, reason in AKS_SYSTEM_POOL_FIXED
             ),
         ),
         # gpufleet's system pool through the agent pool API (components/azure/system_pool.py).
@@ -269,8 +271,8 @@ REFUSED_IN_PLACE: Final[Mapping[str, tuple[Refusal, ...]]] = MappingProxyType(
                 trigger="minor-decrease",
             ),
             *(
-                Refusal(f"{SYSTEM_POOL_TEMPLATE_PATH}.{field}", reason, _AKS_SYSTEM_POOL_INSTEAD)
-                for field, reason in _AKS_SYSTEM_POOL_FIXED
+                Refusal(f"{SYSTEM_POOL_TEMPLATE_PATH}.{field}", reason, AKS_SYSTEM_POOL_INSTEAD)
+                for field, reason in AKS_SYSTEM_POOL_FIXED
             ),
         ),
         "aws:eks/cluster:Cluster": _EKS_VERSION_REFUSALS,
