@@ -92,6 +92,19 @@ def test_each_capacity_builds_the_node_pool_gke_documents() -> None:
         assert pool.delete_before_replace is True
 
 
+def test_gke_upgrades_flex_start_and_queued_pools_its_own_way_and_no_up_fights_it() -> None:
+    """GKE sets SHORT_LIVED on flex-start and queued pools (node-pool-upgrade-strategies);
+    the provider takes only SURGE or BLUE_GREEN, so sending any upgrade settings would differ
+    from GKE's answer after every refresh. Other pools keep one node at a time, no surge."""
+    pools = node_pools(plan_of(STACK))
+    for name in ("h100-flex", "a3-queued"):
+        assert "upgradeSettings" not in pools[name].inputs, name
+        assert "upgradeSettings" in pools[name].ignore_changes, name
+    reserved = pools["l4-reserved"]
+    assert reserved.inputs["upgradeSettings"]["strategy"] == "SURGE"
+    assert "upgradeSettings" not in reserved.ignore_changes
+
+
 def test_what_the_scheduler_sees_on_flex_start_and_queued_nodes() -> None:
     outputs = {p["name"]: p for p in plan_of(STACK).outputs["gpuPools"]}
     for name in ("h100-flex", "a3-queued"):

@@ -77,7 +77,10 @@ class GkeGpuNodePool(pulumi.ComponentResource):
             else None,
             # Upgrade one node at a time in place: a surge node would be one more GPU VM, which
             # quota or stock often cannot give, stalling the upgrade (review gke.md S2-8).
-            upgrade_settings=gcp.container.NodePoolUpgradeSettingsArgs(
+            # Flex-start and queued pools get GKE's own short-lived upgrades instead.
+            upgrade_settings=None
+            if capacity.short_lived_upgrades
+            else gcp.container.NodePoolUpgradeSettingsArgs(
                 strategy="SURGE", max_surge=0, max_unavailable=1
             ),
             node_config=gcp.container.NodePoolNodeConfigArgs(
@@ -121,7 +124,9 @@ class GkeGpuNodePool(pulumi.ComponentResource):
                 # gpufleet created keeps its setting (a change would roll its nodes) until the
                 # stack sets gpuPools[].gcp.imageStreaming.
                 ignore_changes=["initialNodeCount", "nodeCount"]
-                + ([] if args.image_streaming_set else ["nodeConfig.gcfsConfig"]),
+                + ([] if args.image_streaming_set else ["nodeConfig.gcfsConfig"])
+                # GKE sets SHORT_LIVED there; the provider cannot send it back.
+                + (["upgradeSettings"] if capacity.short_lived_upgrades else []),
                 # The name is the pool's node label (podScheduling selects on it), so a replaced
                 # pool keeps it: the old pool must go first, or GKE answers 409 (exists).
                 delete_before_replace=True,

@@ -201,6 +201,20 @@ class NodePoolCapacity:
     # Flex-start and queued pools take capacity in whichever zone has it.
     any_zone: bool = False
 
+    @property
+    def short_lived_upgrades(self) -> bool:
+        """GKE upgrades flex-start and queued pools its own way (SHORT_LIVED: a node is
+        replaced when its workload ends), sets that strategy on the pool itself and ignores
+        what is sent; terraform-provider-google accepts only SURGE and BLUE_GREEN, so a pool
+        that sends upgrade settings differs from GKE's answer after every refresh (a no-op
+        update each `up`). Sources: GKE docs concepts/node-pool-upgrade-strategies ("For
+        nodes that use Flex-start VMs, GKE uses short-lived upgrades"); the container v1 API's
+        NodePoolUpdateStrategy.SHORT_LIVED ("the dedicated upgrade strategy for
+        QueuedProvisioning and flex start nodepools"); crossplane-contrib/provider-upjet-gcp
+        PR #1029 (2026-09: GKE forces SHORT_LIVED with max_surge 0 server-side, the provider's
+        SURGE default then never converges)."""
+        return self.flex_start
+
 
 def node_pool_capacity(
     order: CapacityOrder, reservation: str | None, max_run_seconds: int | None
