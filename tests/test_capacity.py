@@ -197,6 +197,15 @@ def test_queues_namespaces_are_the_teams_not_kueues() -> None:
         "queues.namespaces: must not repeat (got ['ml', 'kube-system', 'kueue-system', 'Bad', "
         "'ml'])",
     ]
+    # gpufleet's own namespaces would go, Jobs and all, with the software that made them; a
+    # queue there would also be a second Namespace of the same name at `up`.
+    raw["queues"] = {"namespaces": ["ml", "gpufleet-samples", "gpu-operator"]}
+    assert problems_of(raw) == [
+        f"queues.namespaces[{index}]: is a namespace gpufleet creates for its own software "
+        "(removing that software deletes the namespace with every Job in it); use a namespace "
+        f"of your own (got '{name}')"
+        for index, name in ((1, "gpufleet-samples"), (2, "gpu-operator"))
+    ]
     raw["queues"] = {"namespaces": []}
     assert problems_of(raw) == ["queues.namespaces: must list at least one namespace (got [])"]
     raw["queues"] = {"namspaces": ["ml"]}

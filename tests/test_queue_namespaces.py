@@ -56,31 +56,27 @@ def test_each_shipped_queue_waits_for_a_namespace_that_outlives_the_stack(stack:
         assert resource.inputs["metadata"]["labels"] == {"app.kubernetes.io/managed-by": "gpufleet"}
 
 
-def test_a_namespace_is_created_once_and_never_one_the_cluster_or_gpufleet_already_has() -> None:
+def test_a_namespace_is_created_once_and_never_one_the_cluster_already_has() -> None:
     pools = reserved_config("gpuPools")
     second = {**pools[1], "name": "train2"}
     plan = plan_of(
         "azure-reserved",
         {
             "gpufleet:gpuPools": [*pools, second],
-            # default exists on every cluster; nvidia-device-plugin is the GPU software's.
-            "gpufleet:queues": {
-                "namespaces": ["ml-training", "default", "nvidia-device-plugin", "research"]
-            },
+            # default exists on every cluster (gpufleet's own namespaces are refused:
+            # test_capacity.py::test_queues_namespaces_are_the_teams_not_kueues).
+            "gpufleet:queues": {"namespaces": ["ml-training", "default", "research"]},
         },
     )
     created = namespaces_of(plan)
     assert {name: len(found) for name, found in created.items()} == {
         "ml-training": 1,
         "research": 1,
-        "nvidia-device-plugin": 1,
+        "nvidia-device-plugin": 1,  # the GPU software's own
         kueue.PIN.namespace: 1,
     }
-    software_namespace = created["nvidia-device-plugin"][0]
-    assert "gpu-software" in software_namespace.name
-    assert "retainOnDelete" not in software_namespace.to_json()["options"]
     queues = local_queues(plan)
-    assert len(queues) == 8  # two pools x four namespaces
+    assert len(queues) == 6  # two pools x three namespaces
     for queue in queues:
         namespace = queue.inputs["metadata"]["namespace"]
         waits_for = {r.urn for found in created.values() for r in found} & set(queue.dependencies)

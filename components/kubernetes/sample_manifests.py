@@ -18,7 +18,7 @@ from typing import Any
 from components.model.catalog import charts
 from components.model.pools import GPU_RESOURCE, PoolSpec
 
-NAMESPACE = "gpufleet-samples"
+NAMESPACE = charts.SAMPLES_NAMESPACE
 APP = "gpufleet-sample"
 POOL_LABEL = "gpufleet.io/pool"
 # Long enough for a GPU pool to scale up from zero and pull CUDA images; short enough that a

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from components.model import kueue
 from components.model.capacity import declared_order, written_order
+from components.model.catalog import charts
 from components.model.cloud import Cloud
 from components.model.pool_spec import PoolSpec
 from components.model.problems import Problem
@@ -105,6 +106,16 @@ def queues_problems(
                     f"queues.namespaces[{index}]",
                     f"Kueue does not manage workloads in {' or '.join(kueue.PROHIBITED_NAMESPACES)} "
                     "(it refuses to start); use the namespace your Jobs run in",
+                    namespace,
+                )
+            )
+        elif namespace in charts.own_namespaces():
+            problems.append(
+                Problem(
+                    f"queues.namespaces[{index}]",
+                    "is a namespace gpufleet creates for its own software (removing that "
+                    "software deletes the namespace with every Job in it); use a namespace of "
+                    "your own",
                     namespace,
                 )
             )

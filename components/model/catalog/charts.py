@@ -52,6 +52,18 @@ CLUSTER_AUTOSCALER_IMAGE_TAGS: Mapping[str, str] = {
 }
 KUBERNETES_MINORS: tuple[str, ...] = tuple(CLUSTER_AUTOSCALER_IMAGE_TAGS)
 
+# The sample workloads' namespace (components/kubernetes/sample_manifests.py).
+SAMPLES_NAMESPACE = "gpufleet-samples"
+
+
+def own_namespaces() -> frozenset[str]:
+    """The namespaces gpufleet creates for its own software (not kube-system, which it only
+    uses): removing that software deletes the namespace with whatever else runs in it."""
+    return frozenset(pin.namespace for pin in CHARTS.values()) - {"kube-system"} | {
+        SAMPLES_NAMESPACE
+    }
+
+
 # Sample workload images (pinned tags; vectoradd prints "Test PASSED").
 CUDA_VECTORADD_IMAGE = "nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0"
 CUDA_BASE_IMAGE = "nvcr.io/nvidia/cuda:12.5.0-base-ubuntu22.04"
