@@ -30,6 +30,16 @@ def _by_type(diff: PlanDiff, type_token: str) -> dict[str, Any]:
     return {change.name: change for change in diff.changed if change.type == type_token}
 
 
+def test_a_project_edit_replaces_the_image_streaming_api_service() -> None:
+    """google_project_service's `project` is ForceNew: the API is enabled in the new project
+    (and, never disabled on delete, stays on in the old one)."""
+    raw = _raw("gcp-dev")
+    moved = {**raw["cluster"], "gcp": {**raw["cluster"]["gcp"], "project": "other-project-1"}}
+    diff = _diff("gcp-dev", {}, {"gpufleet:cluster": moved})
+    (service,) = _by_type(diff, "gcp:projects/service:Service").values()
+    assert "project" in service.replace_paths
+
+
 def test_a_project_edit_replaces_the_grants_the_account_and_the_pools() -> None:
     """IAM grants name their project (ForceNew); the account and the pools take the provider's
     (terraform-provider-google DefaultProviderProject makes it ForceNew); the adopted cluster's

@@ -141,6 +141,9 @@ REPLACEMENT_PATHS: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
         # ForceNew) and tpgiamresource/resource_iam_member.go (`role`, `member`, `condition`
         # ForceNew): a grant is never edited, only replaced (review gke-2.md N6).
         "gcp:projects/iAMMember:IAMMember": ("condition", "member", "project", "role"),
+        # resourcemanager/resource_google_project_service.go: `service` and `project` ForceNew
+        # (image streaming's API; never disabled on delete, so a replacement is harmless).
+        "gcp:projects/service:Service": ("project", "service"),
         # resourcemanager/resource_google_service_account.go: `account_id` and `project`.
         "gcp:serviceaccount/account:Account": ("accountId", "project"),
         # terraform-provider-aws internal/service/eks/cluster.go. Not listed because they are
