@@ -142,6 +142,11 @@ def test_plan_says_what_it_cannot_see_of_the_owners_controllers() -> None:
     installed = plan_of(STACK, _variant(existing={"autoscalerInstalled": True})).warnings
     (said,) = [w for w in installed if "not checked: whether its owner already runs" in w]
     assert "aws-node-termination-handler" in said and "cluster autoscaler" not in said
+    # Security groups: said unless the stack names the owner's (review eks-2 N5).
+    (network,) = [w for w in self_managed if "cluster security group alone" in w]
+    assert "cluster.existing.nodeSecurityGroupIds" in network
+    named = _variant(existing={"nodeSecurityGroupIds": ["sg-0123456789abcdef0"]})
+    assert not any("cluster security group alone" in w for w in plan_of(STACK, named).warnings)
 
 
 def test_fit_reads_gpufleets_own_discovery_tag() -> None:

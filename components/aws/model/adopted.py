@@ -132,12 +132,23 @@ def adoption_warnings(
 ) -> list[str]:
     """What gpufleet cannot see of the adopted cluster and the user must check: an autoscaler or
     termination handler of the owner's would act on gpufleet's nodes too."""
+    network = (
+        []
+        if existing_cluster.cluster_options(cluster).node_security_group_ids is not None
+        else [
+            f"cluster {facts.name}: not checked: whether the cluster security group alone lets "
+            "gpufleet's GPU nodes reach CoreDNS and the owner's nodes (it does unless the "
+            "owner's nodes run in security groups of their own); if they do, name those in "
+            "cluster.existing.nodeSecurityGroupIds"
+        ]
+    )
     if existing_cluster.cluster_options(cluster).autoscaler_installed:
         # The owner's autoscaler is the one meant to scale gpufleet's groups.
         return [
             f"cluster {facts.name}: not checked: whether its owner already runs "
             "aws-node-termination-handler (gpufleet cannot see the cluster's workloads at plan "
-            "time); ask its owner"
+            "time); ask its owner",
+            *network,
         ]
     said = [
         f"cluster {facts.name}: not checked: whether its owner already runs a cluster autoscaler "
@@ -159,4 +170,4 @@ def adoption_warnings(
                 else ""
             )
         )
-    return said
+    return said + network
