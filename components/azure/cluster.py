@@ -21,6 +21,7 @@ from components.azure.model.deployed import DeployedCluster
 from components.azure.model.reservations import IDENTITY_ID, IDENTITY_KEY, grant_scopes
 from components.azure.rbac import wait_for_propagation
 from components.azure.reservation_groups import check_reservation_groups
+from components.kubernetes.cluster import KubernetesProviders
 from components.model.pools import PoolSpec
 from components.model.schema import ClusterConfig, GpuPoolConfig, MaintenanceConfig
 
@@ -223,16 +224,16 @@ class AksCluster(pulumi.ComponentResource):
         self.server, self.certificate_authority = access.server, access.certificate_authority
         # The Kubernetes provider uses the API only once Azure RBAC knows the deployer's grant.
         self.kubeconfig = wait_for_propagation(access.kubeconfig, admin_grant)
-        self.k8s_provider = k8s.Provider(
+        self.k8s_providers = KubernetesProviders(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
             # The cluster (its ARM id), not its API server or CA: a new endpoint or CA updates the
             # provider instead of replacing everything it manages (review gke-2.md N1).
             cluster_identifier=self.cluster.id,
-            enable_server_side_apply=True,
             # With Azure RBAC the deployer may use the API only once its role is granted.
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cluster, *admin_grant]),
         )
+        self.k8s_provider = self.k8s_providers.main
         self.register_outputs(
             {
                 "clusterName": self.cluster.name,
