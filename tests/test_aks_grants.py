@@ -99,3 +99,29 @@ def test_a_grant_that_cannot_exist_yet_is_refused(
     problems = [p for p in error.value.problems if "grantsMadeElsewhere" in p.path]
     assert problems, error.value.problems
     assert any(says in p.message for p in problems)
+
+
+def test_the_control_plane_grants_stay_in_azure_when_they_leave_the_stack() -> None:
+    """Handing a grant over (grantsMadeElsewhere on a running stack) or removing the reserved
+    pool only makes Pulumi forget it: ARM holds one assignment per principal, role and scope,
+    so deleting gpufleet's would revoke the only grant the cluster uses (review aks-4 A4-3)."""
+    made = plan_of("azure-reserved")
+    kept = {
+        r.name: r.to_json()["options"].get("retainOnDelete", False)
+        for r in made.of_type(ROLE_ASSIGNMENT)
+    }
+    assert kept == {
+        "gpufleet-reserved-subnet-network-contributor": True,
+        "gpufleet-reserved-reservations-gpu-reservations": True,
+        # Scoped to the cluster: it goes with the cluster.
+        "gpufleet-reserved-deployer-cluster-admin": False,
+    }
+    handed_over = plan_of(
+        "azure-reserved",
+        {
+            "gpufleet:cluster": cluster_with(
+                "azure-reserved", grantsMadeElsewhere=["reservation-groups"]
+            )
+        },
+    )
+    assert "gpufleet-reserved-reservations-gpu-reservations" not in grants(handed_over)

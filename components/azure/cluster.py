@@ -300,6 +300,10 @@ class AksCluster(pulumi.ComponentResource):
         options = cluster_options(args.config)
         # Grants that exist already are not made again: ARM refuses a second one (grants.py).
         made_elsewhere = options.grants_made_elsewhere
+        # Kept in Azure when they leave the stack: ARM holds one assignment per principal, role
+        # and scope, so handing one over (grantsMadeElsewhere) must not revoke the only grant
+        # the running cluster uses (review aks-4.md A4-3). docs/aks.md says how to remove them.
+        kept = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(retain_on_delete=True))
         if "subnet" not in made_elsewhere:
             authorization.RoleAssignment(
                 f"{name}-subnet-network-contributor",
@@ -307,7 +311,7 @@ class AksCluster(pulumi.ComponentResource):
                 principal_type="ServicePrincipal",
                 role_definition_id=role(NETWORK_CONTRIBUTOR),
                 scope=self.subnet_id,
-                opts=child,
+                opts=kept,
             )
         # AKS places a pool's VMs in a reservation group as the control plane's identity.
         self.reservation_grants = [
@@ -317,7 +321,7 @@ class AksCluster(pulumi.ComponentResource):
                 principal_type="ServicePrincipal",
                 role_definition_id=role(CONTRIBUTOR),
                 scope=scope,
-                opts=child,
+                opts=kept,
             )
             for scope in grant_scopes(args.gpu_pools)
             if "reservation-groups" not in made_elsewhere
