@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from components.model.config import ConfigError, parse_config
+from components.tooling.diff import diff_plans, render_text
 from components.tooling.engine import Plan
 from components.tooling.stacks import load_stack
 from tests.conftest import plan_of
@@ -125,3 +126,25 @@ def test_the_control_plane_grants_stay_in_azure_when_they_leave_the_stack() -> N
         },
     )
     assert "gpufleet-reserved-reservations-gpu-reservations" not in grants(handed_over)
+
+
+def test_diff_shows_a_handed_over_grant_as_forgotten_not_deleted() -> None:
+    """review aks-4 A4-6: a kept grant leaving the stack is not a deletion."""
+    before = plan_of("azure-reserved").to_json()
+    after = plan_of(
+        "azure-reserved",
+        {
+            "gpufleet:cluster": cluster_with(
+                "azure-reserved", grantsMadeElsewhere=["reservation-groups"]
+            )
+        },
+    ).to_json()
+    diff = diff_plans(before, after)
+    (removed,) = diff.removed
+    assert removed.name == "gpufleet-reserved-reservations-gpu-reservations" and removed.kept
+    text = render_text(diff)
+    assert (
+        "- azure-native:authorization:RoleAssignment gpufleet-reserved-reservations-gpu-"
+        "reservations (leaves the stack, kept in the cloud" in text
+    )
+    assert "0 to delete; 1 to forget, kept in the cloud" in text

@@ -192,3 +192,16 @@ def test_an_existing_stacks_namespace_moves_to_the_adopting_provider_without_rep
             resource["inputs"]["clusterIdentifier"] = "another-cluster"
     (moved,) = diff_plans(_on_the_stacks_provider(new), other).changed
     assert moved.replaces
+
+
+def test_diff_shows_a_renamed_queue_namespace_kept_and_its_queue_deleted() -> None:
+    """review aks-4 A4-6: the old namespace (and the team's Jobs in it) stays in the cluster."""
+    before = plan_of("azure-reserved").to_json()
+    after = plan_of("azure-reserved", {"gpufleet:queues": {"namespaces": ["ml-train"]}}).to_json()
+    diff = diff_plans(before, after)
+    kept = {ref.name: ref.kept for ref in diff.removed}
+    assert kept == {
+        "gpufleet-reserved-kueue-queue-ns-ml-training": True,
+        "gpufleet-reserved-kueue-localqueue-train-ml-training": False,
+    }
+    assert diff.summary().endswith("1 to delete; 1 to forget, kept in the cloud")

@@ -259,6 +259,7 @@ def _ref(resource: Mapping[str, Any]) -> ResourceRef:
         type=_type_of(resource),
         name=_name_of(resource),
         parent=parent if isinstance(parent, str) and parent else None,
+        kept=bool(options_of(resource).get("retainOnDelete")),
     )
 
 
