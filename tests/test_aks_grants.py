@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from components.model.config import ConfigError, parse_config
+from components.tooling.diff import diff_plans, render_text
 from components.tooling.engine import Plan
 from components.tooling.stacks import load_stack
 from tests.conftest import plan_of
@@ -99,3 +100,51 @@ def test_a_grant_that_cannot_exist_yet_is_refused(
     problems = [p for p in error.value.problems if "grantsMadeElsewhere" in p.path]
     assert problems, error.value.problems
     assert any(says in p.message for p in problems)
+
+
+def test_the_control_plane_grants_stay_in_azure_when_they_leave_the_stack() -> None:
+    """Handing a grant over (grantsMadeElsewhere on a running stack) or removing the reserved
+    pool only makes Pulumi forget it: ARM holds one assignment per principal, role and scope,
+    so deleting gpufleet's would revoke the only grant the cluster uses (review aks-4 A4-3)."""
+    made = plan_of("azure-reserved")
+    kept = {
+        r.name: r.to_json()["options"].get("retainOnDelete", False)
+        for r in made.of_type(ROLE_ASSIGNMENT)
+    }
+    assert kept == {
+        "gpufleet-reserved-subnet-network-contributor": True,
+        "gpufleet-reserved-reservations-gpu-reservations": True,
+        # Scoped to the cluster: it goes with the cluster.
+        "gpufleet-reserved-deployer-cluster-admin": False,
+    }
+    handed_over = plan_of(
+        "azure-reserved",
+        {
+            "gpufleet:cluster": cluster_with(
+                "azure-reserved", grantsMadeElsewhere=["reservation-groups"]
+            )
+        },
+    )
+    assert "gpufleet-reserved-reservations-gpu-reservations" not in grants(handed_over)
+
+
+def test_diff_shows_a_handed_over_grant_as_forgotten_not_deleted() -> None:
+    """review aks-4 A4-6: a kept grant leaving the stack is not a deletion."""
+    before = plan_of("azure-reserved").to_json()
+    after = plan_of(
+        "azure-reserved",
+        {
+            "gpufleet:cluster": cluster_with(
+                "azure-reserved", grantsMadeElsewhere=["reservation-groups"]
+            )
+        },
+    ).to_json()
+    diff = diff_plans(before, after)
+    (removed,) = diff.removed
+    assert removed.name == "gpufleet-reserved-reservations-gpu-reservations" and removed.kept
+    text = render_text(diff)
+    assert (
+        "- azure-native:authorization:RoleAssignment gpufleet-reserved-reservations-gpu-"
+        "reservations (leaves the stack, kept in the cloud" in text
+    )
+    assert "0 to delete; 1 to forget, kept in the cloud" in text

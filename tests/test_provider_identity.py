@@ -68,7 +68,12 @@ def _kubernetes_resources(plan: Plan) -> list[dict[str, Any]]:
 
 
 def _provider(plan: Plan) -> dict[str, Any]:
-    (provider,) = [r for r in plan["resources"] if r["type"] == KUBERNETES_PROVIDER]
+    """The stack's provider (not the sibling that adopts queue namespaces)."""
+    (provider,) = [
+        r
+        for r in plan["resources"]
+        if r["type"] == KUBERNETES_PROVIDER and "upsertExistingObjects" not in r["inputs"]
+    ]
     return provider
 
 
@@ -78,8 +83,13 @@ def test_a_new_endpoint_and_ca_replace_no_kubernetes_resource(stack: str) -> Non
     moved = _provider(before)[ACTIVE_CLUSTER] != _provider(after)[ACTIVE_CLUSTER]
     assert moved, "the rotation reaches the provider's kubeconfig"
     diff = diff_plans(before, after)
-    (provider,) = [c for c in diff.changed if c.type == KUBERNETES_PROVIDER]
-    assert provider.verdict == "update", provider.replace_paths
+    providers = [c for c in diff.changed if c.type == KUBERNETES_PROVIDER]
+    # The stack's provider and, with queue namespaces, its adopting sibling: both updated.
+    assert len(providers) == len(
+        [r for r in after["resources"] if r["type"] == KUBERNETES_PROVIDER]
+    )
+    for provider in providers:
+        assert provider.verdict == "update", (provider.name, provider.replace_paths)
     assert not diff.replaced, [(c.name, c.replace_paths) for c in diff.replaced]
 
 

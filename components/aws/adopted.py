@@ -32,7 +32,7 @@ from components.aws.model.config import cluster_options
 from components.aws.network import NetworkHandle
 from components.aws.node_roles import self_managed_nodes, service_role
 from components.aws.user_data import ClusterJoin
-from components.kubernetes.cluster import stop_unless_adoptable
+from components.kubernetes.cluster import KubernetesProviders, stop_unless_adoptable
 from components.model import existing_cluster
 from components.model.adoption import AdoptionError
 from components.model.schema import ClusterConfig
@@ -124,14 +124,14 @@ class AdoptedEksCluster(pulumi.ComponentResource):
         self.kubeconfig = pulumi.Output.secret(
             eks_kubeconfig(cfg.name, region, facts.endpoint, facts.certificate_authority)
         )
-        self.k8s_provider = k8s.Provider(
+        self.k8s_providers = KubernetesProviders(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
             # The cluster (its OIDC issuer), not its endpoint or CA: see components/aws/cluster.py.
             cluster_identifier=facts.oidc_issuer,
-            enable_server_side_apply=True,
             opts=pulumi.ResourceOptions(parent=self),
         )
+        self.k8s_provider = self.k8s_providers.main
         self.register_outputs({"clusterName": facts.name, "version": facts.version})
 
     # What the GPU pools and controllers read (components/aws/node_host.py).

@@ -20,6 +20,7 @@ from components.aws.model.config import cluster_options, principal_slug
 from components.aws.network import EksNetwork, NetworkHandle, existing_network
 from components.aws.node_roles import self_managed_nodes, service_role
 from components.aws.user_data import ClusterJoin
+from components.kubernetes.cluster import KubernetesProviders
 from components.kubernetes.kubeconfig import exec_kubeconfig
 from components.model.pools import POOL_LABEL, PoolSpec
 from components.model.schema import SYSTEM_POOL_NAME, ClusterConfig
@@ -232,16 +233,16 @@ class EksCluster(pulumi.ComponentResource):
                 lambda parts: eks_kubeconfig(cfg.name, region, parts[0], parts[1] or "")
             )
         )
-        self.k8s_provider = k8s.Provider(
+        self.k8s_providers = KubernetesProviders(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
             # The cluster (its OIDC issuer, unique to it), not its endpoint or CA: a new endpoint
             # or CA updates the provider instead of replacing everything it manages
             # (pulumi-kubernetes DiffConfig; review gke-2.md N1).
             cluster_identifier=self.oidc_issuer,
-            enable_server_side_apply=True,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group]),
         )
+        self.k8s_provider = self.k8s_providers.main
         self.register_outputs(
             {
                 "clusterName": self.cluster.name,

@@ -22,7 +22,7 @@ from components.azure.model.adopted import AksClusterFacts, adoption_problems, a
 from components.azure.model.config import cluster_options
 from components.azure.model.reservations import uses_group
 from components.azure.reservation_groups import check_reservation_groups
-from components.kubernetes.cluster import stop_unless_adoptable
+from components.kubernetes.cluster import KubernetesProviders, stop_unless_adoptable
 from components.model.adoption import AdoptionError
 from components.model.schema import ClusterConfig, GpuPoolConfig
 
@@ -81,15 +81,15 @@ class AdoptedAksCluster(pulumi.ComponentResource):
         )
         self.server, self.certificate_authority = access.server, access.certificate_authority
         self.kubeconfig = access.kubeconfig
-        self.k8s_provider = k8s.Provider(
+        self.k8s_providers = KubernetesProviders(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
             # The cluster (its ARM path), not its API server or CA: see components/azure/cluster.py.
             cluster_identifier=f"resourceGroups/{self.resource_group_name}/providers/"
             f"Microsoft.ContainerService/managedClusters/{facts.name}",
-            enable_server_side_apply=True,
             opts=pulumi.ResourceOptions(parent=self),
         )
+        self.k8s_provider = self.k8s_providers.main
         self.register_outputs(
             {"clusterName": cfg.name, "kubernetesVersion": facts.kubernetes_version}
         )

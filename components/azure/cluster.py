@@ -21,6 +21,7 @@ from components.azure.model.deployed import DeployedCluster
 from components.azure.model.reservations import IDENTITY_ID, IDENTITY_KEY, grant_scopes
 from components.azure.rbac import wait_for_propagation
 from components.azure.reservation_groups import check_reservation_groups
+from components.kubernetes.cluster import KubernetesProviders
 from components.model.pools import PoolSpec
 from components.model.schema import ClusterConfig, GpuPoolConfig, MaintenanceConfig
 
@@ -223,16 +224,16 @@ class AksCluster(pulumi.ComponentResource):
         self.server, self.certificate_authority = access.server, access.certificate_authority
         # The Kubernetes provider uses the API only once Azure RBAC knows the deployer's grant.
         self.kubeconfig = wait_for_propagation(access.kubeconfig, admin_grant)
-        self.k8s_provider = k8s.Provider(
+        self.k8s_providers = KubernetesProviders(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
             # The cluster (its ARM id), not its API server or CA: a new endpoint or CA updates the
             # provider instead of replacing everything it manages (review gke-2.md N1).
             cluster_identifier=self.cluster.id,
-            enable_server_side_apply=True,
             # With Azure RBAC the deployer may use the API only once its role is granted.
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cluster, *admin_grant]),
         )
+        self.k8s_provider = self.k8s_providers.main
         self.register_outputs(
             {
                 "clusterName": self.cluster.name,
@@ -299,6 +300,10 @@ class AksCluster(pulumi.ComponentResource):
         options = cluster_options(args.config)
         # Grants that exist already are not made again: ARM refuses a second one (grants.py).
         made_elsewhere = options.grants_made_elsewhere
+        # Kept in Azure when they leave the stack: ARM holds one assignment per principal, role
+        # and scope, so handing one over (grantsMadeElsewhere) must not revoke the only grant
+        # the running cluster uses (review aks-4.md A4-3). docs/aks.md says how to remove them.
+        kept = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(retain_on_delete=True))
         if "subnet" not in made_elsewhere:
             authorization.RoleAssignment(
                 f"{name}-subnet-network-contributor",
@@ -306,7 +311,7 @@ class AksCluster(pulumi.ComponentResource):
                 principal_type="ServicePrincipal",
                 role_definition_id=role(NETWORK_CONTRIBUTOR),
                 scope=self.subnet_id,
-                opts=child,
+                opts=kept,
             )
         # AKS places a pool's VMs in a reservation group as the control plane's identity.
         self.reservation_grants = [
@@ -316,7 +321,7 @@ class AksCluster(pulumi.ComponentResource):
                 principal_type="ServicePrincipal",
                 role_definition_id=role(CONTRIBUTOR),
                 scope=scope,
-                opts=child,
+                opts=kept,
             )
             for scope in grant_scopes(args.gpu_pools)
             if "reservation-groups" not in made_elsewhere

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.kubernetes.cluster import ClusterHandle
+from components.kubernetes.cluster import ClusterHandle, KubernetesProviders
 from components.model.existing_cluster import cluster_options
 from components.model.pools import PoolSpec
 from components.model.schema import ClusterConfig, StackConfig
@@ -42,19 +42,17 @@ class ExistingCluster(pulumi.ComponentResource):
     ) -> None:
         super().__init__("gpufleet:kubernetes:ExistingCluster", name, None, opts)
         context = cluster_options(args.config).context
-        self.k8s_provider = k8s.Provider(
+        self.k8s_providers = KubernetesProviders(
             f"{name}-k8s",
-            k8s.ProviderArgs(
-                kubeconfig=args.kubeconfig,
-                context=context,
-                # `cluster.name` is the cluster's identity: a changed kubeconfig (a new endpoint,
-                # CA or context) updates the provider; only a new name replaces it and the GPU
-                # software with it (pulumi-kubernetes DiffConfig; review gke-2.md N1).
-                cluster_identifier=args.config.name,
-                enable_server_side_apply=True,
-            ),
+            kubeconfig=args.kubeconfig,
+            context=context,
+            # `cluster.name` is the cluster's identity: a changed kubeconfig (a new endpoint,
+            # CA or context) updates the provider; only a new name replaces it and the GPU
+            # software with it (pulumi-kubernetes DiffConfig; review gke-2.md N1).
+            cluster_identifier=args.config.name,
             opts=pulumi.ResourceOptions(parent=self),
         )
+        self.k8s_provider = self.k8s_providers.main
         # Exported as a secret; empty when the ambient kubeconfig is used (it stays the user's).
         self.kubeconfig = pulumi.Output.secret(args.kubeconfig or "")
         self.register_outputs({"context": context or ""})

@@ -24,7 +24,7 @@ from components.gcp.model.adopted import (
 from components.gcp.model.cluster_needs import adopted_kueue_warning
 from components.gcp.model.config import cluster_options
 from components.gcp.node_identity import node_identity
-from components.kubernetes.cluster import stop_unless_adoptable
+from components.kubernetes.cluster import KubernetesProviders, stop_unless_adoptable
 from components.model.adoption import AdoptionError
 from components.model.schema import ClusterConfig
 
@@ -139,14 +139,14 @@ class AdoptedGkeCluster(pulumi.ComponentResource):
         self.kubeconfig = pulumi.Output.secret(
             gke_kubeconfig(cfg.name, self.server, self.certificate_authority)
         )
-        self.k8s_provider = k8s.Provider(
+        self.k8s_providers = KubernetesProviders(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
             # The cluster, not its endpoint: see components/gcp/cluster.py.
             cluster_identifier=facts.cluster_id,
-            enable_server_side_apply=True,
             opts=pulumi.ResourceOptions(parent=self),
         )
+        self.k8s_provider = self.k8s_providers.main
         self.register_outputs(
             {
                 "clusterName": cfg.name,

@@ -12,6 +12,7 @@ import pulumi_kubernetes as k8s
 from components.gcp.model.cluster_needs import firewall_rule_name
 from components.gcp.model.config import cluster_options
 from components.gcp.node_identity import node_identity
+from components.kubernetes.cluster import KubernetesProviders
 from components.kubernetes.kubeconfig import exec_kubeconfig
 from components.model.maintenance import rfc3339, weekly_rrule, window_end, window_start
 from components.model.pools import PoolSpec
@@ -243,16 +244,16 @@ class GkeCluster(pulumi.ComponentResource):
                 lambda parts: gke_kubeconfig(cfg.name, parts[0], parts[1] or "")
             )
         )
-        self.k8s_provider = k8s.Provider(
+        self.k8s_providers = KubernetesProviders(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
             # The cluster, not its endpoint, is the provider's identity: a new endpoint or CA
             # (dns <-> ip, a credential rotation) updates the provider instead of replacing it
             # and everything it manages (pulumi-kubernetes DiffConfig; review gke-2.md N1).
             cluster_identifier=self.cluster.id,
-            enable_server_side_apply=True,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_pool]),
         )
+        self.k8s_provider = self.k8s_providers.main
         self.register_outputs(
             {
                 "clusterName": self.cluster.name,

@@ -6,9 +6,10 @@ per queued pool its ProvisioningRequestConfig, AdmissionCheck, ResourceFlavor, C
 LocalQueues (`components.model.kueue` writes them). Each object waits for the release (its CRD
 and Kueue's validating webhooks) and for the objects it names; a LocalQueue, for its namespace.
 
-On a cluster gpufleet creates, the queues' namespaces are created here (unless the cluster starts
-with them or another stage creates them), and kept when the stack or the queue goes: they hold
-the teams' workloads. On a cluster gpufleet did not create they are the owner's (plan warns).
+On a cluster gpufleet creates, the queues' namespaces are ensured here (unless the cluster starts
+with them or another stage creates them): created, or adopted when they exist already (a team's,
+or one a removed queue left), through the cluster's adopting provider; and kept when the stack
+or the queue goes: they hold the teams' workloads. On a cluster gpufleet did not create they are the owner's (plan warns).
 """
 
 from __future__ import annotations
@@ -43,6 +44,9 @@ class KueueArgs:
     wait_for: Sequence[pulumi.Resource] = ()
     # Whether gpufleet created the cluster (so it creates the queues' namespaces).
     creates_namespaces: bool = False
+    # What creates them: the cluster's provider that adopts an existing namespace (a team's,
+    # or one a removed queue left behind) instead of failing the `up` with AlreadyExists.
+    namespace_provider: k8s.Provider | None = None
     # Namespaces other stages create, by name: a LocalQueue there waits for them.
     namespaces_elsewhere: Mapping[str, pulumi.Resource] = field(default_factory=dict)
 
@@ -96,10 +100,14 @@ class Kueue(pulumi.ComponentResource):
             for ns in args.namespaces
             if ns in args.namespaces_elsewhere
         }
-        if not args.creates_namespaces:
+        if not args.creates_namespaces or args.namespace_provider is None:
             return found
-        # Kept on delete: deleting a namespace deletes every workload in it.
-        kept = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(retain_on_delete=True))
+        # Kept on delete: deleting a namespace deletes every workload in it. Kept, they are
+        # also safe on the adopting provider (nothing of theirs is ever deleted).
+        kept = pulumi.ResourceOptions.merge(
+            child,
+            pulumi.ResourceOptions(provider=args.namespace_provider, retain_on_delete=True),
+        )
         for namespace in kueue.namespaces_to_create(
             args.namespaces, list(args.namespaces_elsewhere)
         ):
@@ -169,6 +177,8 @@ def build(
     """The program's queues stage (only called when some pool is queued)."""
     system = system_pool(config)
     elsewhere = software.namespaces if isinstance(software, GpuSoftware) else {}
+    creates_namespaces = queue_checks.creates_cluster(cloud_of(config), config.cluster)
+    to_create = kueue.namespaces_to_create(config.queues.namespaces, list(elsewhere))
     selector = dict(system.pod_scheduling["nodeSelector"]) if system is not None else {}
     return Kueue(
         f"{config.cluster.name}-kueue",
@@ -178,7 +188,11 @@ def build(
             node_selector=selector,
             namespaces=config.queues.namespaces,
             wait_for=wait_for,
-            creates_namespaces=queue_checks.creates_cluster(cloud_of(config), config.cluster),
+            creates_namespaces=creates_namespaces,
+            # Only when it has something to create: no provider left without resources.
+            namespace_provider=(
+                cluster.k8s_providers.upserting() if creates_namespaces and to_create else None
+            ),
             namespaces_elsewhere=elsewhere,
         ),
     )

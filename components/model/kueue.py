@@ -110,9 +110,11 @@ INITIAL_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system"
 
 
 def namespaces_to_create(namespaces: Sequence[str], created_elsewhere: Sequence[str]) -> list[str]:
-    """The queues' namespaces gpufleet creates on a cluster it created: the API server refuses a
-    LocalQueue in a namespace that does not exist (admission plugin NamespaceLifecycle), and
-    such a cluster has only its initial ones. Each once, none another stage already creates."""
+    """The queues' namespaces gpufleet ensures on a cluster it created: the API server refuses a
+    LocalQueue in a namespace that does not exist (admission plugin NamespaceLifecycle). Only
+    the cluster's first `up` knows none exists yet, so they are created through the adopting
+    provider (components.kubernetes.cluster.KubernetesProviders). Each once, none another stage
+    already creates, none the cluster starts with."""
     skipped = {*INITIAL_NAMESPACES, *created_elsewhere}
     return [ns for ns in dict.fromkeys(namespaces) if ns not in skipped]
 

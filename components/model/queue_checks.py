@@ -125,7 +125,8 @@ def queues_problems(
 
 
 def creates_cluster(cloud: Cloud, cluster: ClusterConfig) -> bool:
-    """Whether gpufleet creates this stack's cluster (so no namespace of a team's exists yet)."""
+    """Whether gpufleet creates this stack's cluster, and so ensures the queues' namespaces on it
+    (creating or adopting them: they may exist on every `up` but the first)."""
     return not cloud.reads_kubeconfig and not cloud.adopted(cluster)
 
 

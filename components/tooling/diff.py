@@ -73,13 +73,16 @@ from components.tooling.diff_paths import (
     apply_ignores,
     format_path,
     ignore_prefixes,
-    is_default_provider,
     options_of,
     replacement_triggers,
     same,
     walk,
 )
-from components.tooling.diff_providers import kubernetes_provider_verdict, with_managed_replacements
+from components.tooling.diff_providers import (
+    kubernetes_provider_verdict,
+    provider_move_replaces,
+    with_managed_replacements,
+)
 from components.tooling.diff_render import render_markdown, render_text
 from components.tooling.diff_verdicts import (
     in_place_refusals,
@@ -256,6 +259,7 @@ def _ref(resource: Mapping[str, Any]) -> ResourceRef:
         type=_type_of(resource),
         name=_name_of(resource),
         parent=parent if isinstance(parent, str) and parent else None,
+        kept=bool(options_of(resource).get("retainOnDelete")),
     )
 
 
@@ -263,8 +267,14 @@ def _sort_key(item: ResourceRef | ResourceChange) -> tuple[str, str, str]:
     return (item.type, item.name, item.urn)
 
 
-def _diff_resource(old: Mapping[str, Any], new: Mapping[str, Any]) -> ResourceChange | None:
-    """Compare one resource present in both plans; ``None`` when nothing differs."""
+def _diff_resource(
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+    old_index: Mapping[str, Mapping[str, Any]],
+    new_index: Mapping[str, Mapping[str, Any]],
+) -> ResourceChange | None:
+    """Compare one resource present in both plans; ``None`` when nothing differs. The plans'
+    indexes let a move to another explicit provider be judged as the engine does."""
     type_token = _type_of(new)
     new_options = options_of(new)
     old_options = options_of(old)
@@ -296,14 +306,7 @@ def _diff_resource(old: Mapping[str, Any], new: Mapping[str, Any]) -> ResourceCh
         if same(old_value, new_value):
             continue
         changes.append(PropertyChange(key, old_value, new_value))
-        # The engine replaces a resource whose provider reference changes unless both are
-        # default providers (then it asks the provider; a version bump usually is not one).
-        if key == "provider" and not (
-            isinstance(old_value, str)
-            and isinstance(new_value, str)
-            and is_default_provider(old_value)
-            and is_default_provider(new_value)
-        ):
+        if key == "provider" and provider_move_replaces(old_value, new_value, old_index, new_index):
             triggers.append("provider")
 
     refusals = in_place_refusals(type_token, old_inputs, program_inputs, triggers)
@@ -374,7 +377,8 @@ def diff_plans(old: Mapping[str, Any], new: Mapping[str, Any]) -> PlanDiff:
             (
                 with_version_bump_notes(change, present)
                 for urn in old_index.keys() & new_index.keys()
-                if (change := _diff_resource(old_index[urn], new_index[urn])) is not None
+                if (change := _diff_resource(old_index[urn], new_index[urn], old_index, new_index))
+                is not None
             ),
             old_index,
             new_index,

@@ -60,6 +60,8 @@ class ResourceRef:
     type: str
     name: str
     parent: str | None = None
+    # Removed but kept in the cloud (`retainOnDelete`): Pulumi only forgets it.
+    kept: bool = False
 
 
 NodeEffectOrUnknown = Effect | Literal["unknown"]
@@ -151,10 +153,13 @@ class PlanDiff:
         return not (self.added or self.removed or self.changed)
 
     def summary(self) -> str:
-        """``N to add, N to change (N replaced[; N roll running nodes]), N to delete``."""
+        """``N to add, N to change (N replaced[; N roll running nodes]), N to delete[; N to
+        forget, kept in the cloud]``."""
         rolled = f"; {len(self.rolled)} roll running nodes" if self.rolled else ""
+        kept = sum(ref.kept for ref in self.removed)
         return (
             f"{len(self.added)} to add, {len(self.changed)} to change "
-            f"({len(self.replaced)} replaced{rolled}), {len(self.removed)} to delete"
+            f"({len(self.replaced)} replaced{rolled}), {len(self.removed) - kept} to delete"
+            + (f"; {kept} to forget, kept in the cloud" if kept else "")
             + (f"; {len(self.rejected)} refused by the cloud" if self.rejected else "")
         )

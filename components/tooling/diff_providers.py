@@ -12,13 +12,21 @@ from components.model.catalog.provider_changes import (
     ACTIVE_CLUSTER,
     CLUSTER_IDENTIFIER,
     KUBERNETES_ALWAYS_REPLACES,
+    KUBERNETES_PROVIDER,
     MANAGED_DOWNTIME,
     MOVES_MANAGED_RESOURCES,
     MOVES_NOTE,
     moves_managed,
 )
 from components.tooling.diff_model import ABSENT, SECRET, PropertyChange, ResourceChange
-from components.tooling.diff_paths import format_path, lookup, options_of, same, walk
+from components.tooling.diff_paths import (
+    format_path,
+    is_default_provider,
+    lookup,
+    options_of,
+    same,
+    walk,
+)
 from components.tooling.diff_verdicts import same_name_refusal
 
 _UNSEEN_KUBECONFIG = (
@@ -163,3 +171,28 @@ def _replaced_by_provider(
         downtime=change.downtime if change.replaces else cause.downtime,
         node_notes=(),
     )
+
+
+def provider_move_replaces(
+    old_ref: Any,
+    new_ref: Any,
+    old_index: Mapping[str, Mapping[str, Any]],
+    new_index: Mapping[str, Mapping[str, Any]],
+) -> bool:
+    """Whether the engine replaces a resource whose provider reference changes: it asks the new
+    provider's DiffConfig to compare the old provider's inputs with the new one's, and replaces
+    only when that says so (pulumi/pulumi pkg/resource/deploy/step_generator.go,
+    `providerChanged`). Two default providers: a version bump usually is not a replacement.
+    Two Kubernetes providers: pulumi-kubernetes' verdict; otherwise assumed to replace."""
+    if not (isinstance(old_ref, str) and isinstance(new_ref, str)):
+        return True
+    if is_default_provider(old_ref) and is_default_provider(new_ref):
+        return False
+    old_provider = old_index.get(old_ref.rsplit("::", 1)[0])
+    new_provider = new_index.get(new_ref.rsplit("::", 1)[0])
+    if old_provider is None or new_provider is None:
+        return True
+    if old_provider.get("type") == new_provider.get("type") == KUBERNETES_PROVIDER:
+        paths, _, _ = kubernetes_provider_verdict(old_provider, new_provider)
+        return bool(paths)
+    return True

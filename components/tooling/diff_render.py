@@ -180,6 +180,10 @@ def _property_lines(item: PropertyChange) -> list[str]:
     return [_change_line(item)]
 
 
+# A removed resource with retainOnDelete: Pulumi drops it from the stack and deletes nothing.
+KEPT = " (leaves the stack, kept in the cloud: retainOnDelete; Pulumi only forgets it)"
+
+
 def _grouped_lines(sign: str, refs: Iterable[ResourceRef], labels: dict[str, str]) -> list[str]:
     """Added or removed resources, each under the topmost component that comes or goes with
     it, so one cause (a pool, the Spot drainer) reads as one entry with its reason."""
@@ -194,18 +198,22 @@ def _grouped_lines(sign: str, refs: Iterable[ResourceRef], labels: dict[str, str
     members: dict[str, list[ResourceRef]] = {}
     for ref in refs:
         members.setdefault(top(ref).urn, []).append(ref)
+
+    def label(ref: ResourceRef) -> str:
+        return labels[ref.urn] + (KEPT if ref.kept and sign == "-" else "")
+
     lines: list[str] = []
     for urn, group in members.items():
         head = moving[urn]
         under = [ref for ref in group if ref.urn != urn]
         reason = role(head.type)
         if not under:
-            lines.append(f"{sign} {labels[urn]}")
+            lines.append(f"{sign} {label(head)}")
             continue
         why = f"; exists only while {reason}" if reason else ""
         noun = "resource" if len(under) == 1 else "resources"
-        lines.append(f"{sign} {labels[urn]} (with the {len(under)} {noun} under it{why})")
-        lines += [f"    {sign} {labels[ref.urn]}" for ref in under]
+        lines.append(f"{sign} {label(head)} (with the {len(under)} {noun} under it{why})")
+        lines += [f"    {sign} {label(ref)}" for ref in under]
     return lines
 
 
