@@ -189,8 +189,9 @@ EXPECTED: dict[str, dict[str, str]] = {
         "machine-type": "replace",
         # A new launch template version: UpdateNodegroupVersion replaces every node.
         "disk-size": "roll",
-        # EKS refuses a minimum above the current desired size (review eks.md S1-1).
-        "min-nodes": "reject",
+        # gpufleet sends the live desired size raised to the new minimum, so EKS takes it
+        # (review eks.md S1-1; tests/test_eks_live_sizes.py).
+        "min-nodes": "update",
         "system-pool-size": "update",
     },
 }

@@ -1,6 +1,6 @@
 """EKS day-two details (review eks-2.md N9, N13, N14): enabling Auto Mode updates the cluster in
-place, the end of standard support says to bump the stack's minor, and `diff` says under which
-condition EKS refuses a raised managed minimum."""
+place, the end of standard support says to bump the stack's minor, and a raised managed minimum is
+not refused (the live desired size is sent, raised to it)."""
 
 from __future__ import annotations
 
@@ -58,15 +58,14 @@ def test_the_end_of_standard_support_says_to_bump_the_minor(monkeypatch: Any) ->
     assert "bump cluster.kubernetesVersion to 1.35" in warning
 
 
-def test_a_raised_managed_minimum_says_when_eks_refuses_it() -> None:
+def test_a_raised_managed_minimum_is_not_refused() -> None:
+    """The program sends the live desired size raised to the new minimum, so EKS never sees a
+    minimum above the desired size (tests/test_eks_live_sizes.py)."""
     pools = copy.deepcopy(load_stack("aws-training").gpufleet["gpuPools"])
     pools[0]["minNodes"] = 2
     diff = diff_plans(
         plan_of("aws-training").to_json(),
         plan_of("aws-training", {"gpufleet:gpuPools": pools}).to_json(),
     )
-    refusals = [r for c in diff.changed for r in c.refusals]
-    assert refusals and all(
-        "refused unless the group's current desired size is already at least 1" in r
-        for r in refusals
-    ), refusals
+    groups = [c for c in diff.changed if c.type == "aws:eks/nodeGroup:NodeGroup"]
+    assert groups and all(c.verdict == "update" and not c.refusals for c in groups), groups

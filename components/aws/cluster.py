@@ -13,10 +13,12 @@ import pulumi_kubernetes as k8s
 from components.aws import iam
 from components.aws.amis import managed_release_version
 from components.aws.launch_template import METADATA_OPTIONS, block_devices, tag_specifications
+from components.aws.live_groups import LiveNodeGroups
 from components.aws.model import auto_mode, names
 from components.aws.model.autoscaler_tags import default_tags
 from components.aws.model.cloud import AWS
 from components.aws.model.config import cluster_options, principal_slug
+from components.aws.model.groups import scaling_to_send
 from components.aws.network import EksNetwork, NetworkHandle, existing_network
 from components.aws.node_roles import self_managed_nodes, service_role
 from components.aws.user_data import ClusterJoin
@@ -26,6 +28,7 @@ from components.model.pools import POOL_LABEL, PoolSpec
 from components.model.schema import SYSTEM_POOL_NAME, ClusterConfig
 
 CONTROL_PLANE_LOGS = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
+SYSTEM_GROUP_PREFIX = f"{SYSTEM_POOL_NAME}-"
 # EKS would create the log group itself with no expiry; ours keeps a month.
 LOG_RETENTION_DAYS = 30
 
@@ -315,12 +318,17 @@ class EksCluster(pulumi.ComponentResource):
             update_default_version=True,
             opts=child,
         )
+        # The live group, found by its prefix and labels (Pulumi adds a suffix to the prefix).
+        live = LiveNodeGroups(
+            cfg.name, pulumi.InvokeOptions(parent=self, provider=self.aws_provider)
+        ).scaling_by_prefix(SYSTEM_GROUP_PREFIX, dict(system.declared_labels))
+        scaling = scaling_to_send(system.min_nodes, system.max_nodes, live)
         return aws.eks.NodeGroup(
             f"{name}-system",
             cluster_name=self.cluster.name,
             # A prefix, not a fixed name: a replaced group (e.g. a new machine type) is created
             # before the old one is deleted, so system pods always have somewhere to run.
-            node_group_name_prefix=f"{SYSTEM_POOL_NAME}-",
+            node_group_name_prefix=SYSTEM_GROUP_PREFIX,
             node_role_arn=self.managed_node_role.arn,
             subnet_ids=self.network.private_subnet_ids,
             version=self.cluster.version,
@@ -335,9 +343,9 @@ class EksCluster(pulumi.ComponentResource):
             instance_types=list(system.machine_types),
             labels=dict(system.declared_labels),
             scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-                min_size=system.min_nodes,
-                max_size=system.max_nodes,
-                desired_size=system.min_nodes,
+                min_size=scaling.min_size,
+                max_size=scaling.max_size,
+                desired_size=scaling.desired_size,
             ),
             update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
             launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
@@ -346,8 +354,9 @@ class EksCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions.merge(
                 child,
                 pulumi.ResourceOptions(
-                    # The autoscaler owns the size; `pulumi up` must never reset it.
-                    ignore_changes=["scalingConfig.desiredSize"],
+                    # The autoscaler owns the size; `pulumi up` must never reset it (a bounds
+                    # change sends the live size: groups.scaling_to_send).
+                    ignore_changes=["scalingConfig.desiredSize"] if scaling.ignore_desired else [],
                     depends_on=self._managed_node_policies,
                 ),
             ),

@@ -28,9 +28,10 @@ from components.aws.launch_template import (
     reservation_args,
     tag_specifications,
 )
+from components.aws.live_groups import LiveNodeGroups
 from components.aws.model import autoscaler_tags, names
 from components.aws.model.autoscaler_tags import default_tags
-from components.aws.model.groups import group_max_sizes, zone_sizes
+from components.aws.model.groups import group_max_sizes, scaling_to_send, zone_sizes
 from components.aws.user_data import AmiFamily
 from components.model.pools import PoolSpec
 
@@ -81,6 +82,9 @@ class ManagedGpuPoolArgs:
     # The reservation the launch template targets: an On-Demand Capacity Reservation, or the
     # Capacity Block of a CAPACITY_BLOCK group (components/aws/model/capacity.py).
     reservation_id: str | None = None
+    # The cluster's groups as they run (None: nothing to read, the cluster is new): a group
+    # whose bounds change gets its live desired size (groups.scaling_to_send).
+    live_groups: LiveNodeGroups | None = None
 
 
 class ManagedGpuPool(pulumi.ComponentResource):
@@ -119,6 +123,12 @@ class ManagedGpuPool(pulumi.ComponentResource):
         maxes = group_max_sizes(pool.max_nodes, pool.zones, args.max_nodes_per_zone)
         self.node_groups = {}
         for zone in pool.zones:
+            live = (
+                args.live_groups.scaling(node_group_name(pool.name, zone))
+                if args.live_groups
+                else None
+            )
+            scaling = scaling_to_send(mins[zone], maxes[zone], live)
             self.node_groups[zone] = aws.eks.NodeGroup(
                 f"{name}-{zone}",
                 cluster_name=args.cluster_name,
@@ -139,7 +149,9 @@ class ManagedGpuPool(pulumi.ComponentResource):
                     for t in pool.declared_taints
                 ],
                 scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-                    min_size=mins[zone], max_size=maxes[zone], desired_size=mins[zone]
+                    min_size=scaling.min_size,
+                    max_size=scaling.max_size,
+                    desired_size=scaling.desired_size,
                 ),
                 update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
                 # EKS reboots or replaces a node whose GPU fails (XID errors, ECC, NVLink) as the
@@ -158,7 +170,11 @@ class ManagedGpuPool(pulumi.ComponentResource):
                 opts=pulumi.ResourceOptions.merge(
                     child,
                     pulumi.ResourceOptions(
-                        ignore_changes=["scalingConfig.desiredSize"],
+                        # The autoscaler owns the size; when the bounds change, the live one
+                        # is sent instead, since the provider sends the whole scaling config.
+                        ignore_changes=["scalingConfig.desiredSize"]
+                        if scaling.ignore_desired
+                        else [],
                         # The name is fixed (a node label), so a replacement must free it first.
                         delete_before_replace=True,
                     ),

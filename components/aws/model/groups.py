@@ -12,6 +12,7 @@ groups then add up to.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from components.model.problems import Problem
 from components.model.schema import GpuPoolConfig
@@ -128,3 +129,45 @@ def managed_group_limits(pool: GpuPoolConfig, path: str) -> list[Problem]:
                 )
             )
     return problems
+
+
+@dataclass(frozen=True)
+class LiveScaling:
+    """A managed node group's scaling config as EKS reports it, read while the program plans."""
+
+    min_size: int
+    max_size: int
+    desired_size: int
+
+
+@dataclass(frozen=True)
+class ScalingToSend:
+    """What gpufleet gives a managed node group's scalingConfig, and whether desiredSize is
+    left out of the update (ignoreChanges)."""
+
+    min_size: int
+    max_size: int
+    desired_size: int
+    ignore_desired: bool
+
+
+def scaling_to_send(min_size: int, max_size: int, live: LiveScaling | None) -> ScalingToSend:
+    """The scaling config for a managed group, so `pulumi up` never resets what the autoscaler
+    chose.
+
+    terraform-provider-aws sends the whole scaling config, desiredSize included, whenever any
+    of it changes (internal/service/eks/node_group.go resourceNodeGroupUpdate and
+    expandNodegroupScalingConfig), and an ignored desiredSize is the value in Pulumi's state
+    (the creation-time minimum unless someone refreshed), not the live one. So:
+
+    - a group that does not exist yet starts at its minimum, and desiredSize is ignored after;
+    - an existing group whose bounds stay keeps desiredSize ignored: nothing of the scaling
+      config is sent, so nothing races the autoscaler;
+    - an existing group whose bounds change gets its live desired size, clamped to the new
+      bounds (EKS refuses a desired size outside them), and desiredSize is sent.
+    """
+    if live is None:
+        return ScalingToSend(min_size, max_size, min_size, ignore_desired=True)
+    desired = max(min_size, min(max_size, live.desired_size))
+    bounds_change = (live.min_size, live.max_size) != (min_size, max_size)
+    return ScalingToSend(min_size, max_size, desired, ignore_desired=not bounds_change)

@@ -43,9 +43,13 @@ _EKS_NODE_GROUP: Final[tuple[NodeEffect, ...]] = (
     NodeEffect(
         "scalingConfig",
         "none",
-        "running nodes stay; the group's bounds change (EKS refuses a minimum above the "
-        "current desired size)",
-        "EKS API reference, UpdateNodegroupConfig",
+        "running nodes stay: EKS gets the whole scaling config, and `pulumi up` sends the "
+        "group's live desired size (the autoscaler's, read while planning, not the one in "
+        "Pulumi's state), raised to a new minimum or lowered to a new maximum; EKS then starts "
+        "or stops only the nodes that takes",
+        "terraform-provider-aws internal/service/eks/node_group.go (commit 012e0a32) "
+        "resourceNodeGroupUpdate and expandNodegroupScalingConfig (the whole scaling_config, "
+        "desired_size included, on any change of it); gpufleet components/aws/live_groups.py",
     ),
     NodeEffect(
         "updateConfig",

@@ -285,16 +285,8 @@ REFUSED_IN_PLACE: Final[Mapping[str, tuple[Refusal, ...]]] = MappingProxyType(
             for field in ("group", "kind")
         ),
         "aws:eks/nodeGroup:NodeGroup": (
-            Refusal(
-                "scalingConfig.minSize",
-                "refused unless the group's current desired size is already at least {new}: EKS "
-                "refuses a minimum above it (InvalidParameterException: Minimum capacity N can't "
-                "be greater than desired size M), and gpufleet leaves desiredSize to the "
-                "autoscaler (a group the autoscaler grew to {new} or more takes the change)",
-                "first raise the group's desired size to the new minimum (aws eks "
-                "update-nodegroup-config --scaling-config desiredSize=N), then run `pulumi up`",
-                trigger="increase",
-            ),
+            # No refusal of a raised minimum: gpufleet sends the live desired size, raised
+            # to the new minimum (components/aws/model/groups.py, scaling_to_send).
             *(
                 Refusal(
                     path,

@@ -214,6 +214,41 @@ def _get_cluster(args: Mapping[str, Any], world: World) -> dict[str, Any]:
     }
 
 
+def _cluster_name(world: World) -> str | None:
+    cluster = world.stack.get("cluster")
+    return cluster.get("name") if isinstance(cluster, Mapping) else None
+
+
+def _get_clusters(args: Mapping[str, Any], world: World) -> dict[str, Any]:
+    """The region's EKS clusters: the stack's, once it exists."""
+    name = _cluster_name(world)
+    names = [name] if world.exists and name else []
+    return {"names": names, "id": region(world)}
+
+
+def _get_node_groups(args: Mapping[str, Any], world: World) -> dict[str, Any]:
+    cluster = args.get("clusterName")
+    if not world.exists or cluster != _cluster_name(world):
+        raise NotFound(f"ResourceNotFoundException: No cluster found for name: {cluster}.")
+    return {"clusterName": cluster, "names": sorted(world.eks_node_groups), "id": cluster}
+
+
+def _get_node_group(args: Mapping[str, Any], world: World) -> dict[str, Any]:
+    """A managed node group as `aws.eks.get_node_group` returns it (list-valued blocks)."""
+    cluster, group = args.get("clusterName"), str(args.get("nodeGroupName"))
+    found = world.eks_node_groups.get(group) if world.exists else None
+    if found is None or cluster != _cluster_name(world):
+        raise NotFound(f"ResourceNotFoundException: No node group found for name: {group}.")
+    return {
+        "clusterName": cluster,
+        "nodeGroupName": group,
+        "id": f"{cluster}:{group}",
+        "status": "ACTIVE",
+        "labels": dict(found.get("labels", {})),
+        "scalingConfigs": [{key: found[key] for key in ("minSize", "maxSize", "desiredSize")}],
+    }
+
+
 def _get_oidc_provider(args: Mapping[str, Any], world: World) -> dict[str, Any]:
     if not world.oidc_provider:
         raise NotFound(f"no IAM OIDC provider for {args.get('url')}")
@@ -285,5 +320,8 @@ LOOKUPS: dict[str, Any] = {
     "aws:ec2/getSubnets:getSubnets": _subnets,
     "aws:ec2/getSubnet:getSubnet": _subnet,
     "aws:eks/getCluster:getCluster": _get_cluster,
+    "aws:eks/getClusters:getClusters": _get_clusters,
+    "aws:eks/getNodeGroups:getNodeGroups": _get_node_groups,
+    "aws:eks/getNodeGroup:getNodeGroup": _get_node_group,
     "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider": _get_oidc_provider,
 }

@@ -26,6 +26,10 @@ class World:
     oidc_provider: bool = True
     # EKS: Auto Mode's compute enabled on the cluster.
     auto_mode: bool = False
+    # EKS: the cluster's managed node groups by name, each as DescribeNodegroup reports its
+    # {"minSize", "maxSize", "desiredSize"} and "labels" (a running stack's groups, grown by
+    # the autoscaler or not). None of gpufleet's by default: a first `up` creates them.
+    eks_node_groups: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # AKS: the cluster's agent pools as `agentPoolProfiles` lists them (None: one System pool
     # on the cluster's VNet), its pod network, node OS channel and Entra ID. A stack that
     # creates its cluster finds it only when `exists` (an earlier `up` created it).
