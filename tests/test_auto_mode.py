@@ -9,12 +9,12 @@ import copy
 from typing import Any
 
 import pytest
-from conftest import plan_of
 
 from components.aws.model import auto_mode
 from components.model.config import ConfigError, parse_config
 from components.tooling.diff import diff_plans
 from components.tooling.stacks import load_stack
+from tests.conftest import plan_of
 
 STACK = "aws-auto-mode"
 NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"

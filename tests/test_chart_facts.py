@@ -51,8 +51,9 @@ def test_the_data_file_is_small_and_only_data() -> None:
     assert "{{" not in text and "#" not in text  # no template or comment was copied
 
 
-# Not marked slow: run among the others, it finds test_software's plans made (shared between
-# workers, tests/conftest.py) instead of making all 40 while test_software makes them again.
+# On test_software's worker (pyproject.toml: --dist loadgroup) and not run first as slow, so it
+# finds test_software's plans made instead of making all 40 while test_software makes them too.
+@pytest.mark.xdist_group("software-plans")
 @pytest.mark.skipif(not HELM_DIR.is_dir(), reason="../shared/reference/helm is absent")
 def test_the_data_file_is_current_with_the_charts_and_gpufleets_values() -> None:
     fresh = chart_facts.build(HELM_DIR, chart_facts.used_paths_of_plans(software_plans()))

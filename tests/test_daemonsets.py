@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from conftest import chart_defaults, plan_of
-
 from components.aws.model import allocatable as eks
 from components.model import daemonsets
 from components.model.allocatable import MIB, NodeAllocatable
 from components.tooling.scheduling import quantity
+from tests.conftest import chart_defaults, plan_of
 
 
 def _pool(stack: str, name: str, overrides: dict[str, Any] | None = None) -> dict[str, Any]:

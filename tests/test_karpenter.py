@@ -12,12 +12,12 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
-from conftest import plan_of
 
 from components.aws.model import karpenter, karpenter_iam
 from components.model.config import ConfigError, parse_config
 from components.tooling.engine import Plan
 from components.tooling.stacks import load_stack
+from tests.conftest import plan_of
 
 STACK = "aws-karpenter"
 CRDS = Path(__file__).resolve().parents[2] / "shared/reference/karpenter/crds"

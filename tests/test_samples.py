@@ -20,6 +20,10 @@ from components.tooling.scheduling import extract_pod_templates
 from components.tooling.stacks import load_stack, shipped_stacks
 from tests.conftest import over_every_stack, plan_of
 
+# Every test here on one worker (pyproject.toml: --dist loadgroup): spread over both, each
+# worker planned every stack with samples on.
+pytestmark = pytest.mark.xdist_group("software-plans")
+
 ENABLED = {"gpufleet:samples": {"enabled": True}}
 WORKLOADS = ("kubernetes:batch/v1:Job", "kubernetes:apps/v1:Deployment")
 

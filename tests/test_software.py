@@ -26,6 +26,10 @@ from components.tooling.stacks import load_stack, shipped_stacks
 from scripts import chart_facts
 from tests.conftest import chart_defaults, every_stack, plan_of
 
+# On one worker with test_software and test_chart_facts, which plan the same variants
+# (pyproject.toml: --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("software-plans")
+
 MODES = ("device-plugin", "gpu-operator", "cloud-managed")
 RELEASE = "kubernetes:helm.sh/v3:Release"
 
