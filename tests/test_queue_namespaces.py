@@ -59,7 +59,9 @@ def test_each_shipped_queue_waits_for_a_namespace_that_outlives_the_stack(stack:
         (resource,) = created[namespace]
         assert resource.urn in queue.dependencies
         assert resource.to_json()["options"]["retainOnDelete"] is True
-        assert resource.inputs["metadata"]["labels"] == {"app.kubernetes.io/managed-by": "gpufleet"}
+        # Only the name: taking over a team's namespace must not claim a field another
+        # manager owns (a server-side apply conflict fails `up`; review aks-5 A5-1).
+        assert resource.inputs["metadata"] == {"name": namespace}
 
 
 def test_a_namespace_is_created_once_and_never_one_the_cluster_already_has() -> None:

@@ -70,6 +70,18 @@ def namespace(
     return k8s.core.v1.Namespace(name, metadata=_metadata(manifest["metadata"]), opts=opts)
 
 
+def team_namespace(
+    name: str, namespace_name: str, opts: pulumi.ResourceOptions
+) -> k8s.core.v1.Namespace:
+    """A namespace of the team's that gpufleet makes sure exists (a queue's): only its name is
+    applied, no label. Taking over a namespace that exists is a server-side apply without
+    force, so a field another manager owns (Helm's `app.kubernetes.io/managed-by`, say) would
+    be a conflict that fails `up`; the name alone is never one."""
+    return k8s.core.v1.Namespace(
+        name, metadata=k8s.meta.v1.ObjectMetaArgs(name=namespace_name), opts=opts
+    )
+
+
 def critical_pods_quota(
     name: str, namespace_name: pulumi.Input[str], pods: int, opts: pulumi.ResourceOptions
 ) -> k8s.core.v1.ResourceQuota:

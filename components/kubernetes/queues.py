@@ -111,7 +111,9 @@ class Kueue(pulumi.ComponentResource):
         for namespace in kueue.namespaces_to_create(
             args.namespaces, list(args.namespaces_elsewhere)
         ):
-            found[namespace] = namespaces.namespace(f"{name}-queue-ns-{namespace}", namespace, kept)
+            found[namespace] = namespaces.team_namespace(
+                f"{name}-queue-ns-{namespace}", namespace, kept
+            )
         return found
 
     def _declare(
