@@ -48,13 +48,19 @@ def _running_groups(grown: Mapping[str, int], system_groups: int = 1) -> dict[st
         scaling = dict(group.inputs["scalingConfig"])
         name = group.inputs.get("nodeGroupName")
         labels = dict(group.inputs.get("labels", {}))
+        tags = dict(group.inputs.get("tags", {}))
         if name is None:  # the system group: Pulumi adds a suffix to its prefix
             for index in range(system_groups):
                 key = f"{group.inputs['nodeGroupNamePrefix']}2026110100000000000000000{index}"
                 desired = grown.get("system", scaling["desiredSize"])
-                groups[key] = {**scaling, "desiredSize": desired, "labels": labels}
+                groups[key] = {**scaling, "desiredSize": desired, "labels": labels, "tags": tags}
             continue
-        groups[name] = {**scaling, "desiredSize": grown.get(name, 0), "labels": labels}
+        groups[name] = {
+            **scaling,
+            "desiredSize": grown.get(name, 0),
+            "labels": labels,
+            "tags": tags,
+        }
     return groups
 
 
@@ -111,6 +117,28 @@ def test_unchanged_bounds_send_no_scaling_config() -> None:
     plan = _running_plan(BEFORE, _running_groups({GROWN: 2, "system": 3}))
     for group in plan.of_type(NODE_GROUP):
         assert DESIRED in group.ignore_changes, group.name
+
+
+def test_bounds_changed_outside_gpufleet_still_send_the_live_size() -> None:
+    """Someone raised the group's maximum in the console to what the config now says: the live
+    bounds look unchanged, but Pulumi's state still holds the old ones and sends the scaling
+    config with its stale desired size; the group's tag of the bounds gpufleet last sent shows
+    the change (review eks-5 N1)."""
+    edited = _config({"maxNodes": 6}, {"maxNodes": 4})
+    groups = _running_groups({GROWN: 2})
+    new_max = _group(plan_of(STACK, edited), GROWN).inputs["scalingConfig"]["maxSize"]
+    groups[GROWN] = {**groups[GROWN], "maxSize": new_max}  # the console edit; tag unchanged
+    grown = _group(_running_plan(edited, groups), GROWN)
+    assert DESIRED not in grown.ignore_changes
+    assert grown.inputs["scalingConfig"]["desiredSize"] == 2
+    assert grown.inputs["tags"]["gpufleet.io/scaling-bounds"] == f"0-{new_max}"
+
+
+def test_groups_of_an_earlier_gpufleet_without_the_tag_send_the_live_size_once() -> None:
+    groups = {name: {**group, "tags": {}} for name, group in _running_groups({GROWN: 2}).items()}
+    grown = _group(_running_plan(BEFORE, groups), GROWN)
+    assert DESIRED not in grown.ignore_changes
+    assert grown.inputs["scalingConfig"]["desiredSize"] == 2
 
 
 def test_the_system_group_found_by_prefix_keeps_its_live_size() -> None:

@@ -18,7 +18,7 @@ from components.aws.model import auto_mode, names
 from components.aws.model.autoscaler_tags import default_tags
 from components.aws.model.cloud import AWS
 from components.aws.model.config import cluster_options, principal_slug
-from components.aws.model.groups import scaling_to_send
+from components.aws.model.groups import applied_bounds_tag, scaling_to_send
 from components.aws.network import EksNetwork, NetworkHandle, existing_network
 from components.aws.node_roles import self_managed_nodes, service_role
 from components.aws.user_data import ClusterJoin
@@ -342,6 +342,7 @@ class EksCluster(pulumi.ComponentResource):
             capacity_type="ON_DEMAND",
             instance_types=list(system.machine_types),
             labels=dict(system.declared_labels),
+            tags=applied_bounds_tag(scaling.min_size, scaling.max_size),
             scaling_config=aws.eks.NodeGroupScalingConfigArgs(
                 min_size=scaling.min_size,
                 max_size=scaling.max_size,

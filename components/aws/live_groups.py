@@ -14,7 +14,7 @@ from collections.abc import Mapping
 import pulumi
 import pulumi_aws as aws
 
-from components.aws.model.groups import LiveScaling
+from components.aws.model.groups import LiveScaling, applied_bounds
 
 
 class LiveNodeGroups:
@@ -54,7 +54,8 @@ class LiveNodeGroups:
             cluster_name=self._cluster, node_group_name=group_name, opts=self._invoke
         )
         (config,) = group.scaling_configs
+        applied = applied_bounds(dict(group.tags or {}))
         return (
-            LiveScaling(config.min_size, config.max_size, config.desired_size),
+            LiveScaling(config.min_size, config.max_size, config.desired_size, applied),
             dict(group.labels or {}),
         )

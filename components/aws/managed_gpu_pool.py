@@ -31,7 +31,12 @@ from components.aws.launch_template import (
 from components.aws.live_groups import LiveNodeGroups
 from components.aws.model import autoscaler_tags, names
 from components.aws.model.autoscaler_tags import default_tags
-from components.aws.model.groups import group_max_sizes, scaling_to_send, zone_sizes
+from components.aws.model.groups import (
+    applied_bounds_tag,
+    group_max_sizes,
+    scaling_to_send,
+    zone_sizes,
+)
 from components.aws.user_data import AmiFamily
 from components.model.pools import PoolSpec
 
@@ -164,9 +169,12 @@ class ManagedGpuPool(pulumi.ComponentResource):
                 # group's tags). Labels and taints it takes from the node group itself
                 # (eks:DescribeNodegroup), so tags for them would only count toward AWS's
                 # 50-tag limit (review eks.md S3-3).
-                tags=autoscaler_tags.node_template_tags(
-                    {}, (), pool.autoscaler_resources[pool.gpu_resource], pool.ephemeral_storage
-                ),
+                tags={
+                    **autoscaler_tags.node_template_tags(
+                        {}, (), pool.autoscaler_resources[pool.gpu_resource], pool.ephemeral_storage
+                    ),
+                    **applied_bounds_tag(scaling.min_size, scaling.max_size),
+                },
                 opts=pulumi.ResourceOptions.merge(
                     child,
                     pulumi.ResourceOptions(

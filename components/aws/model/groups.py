@@ -11,7 +11,7 @@ groups then add up to.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from components.model.problems import Problem
@@ -131,13 +131,32 @@ def managed_group_limits(pool: GpuPoolConfig, path: str) -> list[Problem]:
     return problems
 
 
+# The bounds gpufleet last sent a managed group, as a tag on the group (read back with it):
+# Pulumi sends the scaling config when the config's bounds differ from those in its state, and
+# the live bounds alone do not show that (bounds changed in the console to what the config now
+# says would look unchanged while Pulumi still sends its state's stale desired size).
+APPLIED_BOUNDS_TAG = "gpufleet.io/scaling-bounds"
+
+
+def applied_bounds_tag(min_size: int, max_size: int) -> dict[str, str]:
+    return {APPLIED_BOUNDS_TAG: f"{min_size}-{max_size}"}
+
+
+def applied_bounds(tags: Mapping[str, str]) -> tuple[int, int] | None:
+    """The bounds a group's tag says gpufleet last sent (None: no tag, or not gpufleet's form)."""
+    low, _, high = tags.get(APPLIED_BOUNDS_TAG, "").partition("-")
+    return (int(low), int(high)) if low.isdigit() and high.isdigit() else None
+
+
 @dataclass(frozen=True)
 class LiveScaling:
-    """A managed node group's scaling config as EKS reports it, read while the program plans."""
+    """A managed node group's scaling config as EKS reports it, read while the program plans,
+    with the bounds gpufleet last sent it (its APPLIED_BOUNDS_TAG; None when it has none)."""
 
     min_size: int
     max_size: int
     desired_size: int
+    applied: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -161,13 +180,16 @@ def scaling_to_send(min_size: int, max_size: int, live: LiveScaling | None) -> S
     (the creation-time minimum unless someone refreshed), not the live one. So:
 
     - a group that does not exist yet starts at its minimum, and desiredSize is ignored after;
-    - an existing group whose bounds stay keeps desiredSize ignored: nothing of the scaling
-      config is sent, so nothing races the autoscaler;
-    - an existing group whose bounds change gets its live desired size, clamped to the new
-      bounds (EKS refuses a desired size outside them), and desiredSize is sent.
+    - an existing group whose bounds stay (live, and as gpufleet last sent them: its
+      APPLIED_BOUNDS_TAG) keeps desiredSize ignored: nothing of the scaling config is sent, so
+      nothing races the autoscaler;
+    - an existing group whose bounds change, were changed outside gpufleet, or carry no tag
+      (made by an earlier gpufleet) gets its live desired size, clamped to the new bounds (EKS
+      refuses a desired size outside them), and desiredSize is sent.
     """
     if live is None:
         return ScalingToSend(min_size, max_size, min_size, ignore_desired=True)
     desired = max(min_size, min(max_size, live.desired_size))
-    bounds_change = (live.min_size, live.max_size) != (min_size, max_size)
+    bounds = (min_size, max_size)
+    bounds_change = (live.min_size, live.max_size) != bounds or live.applied != bounds
     return ScalingToSend(min_size, max_size, desired, ignore_desired=not bounds_change)

@@ -245,6 +245,7 @@ def _get_node_group(args: Mapping[str, Any], world: World) -> dict[str, Any]:
         "id": f"{cluster}:{group}",
         "status": "ACTIVE",
         "labels": dict(found.get("labels", {})),
+        "tags": dict(found.get("tags", {})),
         "scalingConfigs": [{key: found[key] for key in ("minSize", "maxSize", "desiredSize")}],
     }
 

@@ -27,7 +27,7 @@ class World:
     # EKS: Auto Mode's compute enabled on the cluster.
     auto_mode: bool = False
     # EKS: the cluster's managed node groups by name, each as DescribeNodegroup reports its
-    # {"minSize", "maxSize", "desiredSize"} and "labels" (a running stack's groups, grown by
+    # {"minSize", "maxSize", "desiredSize"}, "labels" and "tags" (a running stack's groups, grown by
     # the autoscaler or not). None of gpufleet's by default: a first `up` creates them.
     eks_node_groups: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # AKS: the cluster's agent pools as `agentPoolProfiles` lists them (None: one System pool
