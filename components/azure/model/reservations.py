@@ -249,7 +249,11 @@ def capacity_warnings(
                 "; the control plane's new Contributor grant on resource group "
                 f"{parts.resource_group} can take up to 60 minutes to propagate "
                 "(aks/use-capacity-reservation-groups): if the first `pulumi up` fails to "
-                "create the pool for want of it, run it again later"
+                "create the pool for want of it, run it again later. Azure keeps one such "
+                "grant per identity and group, and gpufleet keeps its own in Azure when it "
+                "leaves the stack (retainOnDelete): if one exists already (another stack's, "
+                "or this stack's from before a destroy), `up` fails with RoleAssignmentExists, "
+                "so name reservation-groups in cluster.azure.grantsMadeElsewhere (not checked)"
             )
         else:
             grant = (
