@@ -62,6 +62,9 @@ def test_each_shipped_queue_waits_for_a_namespace_that_outlives_the_stack(stack:
         # Only the name: taking over a team's namespace must not claim a field another
         # manager owns (a server-side apply conflict fails `up`; review aks-5 A5-1).
         assert resource.inputs["metadata"] == {"name": namespace}
+        # Never updated: an update would hand the team's kubectl-made labels to gpufleet and
+        # drop them (review round-6 R6-1).
+        assert {"metadata.labels", "metadata.annotations"} <= set(resource.ignore_changes)
 
 
 def test_a_namespace_is_created_once_and_never_one_the_cluster_already_has() -> None:
@@ -194,6 +197,17 @@ def test_an_existing_stacks_namespace_moves_to_the_adopting_provider_without_rep
             resource["inputs"]["clusterIdentifier"] = "another-cluster"
     (moved,) = diff_plans(_on_the_stacks_provider(new), other).changed
     assert moved.replaces
+
+
+def test_a_namespace_an_earlier_gpufleet_labelled_is_left_as_it_is() -> None:
+    """review round-6 R6-1: updating it would drop the team's kubectl-made labels; its old
+    label is ignored, so `up` sends nothing for it."""
+    new = plan_of("azure-reserved").to_json()
+    old = copy.deepcopy(new)
+    for resource in old["resources"]:
+        if resource["name"].endswith("queue-ns-ml-training"):
+            resource["inputs"]["metadata"]["labels"] = {"app.kubernetes.io/managed-by": "gpufleet"}
+    assert not diff_plans(old, new).changed
 
 
 def test_diff_shows_a_renamed_queue_namespace_kept_and_its_queue_deleted() -> None:

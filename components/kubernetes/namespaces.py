@@ -76,9 +76,15 @@ def team_namespace(
     """A namespace of the team's that gpufleet makes sure exists (a queue's): only its name is
     applied, no label. Taking over a namespace that exists is a server-side apply without
     force, so a field another manager owns (Helm's `app.kubernetes.io/managed-by`, say) would
-    be a conflict that fails `up`; the name alone is never one."""
+    be a conflict that fails `up`; the name alone is never one. Its labels and annotations are
+    the team's and never updated: before a server-side update pulumi-kubernetes takes over the
+    fields `kubectl`-named managers own (await.go fixCSAFieldManagers), so applying the name
+    alone would delete a team's Pod Security or mesh labels."""
+    kept = pulumi.ResourceOptions.merge(
+        opts, pulumi.ResourceOptions(ignore_changes=["metadata.labels", "metadata.annotations"])
+    )
     return k8s.core.v1.Namespace(
-        name, metadata=k8s.meta.v1.ObjectMetaArgs(name=namespace_name), opts=opts
+        name, metadata=k8s.meta.v1.ObjectMetaArgs(name=namespace_name), opts=kept
     )
 
 
