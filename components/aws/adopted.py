@@ -19,6 +19,7 @@ import pulumi_kubernetes as k8s
 
 from components.aws import iam
 from components.aws.cluster import eks_kubeconfig
+from components.aws.live_groups import LiveNodeGroups
 from components.aws.model import autoscaler_tags
 from components.aws.model.adopted import (
     PRIVATE_SUBNET_TAG,
@@ -54,6 +55,7 @@ class AdoptedEksCluster(pulumi.ComponentResource):
 
     facts: EksClusterFacts
     aws_provider: aws.Provider
+    live_node_groups: LiveNodeGroups
     network: NetworkHandle
     oidc_issuer: str
     managed_node_role: aws.iam.Role | None
@@ -78,6 +80,8 @@ class AdoptedEksCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
         )
         invoke = pulumi.InvokeOptions(parent=self, provider=self.aws_provider)
+        # Looked up below (a missing cluster stops the program), so it exists.
+        self.live_node_groups = LiveNodeGroups(cfg.name, invoke, exists=True)
         given = list(cluster_options(cfg).private_subnet_ids or [])
         self.facts = facts = look_up(cfg, given, invoke)
         stop_unless_adoptable(

@@ -50,6 +50,7 @@ class EksCluster(pulumi.ComponentResource):
     """The cluster and everything cluster-wide that the GPU pools and the autoscaler build on."""
 
     aws_provider: aws.Provider
+    live_node_groups: LiveNodeGroups
     cluster: aws.eks.Cluster
     network: NetworkHandle
     oidc_provider: aws.iam.OpenIdConnectProvider
@@ -75,6 +76,9 @@ class EksCluster(pulumi.ComponentResource):
             region=region,
             default_tags=aws.ProviderDefaultTagsArgs(tags=default_tags(cfg.name)),
             opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.live_node_groups = LiveNodeGroups(
+            cfg.name, pulumi.InvokeOptions(parent=self, provider=self.aws_provider)
         )
         child = pulumi.ResourceOptions(parent=self, provider=self.aws_provider)
         partition = aws.get_partition_output(
@@ -319,9 +323,9 @@ class EksCluster(pulumi.ComponentResource):
             opts=child,
         )
         # The live group, found by its prefix and labels (Pulumi adds a suffix to the prefix).
-        live = LiveNodeGroups(
-            cfg.name, pulumi.InvokeOptions(parent=self, provider=self.aws_provider)
-        ).scaling_by_prefix(SYSTEM_GROUP_PREFIX, dict(system.declared_labels))
+        live = self.live_node_groups.scaling_by_prefix(
+            SYSTEM_GROUP_PREFIX, dict(system.declared_labels)
+        )
         scaling = scaling_to_send(system.min_nodes, system.max_nodes, live)
         return aws.eks.NodeGroup(
             f"{name}-system",

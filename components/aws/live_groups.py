@@ -9,6 +9,7 @@ region are listed first, so a first `up` plans without a failing look-up.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
 import pulumi
@@ -18,17 +19,29 @@ from components.aws.model.groups import LiveScaling, applied_bounds
 
 
 class LiveNodeGroups:
-    """The managed node groups of one cluster (none when the cluster does not exist yet)."""
+    """The managed node groups of one cluster (none when the cluster does not exist yet).
 
-    def __init__(self, cluster_name: str, invoke: pulumi.InvokeOptions) -> None:
+    One per cluster component, shared by the system group and the GPU pools, and read on first
+    use only: a stack without managed groups makes no look-up. `exists` is None when the
+    cluster may not exist yet (one gpufleet creates: the region's clusters are listed), True
+    for an adopted cluster (already looked up; no eks:ListClusters on `*` needed)."""
+
+    def __init__(
+        self, cluster_name: str, invoke: pulumi.InvokeOptions, exists: bool | None = None
+    ) -> None:
         self._cluster = cluster_name
         self._invoke = invoke
-        exists = cluster_name in (aws.eks.get_clusters(opts=invoke).names or [])
-        self._names = (
-            frozenset(aws.eks.get_node_groups(cluster_name=cluster_name, opts=invoke).names or [])
-            if exists
-            else frozenset()
-        )
+        self._exists = exists
+
+    @functools.cached_property
+    def _names(self) -> frozenset[str]:
+        exists = self._exists
+        if exists is None:
+            exists = self._cluster in (aws.eks.get_clusters(opts=self._invoke).names or [])
+        if not exists:
+            return frozenset()
+        listed = aws.eks.get_node_groups(cluster_name=self._cluster, opts=self._invoke)
+        return frozenset(listed.names or [])
 
     def scaling(self, group_name: str) -> LiveScaling | None:
         """The group's live scaling config (None: the group does not exist yet)."""

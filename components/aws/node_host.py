@@ -14,6 +14,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from components.aws.live_groups import LiveNodeGroups
 from components.aws.network import NetworkHandle
 from components.aws.user_data import ClusterJoin
 
@@ -23,6 +24,9 @@ class EksNodeHost(Protocol):
     def aws_provider(self) -> aws.Provider: ...
     @property
     def k8s_provider(self) -> k8s.Provider: ...
+    # The cluster's managed node groups as EKS runs them, read on first use (live_groups.py).
+    @property
+    def live_node_groups(self) -> LiveNodeGroups: ...
     @property
     def cluster_name(self) -> pulumi.Input[str]: ...
     @property

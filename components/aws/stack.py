@@ -18,7 +18,6 @@ from components.aws.gpu_pool import (
     SelfManagedGpuPoolArgs,
     group_name,
 )
-from components.aws.live_groups import LiveNodeGroups
 from components.aws.managed_gpu_pool import (
     ManagedGpuPool,
     ManagedGpuPoolArgs,
@@ -138,13 +137,6 @@ def build_gpu_pools(
     # Self-managed groups, Spot or on-demand: nothing drains a node EC2 or the group terminates
     # (a Spot reclaim, a rebalance, maintenance, a scale-in) unless the termination handler does.
     self_managed_groups: dict[str, aws.autoscaling.Group] = {}
-    # Read only when there are managed groups to size (cluster.name is the EKS name, created
-    # or adopted).
-    live_groups = (
-        LiveNodeGroups(cfg.name, pulumi.InvokeOptions(provider=eks.aws_provider))
-        if any(options[pool.name].node_group == "managed" for pool in pools)
-        else None
-    )
     for pool in pools:
         name = f"{cfg.name}-{pool.name}"
         family = options[pool.name].ami_family
@@ -170,7 +162,7 @@ def build_gpu_pools(
                         else None,
                         capacity_type=provisioners.managed_capacity_type(by_name[pool.name]),
                         reservation_id=capacity.launch_target(by_name[pool.name]),
-                        live_groups=live_groups,
+                        live_groups=eks.live_node_groups,
                     ),
                     opts=pulumi.ResourceOptions(depends_on=list(eks.nodes_after)),
                 )
