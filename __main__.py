@@ -15,7 +15,7 @@ pools = resolve_pools(config)
 cluster = program.build_cluster(config, system_pool(config))
 gpu_pools = program.build_gpu_pools(config, pools, cluster)
 software = program.build_gpu_software(config, pools, cluster, gpu_pools)
-queues = program.build_queues(config, pools, cluster, gpu_pools, software)
+queues = program.build_queues(config, pools, cluster, gpu_pools)
 samples = program.build_samples(config, pools, cluster, software, gpu_pools)
 
 pulumi.export("cloud", config.cloud)

@@ -63,17 +63,15 @@ def build_queues(
     pools: Sequence[PoolSpec],
     cluster: ClusterHandle,
     gpu_pools: Sequence[pulumi.Resource] = (),
-    software: pulumi.Resource | None = None,
 ) -> pulumi.Resource | None:
     """Kueue and the queues of the queued pools (`capacity: queued`), when there are any; Kueue
     starts after the pools and what serves their ProvisioningRequests (it sets its admission
-    check up only if the API server has the ProvisioningRequest CRD when it starts). A queue in
-    a namespace the GPU software stage creates waits for that namespace."""
+    check up only if the API server has the ProvisioningRequest CRD when it starts)."""
     if not any(spec.queue is not None for spec in pools):
         return None
     from components.kubernetes import queues
 
-    return queues.build(config, pools, cluster, gpu_pools, software)
+    return queues.build(config, pools, cluster, gpu_pools)
 
 
 def build_samples(

@@ -7,15 +7,16 @@ LocalQueues (`components.model.kueue` writes them). Each object waits for the re
 and Kueue's validating webhooks) and for the objects it names; a LocalQueue, for its namespace.
 
 On a cluster gpufleet creates, the queues' namespaces are ensured here (unless the cluster starts
-with them or another stage creates them): created, or adopted when they exist already (a team's,
-or one a removed queue left), through the cluster's adopting provider; and kept when the stack
-or the queue goes: they hold the teams' workloads. On a cluster gpufleet did not create they are the owner's (plan warns).
+with them; gpufleet's own namespaces are refused as queue namespaces): created, or adopted when
+they exist already (a team's, or one a removed queue left), through the cluster's adopting
+provider; and kept when the stack or the queue goes: they hold the teams' workloads. On a
+cluster gpufleet did not create they are the owner's (plan warns).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
@@ -24,7 +25,6 @@ import pulumi_kubernetes as k8s
 from components.kubernetes import namespaces
 from components.kubernetes.cluster import ClusterHandle
 from components.kubernetes.helm import pinned_release
-from components.kubernetes.software import GpuSoftware
 from components.model import kueue, queue_checks
 from components.model.pools import PoolSpec, system_pool
 from components.model.registry import cloud_of
@@ -47,8 +47,6 @@ class KueueArgs:
     # What creates them: the cluster's provider that adopts an existing namespace (a team's,
     # or one a removed queue left behind) instead of failing the `up` with AlreadyExists.
     namespace_provider: k8s.Provider | None = None
-    # Namespaces other stages create, by name: a LocalQueue there waits for them.
-    namespaces_elsewhere: Mapping[str, pulumi.Resource] = field(default_factory=dict)
 
 
 class Kueue(pulumi.ComponentResource):
@@ -95,11 +93,7 @@ class Kueue(pulumi.ComponentResource):
     def _queue_namespaces(
         name: str, args: KueueArgs, child: pulumi.ResourceOptions
     ) -> dict[str, pulumi.Resource]:
-        found = {
-            ns: args.namespaces_elsewhere[ns]
-            for ns in args.namespaces
-            if ns in args.namespaces_elsewhere
-        }
+        found: dict[str, pulumi.Resource] = {}
         if not args.creates_namespaces or args.namespace_provider is None:
             return found
         # Kept on delete: deleting a namespace deletes every workload in it. Kept, they are
@@ -108,9 +102,7 @@ class Kueue(pulumi.ComponentResource):
             child,
             pulumi.ResourceOptions(provider=args.namespace_provider, retain_on_delete=True),
         )
-        for namespace in kueue.namespaces_to_create(
-            args.namespaces, list(args.namespaces_elsewhere)
-        ):
+        for namespace in kueue.namespaces_to_create(args.namespaces):
             found[namespace] = namespaces.team_namespace(
                 f"{name}-queue-ns-{namespace}", namespace, kept
             )
@@ -174,13 +166,11 @@ def build(
     pools: Sequence[PoolSpec],
     cluster: ClusterHandle,
     wait_for: Sequence[pulumi.Resource] = (),
-    software: pulumi.Resource | None = None,
 ) -> Kueue:
     """The program's queues stage (only called when some pool is queued)."""
     system = system_pool(config)
-    elsewhere = software.namespaces if isinstance(software, GpuSoftware) else {}
     creates_namespaces = queue_checks.creates_cluster(cloud_of(config), config.cluster)
-    to_create = kueue.namespaces_to_create(config.queues.namespaces, list(elsewhere))
+    to_create = kueue.namespaces_to_create(config.queues.namespaces)
     selector = dict(system.pod_scheduling["nodeSelector"]) if system is not None else {}
     return Kueue(
         f"{config.cluster.name}-kueue",
@@ -195,6 +185,5 @@ def build(
             namespace_provider=(
                 cluster.k8s_providers.upserting() if creates_namespaces and to_create else None
             ),
-            namespaces_elsewhere=elsewhere,
         ),
     )

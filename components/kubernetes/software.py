@@ -36,8 +36,6 @@ class GpuSoftware(pulumi.ComponentResource):
     """Namespaces, GKE quotas and Helm releases of the cluster's GPU software."""
 
     releases: dict[str, k8s.helm.v3.Release]
-    # The namespaces it creates, by name (the queues stage puts LocalQueues in them too).
-    namespaces: dict[str, k8s.core.v1.Namespace]
 
     def __init__(
         self, name: str, args: GpuSoftwareArgs, opts: pulumi.ResourceOptions | None = None
@@ -48,7 +46,6 @@ class GpuSoftware(pulumi.ComponentResource):
         self._args = args
         self._platform = software_platform(config)
         self.releases = {}
-        self.namespaces = {}
         mode = config.gpu_software_mode
         gpu_pools = [p for p in args.pools if p.kind == "gpu"]
         nvidia = targeting.nvidia_pools(args.pools)
@@ -88,7 +85,6 @@ class GpuSoftware(pulumi.ComponentResource):
         """
         child = pulumi.ResourceOptions(parent=self, provider=self._args.provider)
         ns = namespaces.namespace(f"{self._name}-{suffix}-ns", namespace_name, child)
-        self.namespaces[namespace_name] = ns
         name: pulumi.Output[str] = ns.metadata.apply(lambda m: m.name or namespace_name)
         needs: list[pulumi.Resource] = [*self._args.gpu_pools]
         if self._platform.critical_pods_need_quota:

@@ -109,14 +109,13 @@ PROHIBITED_NAMESPACES = ("kube-system", PIN.namespace)
 INITIAL_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
 
 
-def namespaces_to_create(namespaces: Sequence[str], created_elsewhere: Sequence[str]) -> list[str]:
+def namespaces_to_create(namespaces: Sequence[str]) -> list[str]:
     """The queues' namespaces gpufleet ensures on a cluster it created: the API server refuses a
     LocalQueue in a namespace that does not exist (admission plugin NamespaceLifecycle). Only
     the cluster's first `up` knows none exists yet, so they are created through the adopting
-    provider (components.kubernetes.cluster.KubernetesProviders). Each once, none another stage
-    already creates, none the cluster starts with."""
-    skipped = {*INITIAL_NAMESPACES, *created_elsewhere}
-    return [ns for ns in dict.fromkeys(namespaces) if ns not in skipped]
+    provider (components.kubernetes.cluster.KubernetesProviders). Each once, none the cluster
+    starts with (gpufleet's own namespaces are refused as queue namespaces: queue_checks)."""
+    return [ns for ns in dict.fromkeys(namespaces) if ns not in INITIAL_NAMESPACES]
 
 
 def manager_config(namespaces: Sequence[str]) -> dict[str, Any]:
