@@ -131,6 +131,17 @@ class PlanDiff:
     outputs: tuple[PropertyChange, ...] = ()
     # What the stack costs idle and at full scale, before and after (None: neither plan says).
     cost: CostChange | None = None
+    # The new plan's warnings (the program's and its config's), and the old plan's (None: a plan
+    # written before plans carried them, so none can be called new).
+    warnings: tuple[str, ...] = ()
+    old_warnings: tuple[str, ...] | None = None
+
+    @property
+    def new_warnings(self) -> tuple[str, ...]:
+        """The new plan's warnings that the old plan did not carry."""
+        if self.old_warnings is None:
+            return ()
+        return tuple(w for w in self.warnings if w not in self.old_warnings)
 
     @property
     def replaced(self) -> tuple[ResourceChange, ...]:

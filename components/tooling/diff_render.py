@@ -20,6 +20,7 @@ from components.tooling.diff_model import (
     ResourceRef,
 )
 from components.tooling.diff_paths import Path, format_path, same, walk
+from components.tooling.diff_warnings import warning_lines, warning_markdown
 
 # --------------------------------------------------------------------------------------------
 # Rendering
@@ -296,6 +297,7 @@ def render_text(diff: PlanDiff) -> str:
         lines += [line for item in diff.outputs for line in _property_lines(item)]
     if not lines:
         lines.append("No changes.")
+    lines += warning_lines(diff)
     if diff.cost is not None:
         lines += cost_lines(diff.cost)
     lines.append(diff.summary())
@@ -363,6 +365,8 @@ def render_markdown(diff: PlanDiff) -> str:
                         f"> - {_md_code(labels[change.urn])} because of {paths}: {note.says}"
                     )
 
+    new_warnings, every_warning = warning_markdown(diff)
+    parts += new_warnings
     body = _body_lines(diff)
     if diff.outputs:
         body.append("Outputs:")
@@ -373,6 +377,7 @@ def render_markdown(diff: PlanDiff) -> str:
         parts += ["", f"{fence}diff", content, fence]
     else:
         parts += ["", "No changes."]
+    parts += every_warning
     if diff.cost is not None:
         parts += ["", *cost_markdown(diff.cost)]
     return "\n".join(parts) + "\n"
