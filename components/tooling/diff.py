@@ -44,6 +44,11 @@ What the diff models, and what it does not:
   change, which over-warns for optional+computed provider fields (the provider keeps the old
   value); better a spurious warning than a silent recreation.
 * ``dependencies`` are not compared: they follow from the inputs, which are.
+* A resource whose inputs are all equal, and whose ``dependsOn``, ``parent``, options or
+  (unreplaced) provider differ, gets the verdict ``none``: Pulumi's engine asks the provider to
+  diff the inputs only (pulumi/pulumi ``pkg/resource/deploy/step_generator.go``,
+  ``generateStepsFromDiff`` -> ``diff`` -> ``diffResource``), finds no change and takes a
+  "same" step that only records the rest in its state. Shown, but not counted "to change".
 * Stack ``outputs`` are listed when they differ, but do not count as resource changes.
 * The new plan's ``warnings`` (the config's and the program's) are listed, and those the old
   plan did not carry are called new (`diff_warnings`).
@@ -210,6 +215,9 @@ def _diff_resource(
         changes = [PropertyChange(format_path(p) or "inputs", a, b) for p, a, b in ignored]
     if not changes:
         return None
+    state_only = not (raw or triggers or refusals or notes) and all(
+        item.path.startswith("options.") or item.path in ("parent", "provider") for item in changes
+    )
     nodes = (
         ()
         if triggers
@@ -225,6 +233,7 @@ def _diff_resource(
         downtime=verdict_note(type_token) if triggers else "",
         node_notes=nodes,
         notes=tuple(notes),
+        state_only=state_only,
     )
 
 

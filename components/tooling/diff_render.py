@@ -266,7 +266,16 @@ _VERDICT_WORDS = {
     "roll": "update in place, rolls running nodes",
     "replace": "replace",
     "reject": "REJECTED",
+    "none": "Pulumi's state only, nothing sent",
 }
+# Paths that only order the update (a dependency, or the parent a child follows).
+_ORDER_PATHS = frozenset({"options.dependsOn", "parent"})
+
+
+def _verdict_words(change: ResourceChange) -> str:
+    if change.verdict == "none" and all(item.path in _ORDER_PATHS for item in change.changes):
+        return "order only, nothing sent"
+    return _VERDICT_WORDS[change.verdict]
 
 
 def _body_lines(diff: PlanDiff) -> list[str]:
@@ -276,7 +285,7 @@ def _body_lines(diff: PlanDiff) -> list[str]:
     lines = _grouped_lines("+", diff.added, labels)
     lines += _grouped_lines("-", diff.removed, labels)
     for change in diff.changed:
-        lines.append(f"~ {labels[change.urn]} ({_VERDICT_WORDS[change.verdict]})")
+        lines.append(f"~ {labels[change.urn]} ({_verdict_words(change)})")
         for item in change.changes:
             lines += _property_lines(item)
         lines += _node_lines(change)
