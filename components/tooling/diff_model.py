@@ -119,6 +119,12 @@ class ResourceChange:
         return not self.replaces and any(note.effect == "rolls" for note in self.node_notes)
 
     @property
+    def starts_nodes(self) -> bool:
+        """True when the update, made in place, makes the cloud start nodes now (a raised
+        minimum it enforces at once)."""
+        return not self.replaces and any(note.effect == "starts" for note in self.node_notes)
+
+    @property
     def verdict(self) -> str:
         """What the cloud does: ``reject``, ``replace``, ``roll`` (an update in place that
         drains and replaces the running nodes), ``update``, or ``none`` (nothing is sent: only
@@ -167,6 +173,11 @@ class PlanDiff:
         return tuple(change for change in self.changed if change.rolls)
 
     @property
+    def started(self) -> tuple[ResourceChange, ...]:
+        """The changed resources updated in place in a way that starts nodes now."""
+        return tuple(change for change in self.changed if change.starts_nodes)
+
+    @property
     def rejected(self) -> tuple[ResourceChange, ...]:
         """The changed resources whose change the cloud refuses."""
         return tuple(change for change in self.changed if change.refusals)
@@ -183,10 +194,11 @@ class PlanDiff:
         return tuple(change for change in self.changed if change.sends_nothing)
 
     def summary(self) -> str:
-        """``N to add, N to change (N replaced[; N roll running nodes]), N to delete[; N to
-        forget, kept in the cloud][; N only in Pulumi's state, nothing sent]``: like Pulumi's own
-        count, a resource sent nothing is not "to change"."""
+        """``N to add, N to change (N replaced[; N roll running nodes][; N start nodes now]), N
+        to delete[; N to forget, kept in the cloud][; N only in Pulumi's state, nothing sent]``:
+        like Pulumi's own count, a resource sent nothing is not "to change"."""
         rolled = f"; {len(self.rolled)} roll running nodes" if self.rolled else ""
+        rolled += f"; {len(self.started)} start nodes now" if self.started else ""
         kept = sum(ref.kept for ref in self.removed)
         unsent = len(self.state_only)
         return (

@@ -253,11 +253,12 @@ def _node_lines(change: ResourceChange) -> list[str]:
     ]
 
 
-def _roll_lines(change: ResourceChange, label: str) -> list[str]:
+def _roll_lines(change: ResourceChange, label: str, effect: str = "rolls") -> list[str]:
+    marker = "~ ROLLS" if effect == "rolls" else "~ STARTS NODES"
     return [
-        f"~ ROLLS {label}: {', '.join(note.paths)} ({note.says})"
+        f"{marker} {label}: {', '.join(note.paths)} ({note.says})"
         for note in change.node_notes
-        if note.effect == "rolls"
+        if note.effect == effect
     ]
 
 
@@ -293,6 +294,8 @@ def _body_lines(diff: PlanDiff) -> list[str]:
     lines += [_replace_line(change, labels[change.urn]) for change in diff.replaced]
     for change in diff.rolled:
         lines += _roll_lines(change, labels[change.urn])
+    for change in diff.started:
+        lines += _roll_lines(change, labels[change.urn], "starts")
     for change in diff.rejected:
         lines += _reject_lines(change, labels[change.urn])
     return lines
@@ -374,6 +377,22 @@ def render_markdown(diff: PlanDiff) -> str:
                         f"> - {_md_code(labels[change.urn])} because of {paths}: {note.says}"
                     )
 
+    started = diff.started
+    if started:
+        noun = "resource starts" if len(started) == 1 else "resources start"
+        parts += [
+            "",
+            "> [!IMPORTANT]",
+            f"> {len(started)} {noun} **nodes at `pulumi up`**, billed from their start and "
+            "kept while idle:",
+        ]
+        for change in started:
+            for note in change.node_notes:
+                if note.effect == "starts":
+                    paths = ", ".join(_md_code(path) for path in note.paths)
+                    parts.append(
+                        f"> - {_md_code(labels[change.urn])} because of {paths}: {note.says}"
+                    )
     new_warnings, every_warning = warning_markdown(diff)
     parts += new_warnings
     body = _body_lines(diff)
