@@ -1000,6 +1000,9 @@ def test_real_plans_of_another_stack_name_compare_by_logical_identity(
         "Stacks differ (old: gcp-dev, new: gcp-staging, project gpufleet): resources are matched "
         "by logical identity (type, parent chain and name: the URN without its stack).",
         "No changes.",
+        # The copy's warnings (its placeholder project id), none new: both plans carry it.
+        "Warnings of the new plan (1):",
+        *(f"  - {warning}" for warning in copy["warnings"]),
         # The cost of the stack, which the copy does not change (its figures: tests/test_cost.py).
         *cost_lines(CostChange(base["cost"], copy["cost"])),
         "0 to add, 0 to change (0 replaced), 0 to delete",

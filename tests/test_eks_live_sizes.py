@@ -168,5 +168,5 @@ def test_diff_says_the_live_size_is_sent_and_refuses_no_raised_minimum() -> None
     assert grown.verdict == "update" and not grown.refusals
     sizes = {c.path: (c.old, c.new) for c in grown.changes}
     assert sizes[DESIRED] == (0, 2)
-    (note,) = [n for n in grown.node_notes if "scalingConfig" in " ".join(n.paths)]
+    (note,) = [n for n in grown.node_notes if n.paths == ("scalingConfig",)]
     assert "live desired size" in note.says and "not the one in Pulumi's state" in note.says

@@ -28,7 +28,7 @@ from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from components.tooling.engine import SECRET
 from components.tooling.snapshots import snapshot_text, unmasked_secrets
 from components.tooling.stacks import PROJECT_DIR, STACKS_DIR, shipped_stacks
-from tests.conftest import over_every_stack, plan_of
+from tests.conftest import PINNED_TODAY, over_every_stack, plan_of
 
 PINNED_FILE = Path(__file__).parent / "pinned_stacks.txt"
 
@@ -88,8 +88,12 @@ def test_snapshot_masks_secrets_and_names_no_local_path(stack: str) -> None:
 def test_snapshots_are_reproducible_in_another_process(tmp_path: Path) -> None:
     """Another interpreter (other hash seed, other working directory) prints the same bytes
     through the CLI, so snapshots never flake and `plan --json` output can be diffed."""
+    # The same day as the tests' (plans carry warnings judged on it, `warnings`).
     script = (
         "import contextlib, io, json, sys\n"
+        "from datetime import date\n"
+        "from components.model import config\n"
+        f"config.clock_today = lambda: date.fromisoformat({PINNED_TODAY.isoformat()!r})\n"
         "from components.tooling.cli import main\n"
         "from components.tooling.stacks import shipped_stacks\n"
         "texts = {}\n"

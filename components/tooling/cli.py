@@ -11,6 +11,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from components.model.schema import StackConfig
 from components.tooling.commands import (
@@ -18,9 +19,13 @@ from components.tooling.commands import (
     EXIT_FAILED,
     EXIT_OK,
     BadInput,
+    config_warnings,
     load_validated,
 )
 from components.tooling.stacks import EXAMPLE_STACKS, all_stacks, user_stacks
+
+if TYPE_CHECKING:
+    from components.tooling.engine import Plan
 
 # command -> (module with main(argv), one-line summary)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -132,6 +137,7 @@ def plan_main(argv: list[str]) -> int:
     _warn_stale_prices(config)
 
     plan = plan_stack(stack)
+    _warn_program(plan, config_warnings(stack, config))
     if options.json:
         print(json.dumps(plan.to_json(), indent=2, sort_keys=True))
     elif options.mermaid:
@@ -150,6 +156,14 @@ def plan_main(argv: list[str]) -> int:
             print()
             print(render_cost(plan.cost))
     return EXIT_OK
+
+
+def _warn_program(plan: Plan, shown: set[str]) -> None:
+    """The program's own warnings (an adopted cluster's, the samples', ...) on stderr, in every
+    format, after the config's: each once, none that `load_validated` already printed."""
+    for warning in plan.distinct_warnings():
+        if warning not in shown:
+            print(f"warning: {warning}", file=sys.stderr)
 
 
 def _warn_stale_prices(config: StackConfig) -> None:

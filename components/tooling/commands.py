@@ -60,6 +60,12 @@ def load_validated(ref: str, *, name_placeholders: bool = False) -> tuple[StackF
     return stack, config
 
 
+def config_warnings(stack: StackFile, config: StackConfig) -> set[str]:
+    """The warnings `load_validated` prints for a stack (its config's and its placeholders'),
+    as the program logs them too: a command that also shows the program's prints the rest."""
+    return {*config.warnings, *(str(p) for p in find_placeholders(stack.gpufleet))}
+
+
 def select_gpu_pools(
     pools: Sequence[PoolSpec], names: Sequence[str] | None, stack: str
 ) -> list[PoolSpec]:

@@ -44,20 +44,34 @@ What the diff models, and what it does not:
   change, which over-warns for optional+computed provider fields (the provider keeps the old
   value); better a spurious warning than a silent recreation.
 * ``dependencies`` are not compared: they follow from the inputs, which are.
+* A resource whose inputs are all equal, and whose ``dependsOn``, ``parent``, options or
+  (unreplaced) provider differ, gets the verdict ``none``: Pulumi's engine asks the provider to
+  diff the inputs only (pulumi/pulumi ``pkg/resource/deploy/step_generator.go``,
+  ``generateStepsFromDiff`` -> ``diff`` -> ``diffResource``), finds no change and takes a
+  "same" step that only records the rest in its state. Shown, but not counted "to change".
 * Stack ``outputs`` are listed when they differ, but do not count as resource changes.
+* The new plan's ``warnings`` (the config's and the program's) are listed, and those the old
+  plan did not carry are called new (`diff_warnings`).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any, TextIO
+from typing import Any
 
 from components.model.catalog.provider_changes import KUBERNETES_PROVIDER
 from components.tooling.diff_cost import cost_change
+from components.tooling.diff_documents import (
+    check_plan,
+    identities,
+    load_plan,
+    plan_warnings,
+    restack,
+    stacks_note,
+)
 from components.tooling.diff_model import (
     ABSENT,
     SECRET,
@@ -107,126 +121,6 @@ __all__ = [
     "render_text",
     "stacks_note",
 ]
-
-
-# --------------------------------------------------------------------------------------------
-# Reading plans
-# --------------------------------------------------------------------------------------------
-
-
-def load_plan(path: str, stdin: TextIO | None = None) -> dict[str, Any]:
-    """Read and validate a plan document; ``"-"`` reads standard input.
-
-    Raises :class:`PlanError` with a one-line reason for anything unusable, so the command line
-    can report it without a traceback.
-    """
-    try:
-        if path == "-":
-            text = (stdin or sys.stdin).read()
-        else:
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read()
-    except (OSError, UnicodeDecodeError) as error:
-        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-        raise PlanError(f"cannot read {path}: {reason}") from error
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise PlanError(
-            f"{path} is not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})"
-        ) from error
-    _check_plan(document, path)
-    return dict(document)
-
-
-def _check_plan(document: Any, label: str) -> None:
-    """Raise :class:`PlanError` unless ``document`` has the shape the plan command prints."""
-    if not isinstance(document, Mapping) or not isinstance(document.get("resources"), list):
-        raise PlanError(f'{label} is not a plan: expected a JSON object with a "resources" list')
-    seen: set[str] = set()
-    for index, resource in enumerate(document["resources"]):
-        if not isinstance(resource, Mapping):
-            raise PlanError(f"{label} is not a plan: resources[{index}] is not an object")
-        urn = resource.get("urn")
-        if not isinstance(urn, str) or not urn:
-            raise PlanError(f'{label} is not a plan: resources[{index}] has no "urn"')
-        if urn in seen:
-            # Pulumi itself refuses duplicate URNs; matching by URN would silently pick one.
-            raise PlanError(f"{label} is not a plan: duplicate urn {urn}")
-        seen.add(urn)
-
-
-_URN_PREFIX = "urn:pulumi:"
-
-
-def _urn_parts(urn: str) -> tuple[str, str, str] | None:
-    """``(stack, project, rest)`` of ``urn:pulumi:STACK::PROJECT::[parent$]type::name``.
-
-    Stack and project names cannot contain ``::``; the rest (type chain and name) may."""
-    if not urn.startswith(_URN_PREFIX):
-        return None
-    parts = urn[len(_URN_PREFIX) :].split("::", 2)
-    if len(parts) != 3 or not all(parts):
-        return None
-    return parts[0], parts[1], parts[2]
-
-
-def _identity(document: Mapping[str, Any], label: str) -> tuple[str | None, str | None]:
-    """The stack and project a plan's URNs name, else its ``stack``/``project`` fields."""
-    parsed = [_urn_parts(str(resource["urn"])) for resource in document["resources"]]
-    found: list[str | None] = []
-    for position, field in ((0, "stack"), (1, "project")):
-        names = sorted({parts[position] for parts in parsed if parts})
-        if len(names) > 1:
-            raise PlanError(f"{label} is not a plan: its URNs name several {field}s: {names}")
-        value = names[0] if names else document.get(field)
-        found.append(value if isinstance(value, str) and value else None)
-    return found[0], found[1]
-
-
-def _identities(
-    old: Mapping[str, Any], new: Mapping[str, Any]
-) -> tuple[str | None, str | None, str | None]:
-    """``(old stack, new stack, project)``; PlanError when the projects differ."""
-    old_stack, old_project = _identity(old, "old plan")
-    new_stack, new_project = _identity(new, "new plan")
-    if old_project and new_project and old_project != new_project:
-        raise PlanError(
-            f"the plans are of different Pulumi projects (old: {old_project}, new: "
-            f"{new_project}); a resource's identity includes its project, so they share none"
-        )
-    return old_stack, new_stack, new_project or old_project
-
-
-def stacks_note(old: Mapping[str, Any], new: Mapping[str, Any]) -> str | None:
-    """The sentence that heads the output when the plans are of different stacks, else None."""
-    old_stack, new_stack, project = _identities(old, new)
-    if not (old_stack and new_stack and project and old_stack != new_stack):
-        return None
-    return (
-        f"Stacks differ (old: {old_stack}, new: {new_stack}, project {project}): resources are "
-        "matched by logical identity (type, parent chain and name: the URN without its stack)."
-    )
-
-
-def _restack(value: Any, project: str, old_stack: str, new_stack: str) -> Any:
-    """``value`` with every URN of ``old_stack`` rewritten into ``new_stack``, including the
-    root stack resource's name (``PROJECT-STACK``, Pulumi's convention)."""
-    old_prefix = f"{_URN_PREFIX}{old_stack}::{project}::"
-    old_root = f"pulumi:pulumi:Stack::{project}-{old_stack}"
-    new_root = f"pulumi:pulumi:Stack::{project}-{new_stack}"
-    if isinstance(value, str):
-        if not value.startswith(old_prefix):
-            return value
-        rest = value[len(old_prefix) :]
-        if rest == old_root or rest.startswith(f"{old_root}::"):
-            rest = new_root + rest[len(old_root) :]
-        return f"{_URN_PREFIX}{new_stack}::{project}::{rest}"
-    if isinstance(value, Mapping):
-        return {key: _restack(item, project, old_stack, new_stack) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_restack(item, project, old_stack, new_stack) for item in value]
-    return value
 
 
 def _index(document: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
@@ -321,6 +215,9 @@ def _diff_resource(
         changes = [PropertyChange(format_path(p) or "inputs", a, b) for p, a, b in ignored]
     if not changes:
         return None
+    state_only = not (raw or triggers or refusals or notes) and all(
+        item.path.startswith("options.") or item.path in ("parent", "provider") for item in changes
+    )
     nodes = (
         ()
         if triggers
@@ -336,6 +233,7 @@ def _diff_resource(
         downtime=verdict_note(type_token) if triggers else "",
         node_notes=nodes,
         notes=tuple(notes),
+        state_only=state_only,
     )
 
 
@@ -344,14 +242,14 @@ def diff_plans(old: Mapping[str, Any], new: Mapping[str, Any]) -> PlanDiff:
 
     Raises :class:`PlanError` if either is not a plan.
     """
-    _check_plan(old, "old plan")
-    _check_plan(new, "new plan")
-    old_stack, new_stack, project = _identities(old, new)
+    check_plan(old, "old plan")
+    check_plan(new, "new plan")
+    old_stack, new_stack, project = identities(old, new)
     original = {urn: urn for urn in _index(old)}
     if old_stack and new_stack and project and old_stack != new_stack:
         # Match by logical identity: the old plan as if it were the new stack's.
-        restacked = _restack(dict(old), project, old_stack, new_stack)
-        original = {_restack(urn, project, old_stack, new_stack): urn for urn in original}
+        restacked = restack(dict(old), project, old_stack, new_stack)
+        original = {restack(urn, project, old_stack, new_stack): urn for urn in original}
         old = restacked
     old_index, new_index = _index(old), _index(new)
 
@@ -419,6 +317,8 @@ def diff_plans(old: Mapping[str, Any], new: Mapping[str, Any]) -> PlanDiff:
         stack=stack if isinstance(stack, str) else None,
         outputs=tuple(PropertyChange(format_path(p), a, b) for p, a, b in output_changes),
         cost=cost_change(old.get("cost"), new.get("cost")),
+        warnings=plan_warnings(new) or (),
+        old_warnings=plan_warnings(old),
     )
 
 

@@ -97,6 +97,16 @@ class ResourceChange:
     node_notes: tuple[NodeNote, ...] = ()
     # What the plans cannot show but the reviewer must know (a secret that may have changed).
     notes: tuple[str, ...] = ()
+    # No input differs: only what Pulumi records changed (dependsOn, parent, an option, an
+    # explicit provider it moves to without a replacement). Pulumi's engine asks the provider
+    # to diff the inputs alone, finds none changed and takes a "same" step: nothing is sent to
+    # the cloud (pulumi/pulumi pkg/resource/deploy/step_generator.go, see `diff`).
+    state_only: bool = False
+
+    @property
+    def sends_nothing(self) -> bool:
+        """True when `pulumi up` sends nothing for it and only updates its own state."""
+        return self.state_only and not self.replaces and not self.refusals
 
     @property
     def replaces(self) -> bool:
@@ -109,13 +119,22 @@ class ResourceChange:
         return not self.replaces and any(note.effect == "rolls" for note in self.node_notes)
 
     @property
+    def starts_nodes(self) -> bool:
+        """True when the update, made in place, makes the cloud start nodes now (a raised
+        minimum it enforces at once)."""
+        return not self.replaces and any(note.effect == "starts" for note in self.node_notes)
+
+    @property
     def verdict(self) -> str:
         """What the cloud does: ``reject``, ``replace``, ``roll`` (an update in place that
-        drains and replaces the running nodes) or ``update``."""
+        drains and replaces the running nodes), ``update``, or ``none`` (nothing is sent: only
+        Pulumi's state changes)."""
         if self.refusals:
             return "reject"
         if self.replaces:
             return "replace"
+        if self.sends_nothing:
+            return "none"
         return "roll" if self.rolls else "update"
 
 
@@ -131,6 +150,17 @@ class PlanDiff:
     outputs: tuple[PropertyChange, ...] = ()
     # What the stack costs idle and at full scale, before and after (None: neither plan says).
     cost: CostChange | None = None
+    # The new plan's warnings (the program's and its config's), and the old plan's (None: a plan
+    # written before plans carried them, so none can be called new).
+    warnings: tuple[str, ...] = ()
+    old_warnings: tuple[str, ...] | None = None
+
+    @property
+    def new_warnings(self) -> tuple[str, ...]:
+        """The new plan's warnings that the old plan did not carry."""
+        if self.old_warnings is None:
+            return ()
+        return tuple(w for w in self.warnings if w not in self.old_warnings)
 
     @property
     def replaced(self) -> tuple[ResourceChange, ...]:
@@ -143,23 +173,38 @@ class PlanDiff:
         return tuple(change for change in self.changed if change.rolls)
 
     @property
+    def started(self) -> tuple[ResourceChange, ...]:
+        """The changed resources updated in place in a way that starts nodes now."""
+        return tuple(change for change in self.changed if change.starts_nodes)
+
+    @property
     def rejected(self) -> tuple[ResourceChange, ...]:
         """The changed resources whose change the cloud refuses."""
         return tuple(change for change in self.changed if change.refusals)
 
     @property
     def is_empty(self) -> bool:
-        """True when ``pulumi up`` would do nothing (stack outputs aside)."""
+        """True when nothing differs (stack outputs aside; a change only Pulumi's state records
+        is a difference, though nothing is sent for it)."""
         return not (self.added or self.removed or self.changed)
 
+    @property
+    def state_only(self) -> tuple[ResourceChange, ...]:
+        """The changed resources for which `pulumi up` sends nothing (Pulumi's state only)."""
+        return tuple(change for change in self.changed if change.sends_nothing)
+
     def summary(self) -> str:
-        """``N to add, N to change (N replaced[; N roll running nodes]), N to delete[; N to
-        forget, kept in the cloud]``."""
+        """``N to add, N to change (N replaced[; N roll running nodes][; N start nodes now]), N
+        to delete[; N to forget, kept in the cloud][; N only in Pulumi's state, nothing sent]``:
+        like Pulumi's own count, a resource sent nothing is not "to change"."""
         rolled = f"; {len(self.rolled)} roll running nodes" if self.rolled else ""
+        rolled += f"; {len(self.started)} start nodes now" if self.started else ""
         kept = sum(ref.kept for ref in self.removed)
+        unsent = len(self.state_only)
         return (
-            f"{len(self.added)} to add, {len(self.changed)} to change "
+            f"{len(self.added)} to add, {len(self.changed) - unsent} to change "
             f"({len(self.replaced)} replaced{rolled}), {len(self.removed) - kept} to delete"
             + (f"; {kept} to forget, kept in the cloud" if kept else "")
+            + (f"; {unsent} only in Pulumi's state, nothing sent" if unsent else "")
             + (f"; {len(self.rejected)} refused by the cloud" if self.rejected else "")
         )

@@ -41,10 +41,17 @@ def _minor(value: Any) -> str | None:
     return found.group(1) if found else None
 
 
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 def _holds(effect: NodeEffect, old: Any, new: Any) -> bool:
     """Whether an entry's `when` holds for this change of its value."""
     if effect.when == "always":
         return True
+    if effect.when == "raised":
+        before, after = _number(old), _number(new)
+        return before is not None and after is not None and after > before
     changes = _minor(old) is not None and _minor(new) is not None and _minor(old) != _minor(new)
     return changes if effect.when == "minor-changes" else not changes
 
@@ -83,18 +90,26 @@ def node_notes(
     def holds(entry: tuple[Path, NodeEffect]) -> bool:
         return _holds(entry[1], lookup(old_inputs, entry[0]), lookup(new_inputs, entry[0]))
 
+    def rank(entry: tuple[Path, NodeEffect]) -> tuple[int, bool]:
+        # The most specific path, and at one path the entry whose `when` holds over the
+        # unconditional one (a raised minimum over the minimum's general entry).
+        return len(entry[0]), entry[1].when != "always"
+
     for path in changed:
         above = [entry for entry in entries if path[: len(entry[0])] == entry[0] and holds(entry)]
-        inside = [
-            entry
-            for entry in entries
-            if len(entry[0]) > len(path)
-            and entry[0][: len(path)] == path
-            and differs(entry)
-            and holds(entry)
-        ]
-        found = [max(above, key=lambda entry: len(entry[0]))] if above else []
-        found += inside
+        inside: dict[Path, tuple[Path, NodeEffect]] = {}
+        for entry in entries:
+            if not (
+                len(entry[0]) > len(path)
+                and entry[0][: len(path)] == path
+                and differs(entry)
+                and holds(entry)
+            ):
+                continue
+            if entry[0] not in inside or rank(entry) > rank(inside[entry[0]]):
+                inside[entry[0]] = entry
+        found = [max(above, key=rank)] if above else []
+        found += inside.values()
         for entry_path, effect in found:
             grouped.setdefault((effect.effect, effect.says), []).append(format_path(entry_path))
         if not found:

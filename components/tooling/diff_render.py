@@ -20,6 +20,7 @@ from components.tooling.diff_model import (
     ResourceRef,
 )
 from components.tooling.diff_paths import Path, format_path, same, walk
+from components.tooling.diff_warnings import warning_lines, warning_markdown
 
 # --------------------------------------------------------------------------------------------
 # Rendering
@@ -252,11 +253,12 @@ def _node_lines(change: ResourceChange) -> list[str]:
     ]
 
 
-def _roll_lines(change: ResourceChange, label: str) -> list[str]:
+def _roll_lines(change: ResourceChange, label: str, effect: str = "rolls") -> list[str]:
+    marker = "~ ROLLS" if effect == "rolls" else "~ STARTS NODES"
     return [
-        f"~ ROLLS {label}: {', '.join(note.paths)} ({note.says})"
+        f"{marker} {label}: {', '.join(note.paths)} ({note.says})"
         for note in change.node_notes
-        if note.effect == "rolls"
+        if note.effect == effect
     ]
 
 
@@ -265,7 +267,16 @@ _VERDICT_WORDS = {
     "roll": "update in place, rolls running nodes",
     "replace": "replace",
     "reject": "REJECTED",
+    "none": "Pulumi's state only, nothing sent",
 }
+# Paths that only order the update (a dependency, or the parent a child follows).
+_ORDER_PATHS = frozenset({"options.dependsOn", "parent"})
+
+
+def _verdict_words(change: ResourceChange) -> str:
+    if change.verdict == "none" and all(item.path in _ORDER_PATHS for item in change.changes):
+        return "order only, nothing sent"
+    return _VERDICT_WORDS[change.verdict]
 
 
 def _body_lines(diff: PlanDiff) -> list[str]:
@@ -275,7 +286,7 @@ def _body_lines(diff: PlanDiff) -> list[str]:
     lines = _grouped_lines("+", diff.added, labels)
     lines += _grouped_lines("-", diff.removed, labels)
     for change in diff.changed:
-        lines.append(f"~ {labels[change.urn]} ({_VERDICT_WORDS[change.verdict]})")
+        lines.append(f"~ {labels[change.urn]} ({_verdict_words(change)})")
         for item in change.changes:
             lines += _property_lines(item)
         lines += _node_lines(change)
@@ -283,6 +294,8 @@ def _body_lines(diff: PlanDiff) -> list[str]:
     lines += [_replace_line(change, labels[change.urn]) for change in diff.replaced]
     for change in diff.rolled:
         lines += _roll_lines(change, labels[change.urn])
+    for change in diff.started:
+        lines += _roll_lines(change, labels[change.urn], "starts")
     for change in diff.rejected:
         lines += _reject_lines(change, labels[change.urn])
     return lines
@@ -296,6 +309,7 @@ def render_text(diff: PlanDiff) -> str:
         lines += [line for item in diff.outputs for line in _property_lines(item)]
     if not lines:
         lines.append("No changes.")
+    lines += warning_lines(diff)
     if diff.cost is not None:
         lines += cost_lines(diff.cost)
     lines.append(diff.summary())
@@ -363,6 +377,24 @@ def render_markdown(diff: PlanDiff) -> str:
                         f"> - {_md_code(labels[change.urn])} because of {paths}: {note.says}"
                     )
 
+    started = diff.started
+    if started:
+        noun = "resource starts" if len(started) == 1 else "resources start"
+        parts += [
+            "",
+            "> [!IMPORTANT]",
+            f"> {len(started)} {noun} **nodes at `pulumi up`**, billed from their start and "
+            "kept while idle:",
+        ]
+        for change in started:
+            for note in change.node_notes:
+                if note.effect == "starts":
+                    paths = ", ".join(_md_code(path) for path in note.paths)
+                    parts.append(
+                        f"> - {_md_code(labels[change.urn])} because of {paths}: {note.says}"
+                    )
+    new_warnings, every_warning = warning_markdown(diff)
+    parts += new_warnings
     body = _body_lines(diff)
     if diff.outputs:
         body.append("Outputs:")
@@ -373,6 +405,7 @@ def render_markdown(diff: PlanDiff) -> str:
         parts += ["", f"{fence}diff", content, fence]
     else:
         parts += ["", "No changes."]
+    parts += every_warning
     if diff.cost is not None:
         parts += ["", *cost_markdown(diff.cost)]
     return "\n".join(parts) + "\n"

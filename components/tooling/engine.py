@@ -104,6 +104,8 @@ class Plan:
     stack: str
     resources: list[RecordedResource]
     outputs: dict[str, Any]
+    # What the program logged with pulumi.log.warn, in the order it did: its config's warnings,
+    # its placeholders and its own (an adopted cluster's, the samples', ...).
     warnings: list[str] = field(default_factory=list)
     # URNs of the resources that called register_outputs (every component must, last).
     outputs_registered: frozenset[str] = frozenset()
@@ -116,10 +118,17 @@ class Plan:
             "stack": self.stack,
             "resources": [r.to_json() for r in sorted(self.resources, key=lambda r: r.urn)],
             "outputs": _sorted(self.outputs),
+            "warnings": self.distinct_warnings(),
         }
         if self.cost is not None:
             document["cost"] = self.cost
         return document
+
+    def distinct_warnings(self) -> list[str]:
+        """Every warning the program logged (its config's, its placeholders' and its own, as
+        `pulumi preview` prints them), each once, sorted: some are logged from callbacks that
+        run in no fixed order, and the document must be stable."""
+        return sorted(set(self.warnings))
 
     def of_type(self, type_: str) -> list[RecordedResource]:
         return [r for r in self.resources if r.type == type_]

@@ -52,6 +52,18 @@ _EKS_NODE_GROUP: Final[tuple[NodeEffect, ...]] = (
         "desired_size included, on any change of it); gpufleet components/aws/live_groups.py",
     ),
     NodeEffect(
+        "scalingConfig.minSize",
+        "starts",
+        "EKS starts nodes now when the group runs fewer than the new minimum: `pulumi up` sends "
+        "the group's live desired size raised to it; each node is billed from its start and "
+        "kept while idle (the autoscaler never goes below the minimum)",
+        "EKS API reference, UpdateNodegroupConfig (scalingConfig.desiredSize: the group's size "
+        "now); terraform-provider-aws internal/service/eks/node_group.go (commit 012e0a32) "
+        "expandNodegroupScalingConfig; gpufleet components/aws/model/groups.py scaling_to_send "
+        "(the live desired size clamped to the new bounds)",
+        when="raised",
+    ),
+    NodeEffect(
         "updateConfig",
         "none",
         "running nodes stay; the setting applies to the next node update",
@@ -101,8 +113,20 @@ _ASG: Final[tuple[NodeEffect, ...]] = (
     NodeEffect(
         "minSize",
         "none",
-        "running instances stay; a raised minimum launches instances to reach it",
+        "running instances stay; the autoscaler may remove instances down to the new minimum",
         "Amazon EC2 Auto Scaling user guide, 'Set capacity limits'",
+    ),
+    NodeEffect(
+        "minSize",
+        "starts",
+        "when the group runs fewer instances than the new minimum, Auto Scaling raises its "
+        "desired capacity to it (gpufleet sends none) and launches them now, each billed from "
+        "its start and kept while idle",
+        "Amazon EC2 Auto Scaling API reference, UpdateAutoScalingGroup ('If you specify a new "
+        "value for MinSize without specifying a value for DesiredCapacity, and the new MinSize "
+        "is larger than the current size of the group, this sets the group's DesiredCapacity to "
+        "the new MinSize value')",
+        when="raised",
     ),
     NodeEffect(
         "maxSize",

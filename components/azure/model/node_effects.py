@@ -27,6 +27,17 @@ _AKS_SAME_MINOR = NodeEffect(
     "same <major.minor> once it has been created ... will not trigger an upgrade'",
     when="minor-kept",
 )
+_AKS_MIN_RAISED = NodeEffect(
+    "minCount",
+    "starts",
+    "AKS's autoscaler enforces a raised minimum at once: a pool running fewer nodes gets new "
+    "ones now, each billed from its start, and keeps them while idle",
+    "Azure/AKS release 2021-07-22, behavioral changes ('Cluster autoscaler will now enforce the "
+    "minimum count in cases where the actual count drops below that. For example ... changing "
+    "the minimum count value from the AKS API'); MicrosoftDocs/azure-docs issues 78911 and 80447 "
+    "(aks/cluster-autoscaler corrected to match, 2022-02)",
+    when="raised",
+)
 _AKS_AGENT_POOL: Final[tuple[NodeEffect, ...]] = (
     NodeEffect(
         "orchestratorVersion",
@@ -67,6 +78,7 @@ _AKS_AGENT_POOL: Final[tuple[NodeEffect, ...]] = (
         "running nodes stay; the autoscaler works within the new bounds",
         "Microsoft Learn, aks/cluster-autoscaler",
     ),
+    replace(_AKS_MIN_RAISED, path="minCount"),
     NodeEffect(
         "maxCount",
         "none",
@@ -157,6 +169,7 @@ _AKS_SYSTEM_POOL_DEPLOYMENT: Final[tuple[NodeEffect, ...]] = (
         )
         for field in ("minCount", "maxCount", "enableAutoScaling")
     ),
+    replace(_AKS_MIN_RAISED, path=f"{_SYSTEM_POOL}.properties.minCount"),
     NodeEffect(
         f"{_SYSTEM_POOL}.apiVersion",
         "none",

@@ -102,6 +102,21 @@ _GKE_NODE_POOL: Final[tuple[NodeEffect, ...]] = (
         "GKE docs, concepts/cluster-autoscaler",
     ),
     NodeEffect(
+        "autoscaling.totalMinNodeCount",
+        "none",
+        "no node starts for it: GKE's autoscaler uses the minimum only when it scales down, so "
+        "a pool running fewer nodes stays below it until pods need more; once it has grown it "
+        "keeps at least the minimum running, and billed, while idle",
+        "GKE docs, how-to/cluster-autoscaler 'Node pool size mismatching' ('the autoscaler uses "
+        "the minimum number of nodes parameter only when it needs to determine a scaling down', "
+        "as quoted in terraform-google-modules/terraform-google-kubernetes-engine issue 1517); "
+        "kubernetes/autoscaler issue 2288 (GKE: below the minimum, nothing happens until a node "
+        "is needed) and cluster-autoscaler FAQ 'My cluster is below minimum' (the minimum is "
+        "enforced only with --enforce-node-group-min-size); terraform-provider-google sends the "
+        "autoscaling bounds alone, no resize (issue 2901)",
+        when="raised",
+    ),
+    NodeEffect(
         "management",
         "none",
         "running nodes stay; the setting applies to later repairs and upgrades",

@@ -12,6 +12,9 @@ it matches, the most specific entry wins) and one of four effects:
 
 * ``rolls``: the cloud drains and replaces, or reboots, every running node of the pool (`diff`
   marks the resource ``~ ROLLS``).
+* ``starts``: running nodes stay, and the cloud starts nodes now, billed from their start (a
+  raised minimum the cloud enforces at once); `diff` counts them and the pull-request comment
+  says so.
 * ``new-nodes``: running nodes keep the old value; only nodes created from now on get the new
   one, so the pool is mixed until the old nodes are scaled down or replaced.
 * ``in-place``: the cloud applies the change to the running nodes; nothing restarts.
@@ -28,6 +31,9 @@ bump does to nodes that do not follow it (`Cloud.control_plane_version`,
 An entry may hold only ``when`` a Kubernetes version value changes its minor (``minor-changes``)
 or keeps it (``minor-kept``: also a version named where none was): AKS upgrades a pool when its
 ``orchestratorVersion`` moves to another minor, and naming the minor it runs upgrades nothing.
+Or only when a number rises (``raised``): a pool's minimum raised above what runs starts nodes
+on some clouds, while a lowered one only lets the autoscaler remove them later. An entry with a
+``when`` wins over one without at the same path.
 """
 
 from __future__ import annotations
@@ -35,10 +41,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
-Effect = Literal["rolls", "new-nodes", "in-place", "none"]
-When = Literal["always", "minor-changes", "minor-kept"]
+Effect = Literal["rolls", "starts", "new-nodes", "in-place", "none"]
+When = Literal["always", "minor-changes", "minor-kept", "raised"]
 
-EFFECTS: Final[tuple[Effect, ...]] = ("rolls", "new-nodes", "in-place", "none")
+EFFECTS: Final[tuple[Effect, ...]] = ("rolls", "starts", "new-nodes", "in-place", "none")
 
 
 @dataclass(frozen=True)
