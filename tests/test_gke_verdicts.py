@@ -109,3 +109,30 @@ def test_image_streaming_set_on_an_existing_pool_rolls_it_and_the_default_change
     diff = diff_plans(before, plan_of("gcp-dev", {"gpufleet:gpuPools": pools}).to_json())
     (pool,) = _by_type(diff, POOL).values()
     assert pool.verdict == "roll", pool.node_notes
+
+
+def test_a_cluster_zones_edit_moves_only_the_system_pool_and_the_pools_that_follow_it() -> None:
+    """GKE moves every node pool to a cluster's new `desiredLocations` (review gke-3.md R3-1):
+    the Cluster's own list is fixed at creation, so adding a zone to `cluster.zones` moves the
+    system pool and the pools without zones of their own, each through its own nodeLocations
+    (shown by `diff`), and never a GPU pool that names its zones."""
+    raw = _raw("gcp-dev")
+    pools = copy.deepcopy(raw["gpuPools"])
+    (t4,) = [pool for pool in pools if pool["name"] == "t4"]
+    del t4["zones"]  # the T4 pool takes cluster.zones; l4-spot keeps [a, b]
+    wider = {**raw["cluster"], "zones": [*raw["cluster"]["zones"], "us-central1-f"]}
+    diff = _diff(
+        "gcp-dev",
+        {"gpufleet:gpuPools": pools},
+        {"gpufleet:gpuPools": pools, "gpufleet:cluster": wider},
+    )
+    assert not _by_type(diff, "gcp:container/cluster:Cluster")
+    moved = _by_type(diff, POOL)
+    assert sorted(moved) == ["gpufleet-dev-system", "gpufleet-dev-t4-pool"]
+    for change in moved.values():
+        assert [item.path for item in change.changes] == ["nodeLocations"]
+        assert change.changes[0].new[-1] == "us-central1-f"
+        assert change.verdict == "update"
+        (note,) = change.node_notes
+        assert "a zone added gets nodes only as the autoscaler adds them" in note.says
+    assert not diff.added and not diff.removed

@@ -185,8 +185,15 @@ class GkeCluster(pulumi.ComponentResource):
                 child,
                 pulumi.ResourceOptions(
                     protect=cfg.protect,
-                    # The removed default pool's settings would otherwise show as drift.
-                    ignore_changes=["initialNodeCount", "nodeConfig", "nodePools"],
+                    # The removed default pool's settings would otherwise show as drift. The
+                    # cluster's zones are GKE's default for pools created without their own, used
+                    # once (by the default pool); changed later, GKE moves every node pool,
+                    # GPU pools included, to the new list (GKE API ClusterUpdate.desiredLocations;
+                    # terraform-provider-google sends it on any node_locations change; review
+                    # gke-3.md R3-1). So the list is fixed at creation: a cluster.zones edit
+                    # moves the system pool and the pools that take their zones from it, each
+                    # through its own nodeLocations, as `diff` shows.
+                    ignore_changes=["initialNodeCount", "nodeConfig", "nodePools", "nodeLocations"],
                     depends_on=identity.grants,
                 ),
             ),
