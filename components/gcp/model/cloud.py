@@ -143,6 +143,18 @@ class Gcp(ManagedCloud):
     ) -> NodeAllocatable | None:
         return gcp_allocatable.node_allocatable(vcpus, memory_gib)
 
+    def pool_allocatable(
+        self, config: StackConfig, pool: GpuPoolConfig, sized: MachineType
+    ) -> NodeAllocatable | None:
+        # A streaming pool's nodes keep memory for image streaming too (allocatable.py). A pool
+        # an earlier gpufleet created keeps its own setting (ignoreChanges) and may not stream:
+        # its nodes then have more than this figure, never less.
+        return gcp_allocatable.node_allocatable(
+            sized.vcpus,
+            sized.memory_gib,
+            image_streaming=gcp_config.pool_options(pool).image_streaming,
+        )
+
     def version_problems(self, cluster: ClusterConfig, verdict: Assessment) -> list[Problem]:
         if self.adopted(cluster):
             return []  # an existing cluster runs this minor already; its release channel is its owner's
