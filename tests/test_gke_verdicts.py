@@ -48,7 +48,7 @@ def test_a_project_edit_replaces_the_grants_the_account_and_the_pools() -> None:
     moved = {**raw["cluster"], "gcp": {**raw["cluster"]["gcp"], "project": "other-project-1"}}
     diff = _diff("gcp-existing", {}, {"gpufleet:cluster": moved})
     grants = _by_type(diff, GRANT)
-    assert len(grants) == 6
+    assert len(grants) == 7  # GKE's node roles and image streaming's
     assert all("project" in change.replace_paths for change in grants.values())
     (account,) = _by_type(diff, ACCOUNT).values()
     assert account.replace_paths == ("provider.project",)

@@ -36,6 +36,8 @@ class AdoptedGkeClusterArgs:
     pool_names: tuple[str, ...] = ()
     # The ports the control plane must reach Kueue on beyond GKE's own firewall rule.
     kueue_ports: tuple[int, ...] = ()
+    # Project roles the node account needs for the pools (image streaming's).
+    node_account_roles: tuple[str, ...] = ()
 
 
 def look_up(config: ClusterConfig) -> GkeClusterFacts:
@@ -128,6 +130,7 @@ class AdoptedGkeCluster(pulumi.ComponentResource):
             cfg.region or "",
             cluster_options(cfg).node_service_account,
             child,
+            args.node_account_roles,
         )
         self.node_service_account, self.node_roles = identity.email, identity.grants
         if facts.dns_endpoint:

@@ -37,6 +37,8 @@ class GkeClusterArgs:
     kueue_ports: tuple[int, ...] = ()
     # Project APIs the pools need (image streaming's); enabled, never disabled on destroy.
     project_services: tuple[str, ...] = ()
+    # Project roles the node account needs for the pools (image streaming's).
+    node_account_roles: tuple[str, ...] = ()
 
 
 class GkeCluster(pulumi.ComponentResource):
@@ -70,7 +72,13 @@ class GkeCluster(pulumi.ComponentResource):
         network, subnetwork = self._network(name, args, child)
 
         identity = node_identity(
-            name, cfg.name, gcp_cfg.project, region, gcp_cfg.node_service_account, child
+            name,
+            cfg.name,
+            gcp_cfg.project,
+            region,
+            gcp_cfg.node_service_account,
+            child,
+            args.node_account_roles,
         )
         self.node_service_account = identity.email
         self.pool_needs = [

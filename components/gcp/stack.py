@@ -12,7 +12,7 @@ from components.gcp.driver_installer import GkeDriverInstaller, GkeDriverInstall
 from components.gcp.gpu_pool import GkeGpuNodePool, GkeGpuNodePoolArgs
 from components.gcp.model.capacity import NodePoolCapacity, node_pool_capacity
 from components.gcp.model.cloud import GCP, gke_driver
-from components.gcp.model.cluster_needs import kueue_ports, project_services
+from components.gcp.model.cluster_needs import kueue_ports, node_account_roles, project_services
 from components.gcp.model.config import GcpPoolOptions, cluster_options, pool_options
 from components.kubernetes.cluster import ClusterHandle
 from components.model.pools import PoolSpec
@@ -30,6 +30,7 @@ def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterH
             system_pool=system_pool,
             kueue_ports=kueue_ports(config.gpu_pools),
             project_services=project_services(config.gpu_pools),
+            node_account_roles=node_account_roles(config.gpu_pools),
         ),
     )
     gke = cluster.cluster
@@ -55,6 +56,7 @@ def _adopt_cluster(config: StackConfig) -> ClusterHandle:
             config=config.cluster,
             pool_names=tuple(pool.name for pool in config.gpu_pools),
             kueue_ports=kueue_ports(config.gpu_pools),
+            node_account_roles=node_account_roles(config.gpu_pools),
         ),
     )
     facts = cluster.facts

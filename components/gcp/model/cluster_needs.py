@@ -11,7 +11,12 @@
   (cloud.google.com/kubernetes-engine/docs/how-to/image-streaming, "Requirements": "You must
   enable the Container File System API"). gpufleet enables it for a cluster it creates (never
   disabling it on destroy: other clusters of the project may stream too); on an adopted cluster
-  it does not manage the project's services and says so.
+  it does not manage the project's services and says so. Nodes that do not run as Compute
+  Engine's default service account stream only if their account holds Service Usage Consumer
+  (`roles/serviceusage.serviceUsageConsumer`) in the project that hosts the images (same
+  "Requirements"; review gke-3.md R3-5): gpufleet grants it to its own node account in the
+  cluster's project when a pool streams, and says so for a given account. Without it GKE pulls
+  images whole, silently.
 """
 
 from __future__ import annotations
@@ -28,6 +33,9 @@ from components.model.schema import ClusterConfig, GpuPoolConfig
 # The ports GKE's firewall rule for a private cluster opens from the control plane to nodes.
 CONTROL_PLANE_OPEN_PORTS: Final[tuple[int, ...]] = (443, 10250)
 IMAGE_STREAMING_API: Final[str] = "containerfilesystem.googleapis.com"
+IMAGE_STREAMING_ROLE: Final[str] = "roles/serviceusage.serviceUsageConsumer"
+# Compute Engine's default service account: NUMBER-compute@developer.gserviceaccount.com.
+COMPUTE_DEFAULT_ACCOUNT: Final[str] = "-compute@developer.gserviceaccount.com"
 
 
 def kueue_ports(pools: Sequence[GpuPoolConfig]) -> tuple[int, ...]:
@@ -53,9 +61,20 @@ def _allow(ports: Sequence[int]) -> str:
     return ",".join(f"tcp:{port}" for port in ports)
 
 
+def streams(pools: Sequence[GpuPoolConfig]) -> bool:
+    """Whether a pool turns image streaming on (the default)."""
+    return any(pool_options(pool).image_streaming for pool in pools)
+
+
 def project_services(pools: Sequence[GpuPoolConfig]) -> tuple[str, ...]:
     """The project APIs the pools need enabled (image streaming's, when a pool streams)."""
-    return (IMAGE_STREAMING_API,) if any(pool_options(p).image_streaming for p in pools) else ()
+    return (IMAGE_STREAMING_API,) if streams(pools) else ()
+
+
+def node_account_roles(pools: Sequence[GpuPoolConfig]) -> tuple[str, ...]:
+    """The project roles gpufleet's own node account needs beyond GKE's minimum for the pools
+    (image streaming's, when a pool streams)."""
+    return (IMAGE_STREAMING_ROLE,) if streams(pools) else ()
 
 
 def pools_warnings(
@@ -76,17 +95,30 @@ def pools_warnings(
             f"--source-ranges {options.master_cidr} --allow {_allow(ports)} "
             "--target-service-accounts <the stack's nodeIdentity output>"
         )
-    if adopted:
-        streaming = [i for i, pool in pools if pool_options(pool).image_streaming]
-        if streaming:
-            where = ", ".join(f"gpuPools[{i}]" for i in streaming)
-            warnings.append(
-                f"{where}: image streaming needs the Container File System API in project "
-                f"{options.project}; gpufleet does not manage an existing cluster's project "
-                "services: not checked; enable it (gcloud services enable "
-                f"{IMAGE_STREAMING_API} --project {options.project}) or set "
-                "gcp.imageStreaming: false"
-            )
+    streaming = [i for i, pool in pools if pool_options(pool).image_streaming]
+    account = options.node_service_account
+    # Compute Engine's default account needs no grant (the requirement is for other accounts).
+    if streaming and account is not None and not account.endswith(COMPUTE_DEFAULT_ACCOUNT):
+        where = ", ".join(f"gpuPools[{i}]" for i in streaming)
+        warnings.append(
+            f"{where}: image streaming needs the nodes' account {account} "
+            "(cluster.gcp.nodeServiceAccount) to hold "
+            f"{IMAGE_STREAMING_ROLE} in every project that hosts the pools' images (GKE "
+            "image-streaming requirements; without it GKE pulls images whole); gpufleet grants "
+            "nothing to a given account: not checked; grant it (gcloud projects "
+            f"add-iam-policy-binding IMAGE_PROJECT --member "
+            f"serviceAccount:{account} --role {IMAGE_STREAMING_ROLE}) or "
+            "set gcp.imageStreaming: false"
+        )
+    if adopted and streaming:
+        where = ", ".join(f"gpuPools[{i}]" for i in streaming)
+        warnings.append(
+            f"{where}: image streaming needs the Container File System API in project "
+            f"{options.project}; gpufleet does not manage an existing cluster's project "
+            "services: not checked; enable it (gcloud services enable "
+            f"{IMAGE_STREAMING_API} --project {options.project}) or set "
+            "gcp.imageStreaming: false"
+        )
     return warnings
 
 
