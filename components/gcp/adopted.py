@@ -58,6 +58,7 @@ def facts_of(found: Any) -> GkeClusterFacts:
     endpoints = _first(found.control_plane_endpoints_configs)
     dns = _first(getattr(endpoints, "dns_endpoint_configs", None))
     private = _first(getattr(found, "private_cluster_configs", None))
+    authorized = _first(getattr(found, "master_authorized_networks_configs", None))
     policy = _first(found.maintenance_policies)
     windows = [
         *(getattr(policy, "recurring_windows", None) or []),
@@ -82,6 +83,14 @@ def facts_of(found: Any) -> GkeClusterFacts:
         private_nodes=bool(getattr(private, "enable_private_nodes", False)),
         control_plane_cidr=getattr(private, "master_ipv4_cidr_block", None) or None,
         network=getattr(found, "network", None) or None,
+        private_endpoint=bool(getattr(private, "enable_private_endpoint", False)),
+        authorized_networks=None
+        if authorized is None
+        else tuple(block.cidr_block for block in authorized.cidr_blocks or ()),
+        gcp_public_cidrs=bool(getattr(authorized, "gcp_public_cidrs_access_enabled", False)),
+        authorized_on_private=bool(
+            getattr(authorized, "private_endpoint_enforcement_enabled", False)
+        ),
     )
 
 

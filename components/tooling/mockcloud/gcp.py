@@ -19,6 +19,8 @@ DNS_ENDPOINT_ID = "0123456789abcdef0123456789abcdef"
 ADOPTED_DNS_ENDPOINT_ID = "fedcba9876543210fedcba9876543210"
 # The adopted cluster's private nodes admit its control plane from this range.
 ADOPTED_CONTROL_PLANE_CIDR = "172.16.32.0/28"
+# The adopted cluster's control plane address inside its VPC (enablePrivateEndpoint).
+PRIVATE_ENDPOINT = "10.128.0.2"
 # A rotated control plane (World.endpoint_rotated): new IPs, DNS endpoints and CA.
 ROTATED = (
     ("203.0.113.10", "198.51.100.10"),
@@ -73,6 +75,11 @@ def _get_cluster(args: Mapping[str, Any], world: World) -> dict[str, Any]:
     project = args.get("project") or PROJECT
     location = args.get("location") or world.region or REGION
     name = args.get("name", "cluster")
+    if world.gke_zone is not None and location != world.gke_zone:
+        # GKE looks a cluster up by its exact location: a zonal one is not in its region.
+        raise NotFound(
+            f"googleapi: Error 404: Not found: projects/{project}/locations/{location}/clusters/{name}"
+        )
     cluster_id = f"projects/{project}/locations/{location}/clusters/{name}"
     version = f"{world.kubernetes_version}-gke.1047000"
     window = {
@@ -86,7 +93,7 @@ def _get_cluster(args: Mapping[str, Any], world: World) -> dict[str, Any]:
         "location": location,
         "project": project,
         "selfLink": f"https://container.googleapis.com/v1/{cluster_id}",
-        "endpoint": "203.0.113.20",
+        "endpoint": PRIVATE_ENDPOINT if world.gke_private_endpoint else "203.0.113.20",
         "masterVersion": version,
         "nodeVersion": version,
         "minMasterVersion": "",
@@ -96,7 +103,7 @@ def _get_cluster(args: Mapping[str, Any], world: World) -> dict[str, Any]:
             {
                 "dnsEndpointConfigs": [
                     {
-                        "allowExternalTraffic": True,
+                        "allowExternalTraffic": world.gke_dns_external,
                         "endpoint": f"gke-{ADOPTED_DNS_ENDPOINT_ID}-{project}.{location}.gke.goog",
                     }
                 ]
@@ -108,8 +115,26 @@ def _get_cluster(args: Mapping[str, Any], world: World) -> dict[str, Any]:
         "releaseChannels": [{"channel": "REGULAR"}],
         "network": "platform-vpc",
         "privateClusterConfigs": [
-            {"enablePrivateNodes": True, "masterIpv4CidrBlock": ADOPTED_CONTROL_PLANE_CIDR}
+            {
+                "enablePrivateNodes": True,
+                "enablePrivateEndpoint": world.gke_private_endpoint,
+                "masterIpv4CidrBlock": ADOPTED_CONTROL_PLANE_CIDR,
+            }
         ],
+        "masterAuthorizedNetworksConfigs": (
+            []
+            if world.gke_authorized_networks is None
+            else [
+                {
+                    "cidrBlocks": [
+                        {"cidrBlock": cidr, "displayName": f"range-{i}"}
+                        for i, cidr in enumerate(world.gke_authorized_networks)
+                    ],
+                    "gcpPublicCidrsAccessEnabled": False,
+                    "privateEndpointEnforcementEnabled": False,
+                }
+            ]
+        ),
         "enableAutopilot": world.autopilot,
         "nodePools": [
             *({"name": pool, "nodeConfigs": [{"labels": {}}]} for pool in world.node_pools),
