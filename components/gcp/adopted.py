@@ -21,6 +21,7 @@ from components.gcp.model.adopted import (
     adoption_problems,
     adoption_warnings,
 )
+from components.gcp.model.cluster_checks import adopted_location
 from components.gcp.model.cluster_needs import adopted_kueue_warning
 from components.gcp.model.config import cluster_options
 from components.gcp.node_identity import node_identity
@@ -41,13 +42,20 @@ class AdoptedGkeClusterArgs:
 
 
 def look_up(config: ClusterConfig) -> GkeClusterFacts:
-    """The cluster named `cluster.name` in `cluster.region` of `cluster.gcp.project`."""
+    """The cluster named `cluster.name` in `cluster.region` (or, zonal, in the zone
+    `cluster.existing.location`) of `cluster.gcp.project`."""
     project = cluster_options(config).project
-    region = config.region or ""
+    location = adopted_location(config)
     try:
-        found = gcp.container.get_cluster(name=config.name, location=region, project=project)
+        found = gcp.container.get_cluster(name=config.name, location=location, project=project)
     except Exception as error:  # the provider's message says why (not found, no permission)
-        where = f"in {region} of project {project}"
+        where = f"in {location} of project {project}"
+        if location == config.region:
+            # GKE finds a cluster only at its exact location (review gke-3.md R3-4).
+            where += (
+                f" (a zonal cluster is not found in its region: set cluster.existing.location "
+                f"to its zone, such as {location}-a)"
+            )
         raise pulumi.RunError(
             AdoptionError.unreadable(config.name, where, error).render()
         ) from None

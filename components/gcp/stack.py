@@ -80,12 +80,15 @@ def build_gpu_pools(
     gke = cluster.component
     if isinstance(gke, GkeCluster):
         cluster_name: pulumi.Input[str] = gke.cluster.name
+        location = config.cluster.region or ""
         # Pools depend on the system pool so GKE never makes a GPU pool the cluster's first,
         # and on the project APIs they use.
         after: list[pulumi.Resource] = [gke.system_node_pool, *gke.pool_needs]
     else:
         assert isinstance(gke, AdoptedGkeCluster)
         cluster_name = gke.facts.name
+        # A zonal cluster's pools are in its zone (GKE's node pool location is the cluster's).
+        location = gke.facts.location
         # Nodes start only once their service account's roles exist.
         after = list(gke.node_roles)
     configured = {p.name: p for p in config.gpu_pools}
@@ -98,7 +101,7 @@ def build_gpu_pools(
                 driver=gke_driver(config.gpu_software_mode, configured[pool.name]),
                 capacity=_capacity(pool, options[pool.name]),
                 cluster_name=cluster_name,
-                region=config.cluster.region or "",
+                location=location,
                 service_account=gke.node_service_account,
                 provider=gke.gcp_provider,
                 image_streaming=options[pool.name].image_streaming,

@@ -100,6 +100,8 @@ class Gcp(ManagedCloud):
     default_software_mode = "cloud-managed"
     shares_gpus_itself = True
     adopts_clusters = True
+    # A zonal cluster's zone (components/gcp/model/cluster_checks.py).
+    existing_keys = ("location",)
     node_effects = gcp_node_effects.NODE_EFFECTS
     # The project the existing cluster is in (the lookup and the pools' provider use it).
     adopted_cluster_keys = ("project", "node_service_account")

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 from components.gcp.model import system_machines
 from components.gcp.model.config import cluster_options
+from components.model import existing_cluster
 from components.model.cloud import NameRule
 from components.model.networks import cidr_list_problems, overlap_problems, parse_ipv4_cidr
 from components.model.problems import Problem
@@ -25,6 +28,8 @@ SERVICE_ACCOUNT_EMAIL = NameRule(
 RANGE_NAME = NameRule(
     r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$", "1-63 of a-z 0-9 -, starting with a letter"
 )
+# A zone's name: its region and a letter (us-central1-a).
+ZONE_OF = re.compile(r"[a-z]+-[a-z]+[0-9]+-[a-z]")
 # A weekday occurs only 4 times in some 32-day spans: 4 x 12 h = GKE's 48 h minimum
 # (cloud.google.com/kubernetes-engine/docs/concepts/maintenance-windows-and-exclusions).
 GKE_MIN_WEEKLY_WINDOW_HOURS = 12
@@ -107,4 +112,27 @@ def cluster_problems(cluster: ClusterConfig, machine_names: NameRule) -> list[Pr
         ranges = {"masterCidr": ranges["masterCidr"]}
     problems += overlap_problems(where, ranges)
     problems += cidr_list_problems(f"{where}.masterAuthorizedCidrs", gcp.master_authorized_cidrs)
-    return problems
+    return problems + _location_problems(cluster)
+
+
+def adopted_location(cluster: ClusterConfig) -> str:
+    """Where an adopted cluster is looked up and its node pools go: its zone when it is zonal
+    (`cluster.existing.location`), else `cluster.region` (review gke-3.md R3-4)."""
+    return existing_cluster.cluster_options(cluster).location or cluster.region or ""
+
+
+def _location_problems(cluster: ClusterConfig) -> list[Problem]:
+    location = existing_cluster.cluster_options(cluster).location
+    region = cluster.region or ""
+    if location is None or location == region:
+        return []
+    if ZONE_OF.fullmatch(location) and location.rpartition("-")[0] == region:
+        return []
+    return [
+        Problem(
+            "cluster.existing.location",
+            f"must be a zone of cluster.region {region} (a zonal cluster's location, such as "
+            f"{region}-a), or be left out for a regional cluster",
+            location,
+        )
+    ]
