@@ -136,3 +136,24 @@ def test_a_cluster_zones_edit_moves_only_the_system_pool_and_the_pools_that_foll
         (note,) = change.node_notes
         assert "a zone added gets nodes only as the autoscaler adds them" in note.says
     assert not diff.added and not diff.removed
+
+
+def _moved(stack: str) -> PlanDiff:
+    raw = _raw(stack)
+    moved = {**raw["cluster"], "gcp": {**raw["cluster"]["gcp"], "project": "other-project-1"}}
+    return _diff(stack, {}, {"gpufleet:cluster": moved})
+
+
+def test_a_project_edit_replaces_the_cluster_through_its_network_and_protect_stops_it() -> None:
+    """The Cluster takes no project from the provider (no DefaultProviderProject in TPG), but its
+    network is recreated in the new project and `network` is ForceNew on the Cluster: it is
+    replaced, created in the new project, where its name is free (review gke-3.md R3-7). A
+    protected cluster stops the `up` (Pulumi refuses to replace it)."""
+    (cluster,) = _by_type(_moved("gcp-dev"), "gcp:container/cluster:Cluster").values()
+    assert cluster.verdict == "replace"
+    assert set(cluster.replace_paths) >= {"network", "subnetwork"}
+    assert cluster.refusals == ()  # a new project: no same-name conflict
+    (protected,) = _by_type(_moved("gcp-a100-mig"), "gcp:container/cluster:Cluster").values()
+    assert protected.verdict == "reject"
+    (refusal,) = protected.refusals
+    assert "currently marked for protection" in refusal and "instead:" in refusal

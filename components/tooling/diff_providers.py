@@ -173,6 +173,31 @@ def _replaced_by_provider(
     )
 
 
+def moves_scope(
+    new: Mapping[str, Any],
+    old: Mapping[str, Any],
+    old_index: Mapping[str, Mapping[str, Any]],
+    new_index: Mapping[str, Mapping[str, Any]],
+) -> bool:
+    """Whether a replacement of this resource is created somewhere else than the old one: its
+    explicit provider changes an input that places what it creates (a GCP project), and the
+    resource pins no value of its own for it. Its name is then free there, so the cloud has no
+    same-name conflict to refuse (a project move replaces the cluster through its network;
+    review gke-3.md R3-7)."""
+    urn = _provider_urn(new.get("provider"))
+    if urn is None or urn not in old_index or urn not in new_index:
+        return False
+    kind = str(new_index[urn].get("type", ""))
+    for key in MOVES_MANAGED_RESOURCES.get(kind, {}):
+        own = lookup(old.get("inputs", {}), (key,))
+        if own is not ABSENT and same(own, lookup(new.get("inputs", {}), (key,))):
+            continue  # pinned to the same value: the replacement stays where the old one is
+        before = lookup(old_index[urn].get("inputs", {}), (key,))
+        if not same(before, lookup(new_index[urn].get("inputs", {}), (key,))):
+            return True
+    return False
+
+
 def provider_move_replaces(
     old_ref: Any,
     new_ref: Any,

@@ -55,6 +55,33 @@ def _cluster(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, An
     }
 
 
+def _stack_project(inputs: Mapping[str, Any], world: World) -> str:
+    """The project a resource is in: its own input, else its provider's (the stack's
+    cluster.gcp.project), as terraform-provider-google's DefaultProviderProject picks it."""
+    cluster = world.stack.get("cluster") or {}
+    given = (cluster.get("gcp") or {}).get("project") if isinstance(cluster, Mapping) else None
+    return str(inputs.get("project") or given or PROJECT)
+
+
+def _network(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, Any]:
+    # terraform-provider-google's id format: projects/{project}/global/networks/{name}. A new
+    # project is a new network id, which the Cluster's ForceNew `network` sees (review gke-3.md
+    # R3-7: the same id in every project hid the cluster's replacement on a project edit).
+    network_id = (
+        f"projects/{_stack_project(inputs, world)}/global/networks/{inputs.get('name', name)}"
+    )
+    return {"__id": network_id, "selfLink": f"https://www.googleapis.com/compute/v1/{network_id}"}
+
+
+def _subnetwork(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, Any]:
+    region = inputs.get("region") or world.region or REGION
+    subnet_id = (
+        f"projects/{_stack_project(inputs, world)}/regions/{region}/subnetworks/"
+        f"{inputs.get('name', name)}"
+    )
+    return {"__id": subnet_id, "selfLink": f"https://www.googleapis.com/compute/v1/{subnet_id}"}
+
+
 def _service_account(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, Any]:
     project = inputs.get("project") or PROJECT
     email = f"{inputs.get('accountId', name)}@{project}.iam.gserviceaccount.com"
@@ -64,6 +91,8 @@ def _service_account(name: str, inputs: Mapping[str, Any], world: World) -> dict
 RESOURCES = {
     "gcp:container/cluster:Cluster": _cluster,
     "gcp:serviceaccount/account:Account": _service_account,
+    "gcp:compute/network:Network": _network,
+    "gcp:compute/subnetwork:Subnetwork": _subnetwork,
 }
 CALLS: dict[str, Any] = {}
 
