@@ -157,3 +157,20 @@ def test_a_project_edit_replaces_the_cluster_through_its_network_and_protect_sto
     assert protected.verdict == "reject"
     (refusal,) = protected.refusals
     assert "currently marked for protection" in refusal and "instead:" in refusal
+
+
+def test_a_system_machine_change_says_the_system_pools_own_upgrade_strategy() -> None:
+    """The system pool sends no upgradeSettings, so GKE's default surge (one extra node, none
+    unavailable) rolls it, not the GPU pools' surge 0 (review gke-3.md R3-6)."""
+    raw = _raw("gcp-dev")
+    bigger = copy.deepcopy(raw["cluster"])
+    bigger["systemPool"]["machineType"] = "e2-standard-8"
+    diff = _diff("gcp-dev", {}, {"gpufleet:cluster": bigger})
+    (system,) = _by_type(diff, POOL).values()
+    assert system.verdict == "roll"
+    (sent,) = [p for p in plan_of("gcp-dev").of_type(POOL) if p.inputs["name"] == "system"]
+    assert "upgradeSettings" not in sent.inputs  # GKE's default applies
+    (note,) = system.node_notes
+    assert "the system pool: GKE's default, one extra node at a time and none unavailable" in (
+        note.says
+    )

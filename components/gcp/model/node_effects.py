@@ -20,9 +20,12 @@ _GKE_RECREATE_SOURCE = (
     "terraform-provider-google 5.10 made them updatable (magic-modules PR 9575; node_config.go "
     "UpdateNodePool with MachineType, DiskSizeGb, DiskType)"
 )
+# The system pool sends no upgradeSettings: GKE's default surge applies to it (GKE docs,
+# concepts/node-pool-upgrade-strategies: maxSurge 1, maxUnavailable 0; review gke-3.md R3-6).
 _GKE_RECREATES = (
     "GKE recreates every node of the pool with the pool's upgrade strategy (gpufleet's GPU "
-    "pools: surge 0, one node unavailable at a time), draining each one first; pods are evicted "
+    "pools: surge 0, one node unavailable at a time; the system pool: GKE's default, one extra "
+    "node at a time and none unavailable), draining each one first; pods are evicted "
     "(PodDisruptionBudgets are respected for up to an hour per node)"
 )
 _GKE_NODE_POOL: Final[tuple[NodeEffect, ...]] = (
