@@ -4,6 +4,7 @@ endpoint gpufleet's Kubernetes provider likely cannot reach, and zonal clusters.
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 import pytest
@@ -92,5 +93,7 @@ def test_a_location_outside_the_region_is_refused(location: str) -> None:
 def test_the_location_is_gkes_alone() -> None:
     raw = copy.deepcopy(dict(load_stack("aws-existing").gpufleet))
     raw["cluster"]["existing"] = {"location": "us-east-1a"}
-    with pytest.raises(ConfigError, match="cluster.existing.location: does not apply to cloud aws"):
+    with pytest.raises(
+        ConfigError, match=re.escape("cluster.existing.location: does not apply to cloud aws")
+    ):
         parse_config(raw)

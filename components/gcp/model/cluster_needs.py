@@ -57,6 +57,12 @@ def firewall_rule_name(cluster_name: str) -> str:
     return f"{cluster_name}-kueue-webhooks"
 
 
+def network_project(network: str) -> str | None:
+    """The project a network path names (`projects/HOST/global/networks/NAME`), else None."""
+    parts = network.split("/")
+    return parts[1] if len(parts) > 2 and parts[0] == "projects" else None
+
+
 def _allow(ports: Sequence[int]) -> str:
     return ",".join(f"tcp:{port}" for port in ports)
 
@@ -86,14 +92,18 @@ def pools_warnings(
     options = cluster_options(cluster)
     ports = kueue_ports([pool for _, pool in pools])
     if ports and options.network is not None and not adopted:
+        # A firewall rule lives in its network's project: a Shared VPC's host project, which
+        # the network's path names (review gke-3.md R3-8).
+        host = network_project(options.network) or options.project
+        targets = options.node_service_account or "<the stack's nodeIdentity output>"
         warnings.append(
             f"cluster.gcp.network: Kueue (for the queued pools) is called by the control plane on "
             f"{_allow(ports)}, which a private GKE cluster's firewall drops (GKE opens 443 and "
             "10250 only); gpufleet adds no rule to a network it did not create: not checked. "
             f"Add: gcloud compute firewall-rules create {firewall_rule_name(cluster.name)} "
-            f"--project {options.project} --network {options.network} --direction INGRESS "
+            f"--project {host} --network {options.network} --direction INGRESS "
             f"--source-ranges {options.master_cidr} --allow {_allow(ports)} "
-            "--target-service-accounts <the stack's nodeIdentity output>"
+            f"--target-service-accounts {targets}"
         )
     streaming = [i for i, pool in pools if pool_options(pool).image_streaming]
     account = options.node_service_account
@@ -127,11 +137,13 @@ def adopted_kueue_warning(facts: GkeClusterFacts, ports: Sequence[int]) -> str |
     if not ports or not facts.private_nodes:
         return None
     source = facts.control_plane_cidr or "<the control plane's range: privateClusterConfig>"
+    host = network_project(facts.network or "")
     return (
         f"cluster {facts.name} has private nodes: the control plane reaches Kueue (for the "
         f"queued pools) on {_allow(ports)} only through a firewall rule, which gpufleet does not "
         "add to a cluster it did not create: not checked. Ask its owner to add: gcloud compute "
-        f"firewall-rules create {firewall_rule_name(facts.name)} --network "
+        f"firewall-rules create {firewall_rule_name(facts.name)} "
+        f"{f'--project {host} ' if host else ''}--network "
         f"{facts.network or '<the cluster network>'} --direction INGRESS --source-ranges "
         f"{source} --allow {_allow(ports)} --target-tags <the target tag of GKE's rule "
         f"gke-{facts.name}-<id>-master>"
