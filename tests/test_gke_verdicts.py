@@ -174,3 +174,21 @@ def test_a_system_machine_change_says_the_system_pools_own_upgrade_strategy() ->
     assert "the system pool: GKE's default, one extra node at a time and none unavailable" in (
         note.says
     )
+
+
+def test_a_minor_bump_says_when_the_control_plane_and_the_nodes_move() -> None:
+    """TPG asks for the new master version at once; the pools follow by auto-upgrade inside the
+    maintenance window; a minor the channel does not offer fails the `up` (review gke-3.md
+    R3-9)."""
+    raw = _raw("gcp-dev")
+    diff = _diff(
+        "gcp-dev", {}, {"gpufleet:cluster": {**raw["cluster"], "kubernetesVersion": "1.36"}}
+    )
+    (cluster,) = _by_type(diff, "gcp:container/cluster:Cluster").values()
+    assert cluster.verdict == "update"
+    (note,) = cluster.node_notes
+    assert note.paths == ("minMasterVersion",) and note.effect == "none"
+    assert "GKE upgrades the control plane at once" in note.says
+    assert "by auto-upgrade inside the maintenance window" in note.says
+    assert "does not offer yet is refused" in note.says
+    assert not _by_type(diff, POOL)

@@ -103,6 +103,8 @@ class Gcp(ManagedCloud):
     # A zonal cluster's zone (components/gcp/model/cluster_checks.py).
     existing_keys = ("location",)
     node_effects = gcp_node_effects.NODE_EFFECTS
+    control_plane_version = gcp_node_effects.CONTROL_PLANE_VERSION
+    version_bump_effects = gcp_node_effects.VERSION_BUMP_EFFECTS
     # The project the existing cluster is in (the lookup and the pools' provider use it).
     adopted_cluster_keys = ("project", "node_service_account")
     # GKE's own DaemonSets on every node, whose requests no source read gives

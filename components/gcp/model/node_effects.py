@@ -121,3 +121,28 @@ _GKE_NODE_POOL: Final[tuple[NodeEffect, ...]] = (
 NODE_EFFECTS: Final[Mapping[str, tuple[NodeEffect, ...]]] = MappingProxyType(
     {"gcp:container/nodePool:NodePool": _GKE_NODE_POOL}
 )
+
+# The control plane's version input, and when a minor bump reaches the pools' nodes (review
+# gke-3.md R3-9): the GPU and system pools send no version of their own and follow by
+# auto-upgrade. Keyed by the node pool type, present in every plan of a cluster gpufleet creates.
+CONTROL_PLANE_VERSION: Final[Mapping[str, str]] = MappingProxyType(
+    {"gcp:container/cluster:Cluster": "minMasterVersion"}
+)
+VERSION_BUMP_EFFECTS: Final[Mapping[str, NodeEffect]] = MappingProxyType(
+    {
+        "gcp:container/nodePool:NodePool": NodeEffect(
+            "minMasterVersion",
+            "none",
+            "not restarted by this `up`: GKE upgrades the control plane at once (an upgrade you "
+            "start is not held to the maintenance window; nothing is sent if the release channel "
+            "already moved it there), and each pool's nodes later, by auto-upgrade inside the "
+            "maintenance window, with the pool's upgrade strategy (GPU jobs are drained then); a "
+            "minor the release channel does not offer yet is refused and the `up` fails",
+            "terraform-provider-google resource_container_cluster.go (min_master_version: "
+            "UpdateClusterRequest DesiredMasterVersion, only when the running master is older); "
+            "GKE docs, how-to/upgrading-a-cluster (manual upgrades ignore maintenance windows) "
+            "and concepts/cluster-upgrades (node pools auto-upgrade after the control plane, "
+            "within maintenance windows)",
+        ),
+    }
+)
