@@ -15,6 +15,7 @@ from components.gcp.model import capacity as gke_capacity
 from components.gcp.model import (
     capacity_checks,
     cluster_checks,
+    node_limits,
     prices,
     system_machines,
     version_rules,
@@ -205,7 +206,8 @@ class Gcp(ManagedCloud):
     def check_pool_limits(
         self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str
     ) -> list[Problem]:
-        """Machines GKE sells only as Spot, flex-start or from a reservation; sharing limits."""
+        """Machines GKE sells only as Spot, flex-start or from a reservation; sharing limits;
+        the nodes a pool's zones can hold."""
         problems: list[Problem] = []
         if pool.sharing is not None and pool.sharing.max_shared_clients_per_gpu == 1:
             # One client per GPU shares nothing; GKE documents 2-48 (GPU sharing in
@@ -217,6 +219,7 @@ class Gcp(ManagedCloud):
                     1,
                 )
             )
+        problems += node_limits.pool_problems(pool.max_nodes, pool.zones or cluster.zones, path)
         order = self.capacity_order(pool)
         written = pool.capacity is not None
         for machine in self.machines(pool):
@@ -261,7 +264,10 @@ class Gcp(ManagedCloud):
     def pools_warnings(
         self, cluster: ClusterConfig, pools: Sequence[tuple[int, GpuPoolConfig]]
     ) -> list[str]:
-        return gke_needs.pools_warnings(cluster, pools, self.adopted(cluster))
+        adopted = self.adopted(cluster)
+        return gke_needs.pools_warnings(cluster, pools, adopted) + node_limits.cluster_warnings(
+            cluster, [pool for _, pool in pools], adopted
+        )
 
     # --- capacity (components/gcp/model/capacity.py) ----------------------------------------
 

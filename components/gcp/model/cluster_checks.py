@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from components.gcp.model import system_machines
+from components.gcp.model import node_limits, system_machines
 from components.gcp.model.config import cluster_options
 from components.model import existing_cluster
 from components.model.cloud import NameRule
@@ -78,6 +78,9 @@ def cluster_problems(cluster: ClusterConfig, machine_names: NameRule) -> list[Pr
                 account,
             )
         )
+    problems += node_limits.pool_problems(
+        cluster.system_pool.max_nodes, cluster.zones, "cluster.systemPool"
+    )
     machine = cluster.system_pool.machine_type
     # Another cloud's name is said once, by the shared naming check.
     if machine is not None and machine_names.accepts(machine):
