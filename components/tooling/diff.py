@@ -80,16 +80,14 @@ from components.tooling.diff_paths import (
 )
 from components.tooling.diff_providers import (
     kubernetes_provider_verdict,
-    moves_scope,
     provider_move_replaces,
+    replacement_refusals,
     with_managed_replacements,
 )
 from components.tooling.diff_render import render_markdown, render_text
 from components.tooling.diff_verdicts import (
     in_place_refusals,
-    protected_refusal,
     replacement_notes,
-    same_name_refusal,
     unsafe_together_refusals,
     verdict_note,
 )
@@ -314,11 +312,7 @@ def _diff_resource(
     refusals = in_place_refusals(type_token, old_inputs, program_inputs, triggers)
     if triggers:
         notes += replacement_notes(type_token, old_inputs, new_inputs)
-        if not moves_scope(new, old, old_index, new_index):
-            same_name = same_name_refusal(type_token, old_inputs, new_inputs, new_options)
-            refusals += [same_name] if same_name else []
-        protected = protected_refusal(old_options, new_options)
-        refusals += [protected] if protected else []
+        refusals += replacement_refusals(type_token, old, new, new_inputs, old_index, new_index)
     if not changes and refusals:
         # Only ignored properties changed: show them, since they will not be applied.
         ignored: list[tuple[Path, Any, Any]] = []

@@ -27,7 +27,7 @@ from components.tooling.diff_paths import (
     same,
     walk,
 )
-from components.tooling.diff_verdicts import same_name_refusal
+from components.tooling.diff_verdicts import protected_refusal, same_name_refusal
 
 _UNSEEN_KUBECONFIG = (
     "the kubeconfig is a secret in the plan and the {side} plan does not show its active "
@@ -196,6 +196,26 @@ def moves_scope(
         if not same(before, lookup(new_index[urn].get("inputs", {}), (key,))):
             return True
     return False
+
+
+def replacement_refusals(
+    type_token: str,
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+    new_inputs: Any,
+    old_index: Mapping[str, Mapping[str, Any]],
+    new_index: Mapping[str, Mapping[str, Any]],
+) -> list[str]:
+    """Why a replacement cannot be carried out: created first under the name the old resource
+    still holds (not when it is created in another project), or protected."""
+    found = []
+    if not moves_scope(new, old, old_index, new_index):
+        same_name = same_name_refusal(
+            type_token, old.get("inputs", {}), new_inputs, options_of(new)
+        )
+        found += [same_name] if same_name else []
+    protected = protected_refusal(options_of(old), options_of(new))
+    return found + ([protected] if protected else [])
 
 
 def provider_move_replaces(
