@@ -194,10 +194,49 @@ def test_a_job_the_size_of_an_n1_standard_8_does_not_fit_it(
     verdicts = _verdicts(capsys, "gcp-dev", _jobs(tmp_path, sizes), "t4")
     fits, reasons = verdicts["whole-machine"]
     assert not fits
-    # 7910m and 26483Mi allocatable, less GKE's device plugin (50m, 100Mi).
+    # 7910m and 25074Mi allocatable (image streaming's 1.38 GiB off), less GKE's device
+    # plugin (50m, 100Mi).
     assert any("a node's allocatable less its DaemonSets is 7.86 vCPU" in r for r in reasons)
-    assert any("a node's allocatable less its DaemonSets is 25.76 GiB" in r for r in reasons)
+    assert any("a node's allocatable less its DaemonSets is 24.39 GiB" in r for r in reasons)
     assert verdicts["within-allocatable"][0], verdicts["within-allocatable"][1]
+
+
+def test_gke_image_streaming_memory_is_not_allocatable() -> None:
+    """A streaming node keeps memory for image streaming beyond GKE's tiers (review gke-3.md
+    R3-2): 10% of the first 4 GiB, 8% of the next 4, 4% of the next 8, 2.4% up to 128 GiB and
+    0.8% above, nothing at or below 1 GiB."""
+    assert gke.image_streaming_reserved_bytes(1) == 0
+    assert gke.image_streaming_reserved_bytes(1.5) == round(0.15 * GIB)
+    assert gke.image_streaming_reserved_bytes(4) == round(0.4 * GIB)
+    assert gke.image_streaming_reserved_bytes(8) == round(0.72 * GIB)
+    assert gke.image_streaming_reserved_bytes(16) == round(1.04 * GIB)
+    assert gke.image_streaming_reserved_bytes(128) == round(3.728 * GIB)
+    # The review's figures: g2-standard-8 1.42 GiB, a2-ultragpu-8g 13.6, a3-highgpu-8g 17.7.
+    assert gke.image_streaming_reserved_bytes(32) == round(1.424 * GIB)
+    assert gke.image_streaming_reserved_bytes(1360) == round(13.584 * GIB)
+    assert gke.image_streaming_reserved_bytes(1872) == round(17.68 * GIB)
+    plain, streaming = gke.node_allocatable(8, 32), gke.node_allocatable(8, 32, True)
+    assert plain.memory_bytes - streaming.memory_bytes == round(1.424 * GIB)
+
+
+def test_a_job_sized_to_a_node_without_image_streaming_no_longer_fits(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """gcp-dev's T4 pool streams by default: 25 GiB fit the node gpufleet reported before
+    (25.76 GiB less the device plugin), not the one GKE gives (24.39 GiB); `consumers` and
+    Kueue's quotas read the same figure. With imageStreaming off the pool has it again."""
+    sizes = {"old-allocatable": ("7", "25Gi")}
+    manifest = _jobs(tmp_path, sizes)
+    fits, reasons = _verdicts(capsys, "gcp-dev", manifest, "t4")["old-allocatable"]
+    assert not fits
+    assert any("requests memory 25 GiB but a node's allocatable" in r for r in reasons)
+    stack = yaml.safe_load((STACKS_DIR / "Pulumi.gcp-dev.yaml").read_text())
+    for pool in stack["config"]["gpufleet:gpuPools"]:
+        pool["gcp"] = {"imageStreaming": False}
+    stack_file = tmp_path / "Pulumi.gcp-no-streaming.yaml"
+    stack_file.write_text(yaml.safe_dump(stack))
+    fits, reasons = _verdicts(capsys, str(stack_file), manifest, "t4")["old-allocatable"]
+    assert fits, reasons
 
 
 def test_a_job_the_size_of_a_g5_xlarge_does_not_fit_it(

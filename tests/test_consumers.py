@@ -439,14 +439,15 @@ def test_fiftyone_values_follow_the_chart_gpu_guide(capsys: pytest.CaptureFixtur
 def test_fiftyone_requests_are_a_gpu_share_of_the_node(capsys: pytest.CaptureFixture[str]) -> None:
     jobs = yaml.safe_load(emitted(capsys, "gcp-dev", "fiftyone"))["delegatedOperatorJobTemplates"]
     # g2-standard-8 (8 vCPU, 32 GiB) shared 4 ways, from GKE's allocatable less GKE's device
-    # plugin (7860m; 32 GiB - 649 MiB kernel - 3.6 GiB kube-reserved - 100 MiB - 100Mi =
-    # 28273Mi): (7860m - 500m DaemonSets) / 4 - 200m sidecar = 1640m -> 1600m;
-    # (28273Mi - 1 GiB) / 4 - 512 MiB = 6300 MiB -> 6Gi (steps of 256 MiB). n1-standard-8
-    # (7860m, 26383Mi), one GPU: 7360m -> 7; 24.8 GiB -> 24Gi.
+    # plugin (7860m; 32 GiB - 649 MiB kernel - 3.6 GiB kube-reserved - 100 MiB - 1.42 GiB
+    # image streaming - 100Mi = 26815Mi): (7860m - 500m DaemonSets) / 4 - 200m sidecar =
+    # 1640m -> 1600m; (26815Mi - 1 GiB) / 4 - 512 MiB = 5935 MiB -> 5888Mi (steps of 256 MiB).
+    # n1-standard-8 (7860m, 24974Mi), one GPU: 7360m -> 7; 24974Mi - 1 GiB - 512 MiB = 22.9 GiB
+    # -> 22Gi.
     assert jobs["jobs"]["gpuL4Spot"]["resources"]["requests"]["cpu"] == "1600m"
-    assert jobs["jobs"]["gpuL4Spot"]["resources"]["requests"]["memory"] == "6Gi"
+    assert jobs["jobs"]["gpuL4Spot"]["resources"]["requests"]["memory"] == "5888Mi"
     assert jobs["jobs"]["gpuT4"]["resources"]["requests"]["cpu"] == 7
-    assert jobs["jobs"]["gpuT4"]["resources"]["requests"]["memory"] == "24Gi"
+    assert jobs["jobs"]["gpuT4"]["resources"]["requests"]["memory"] == "22Gi"
 
 
 def test_the_reserve_is_the_largest_the_clouds_document() -> None:

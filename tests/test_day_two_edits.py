@@ -6,7 +6,8 @@ place, replaces it (with downtime for that pool) or refuses the change. The test
 clouds do (from `components.model.catalog.replacements` and `rejections`, whose sources are the
 reviews), and the promises gpufleet makes on top:
 
-* no edit of a pool ever replaces (or even changes) the cluster;
+* no edit of a pool ever replaces (or even changes) the cluster, nor does a GKE cluster.zones
+  edit (GKE would move every pool to the new list);
 * every replacement gpufleet causes can be carried out: none is refused for taking the name of
   the resource it replaces (GKE's 409, azure-native's "already existing");
 * the refusals that remain are the documented ones, each saying what to do instead.
@@ -90,6 +91,17 @@ def _change_zones(raw: Raw) -> bool:
     return True
 
 
+def _drop_a_cluster_zone(raw: Raw) -> bool:
+    """GKE: drop the cluster's last zone. GKE moves every node pool to a cluster's new
+    locations, so gpufleet fixes the Cluster's own list at creation (review gke-3.md R3-1): the
+    edit moves only the system pool and the pools that take their zones from cluster.zones."""
+    zones = raw["cluster"].get("zones") or []
+    if raw["cloud"] != "gcp" or len(zones) < 2:
+        return False
+    raw["cluster"]["zones"] = zones[:-1]
+    return True
+
+
 def _grow_system_pool(raw: Raw) -> bool:
     system = raw["cluster"].setdefault("systemPool", {})
     system["maxNodes"] = system.get("maxNodes", 3) + 2
@@ -118,6 +130,7 @@ EDITS: dict[str, Callable[[Raw], bool]] = {
     "spot": _first_pool(_toggle_spot),
     "machine-type": _other_machine,
     "zones": _change_zones,
+    "cluster-zones": _drop_a_cluster_zone,
     "disk-size": _first_pool(lambda pool: pool.__setitem__("diskSizeGb", 333)),
     "min-nodes": _first_pool(lambda pool: pool.__setitem__("minNodes", 1)),
     "system-pool-size": _grow_system_pool,
@@ -141,6 +154,8 @@ EXPECTED: dict[str, dict[str, str]] = {
         "disk-size": "roll",
         "min-nodes": "update",
         "system-pool-size": "update",
+        # The system pool (and any pool without zones of its own) through its nodeLocations.
+        "cluster-zones": "update",
     },
     "azure-native:containerservice:AgentPool": {
         # A minor bump upgrades each GPU pool after the control plane (review aks-2.md A-F1).
@@ -268,7 +283,7 @@ def test_every_edit_has_the_clouds_verdict(stack: str, edit: str) -> None:
     # On an adopted cluster a minor bump says which minor the owner upgraded to: the pools
     # (no version of their own) follow the control plane, so nothing of gpufleet's changes.
     unchanged = load_stack(stack).gpufleet["cloud"] == "existing" or (
-        _adopted(stack) and edit == "kubernetes-minor"
+        _adopted(stack) and edit in ("kubernetes-minor", "cluster-zones")
     )
     assert not diff.is_empty or unchanged, diff.summary()
     for change in diff.changed:
@@ -279,7 +294,7 @@ def test_every_edit_has_the_clouds_verdict(stack: str, edit: str) -> None:
         if change.type in CLUSTERS and edit != "kubernetes-minor":
             assert change.verdict != "replace", (change.name, change.replace_paths)
             if edit != "system-pool-size":
-                pytest.fail(f"a pool edit ({edit}) changes the cluster {change.name}")
+                pytest.fail(f"a pool or zone edit ({edit}) changes the cluster {change.name}")
         # The examples pin each verdict; on a user's stack the same edit may meet another
         # verdict (another GPU type behind the machine swapped in), under the promises above.
         expected = EXPECTED.get(change.type, {}).get(edit) if stack in EXAMPLE_STACKS else None

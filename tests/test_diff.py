@@ -457,6 +457,20 @@ def test_gke_cluster_network_change_replaces_the_cluster() -> None:
     assert paths(change) == ["network", "releaseChannel.channel"]
 
 
+@pytest.mark.parametrize(("before", "after", "refused"), [(True, True, True), (True, False, False)])
+def test_a_protected_resource_is_replaced_only_once_unprotected(
+    before: bool, after: bool, refused: bool
+) -> None:
+    """Pulumi refuses to replace a resource protected in its state and in the program; dropping
+    `protect` in the same `up` is allowed (pulumi/pulumi step_generator.go)."""
+    old = res(GKE_CLUSTER, "c", {"name": "c", "network": "net-a"}, protect=before)
+    new = res(GKE_CLUSTER, "c", {"name": "c", "network": "net-b"}, protect=after)
+    (change,) = diff_plans(make_plan(old), make_plan(new)).changed
+    assert change.replace_paths == ("network",)
+    protected = [r for r in change.refusals if "marked for protection" in r]
+    assert bool(protected) == refused
+
+
 def test_aks_vm_size_replaces_the_agent_pool() -> None:
     change = one_change(AKS_POOL, aks_pool(), aks_pool(vmSize="Standard_NC48ads_A100_v4"))
     assert change.replace_paths == ("vmSize",)

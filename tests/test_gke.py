@@ -100,11 +100,12 @@ def test_allocatable_reports_shared_and_partitioned_capacity() -> None:
     assert gpus(mig["a100-80-spot"]) == {"nvidia.com/gpu": 8}
     # n1-standard-8 (8 vCPU, 30 GiB): GKE keeps 60+10+10+10 = 90m, and 25% of 4 GiB, 20% of
     # the next 4, 10% of the next 8 and 6% of the last 14 (3522.56 MiB) + 100 MiB eviction;
-    # then GKE's device plugin DaemonSet takes 50m, 100Mi and one of the 110 pods.
+    # image streaming 10% of 4 GiB, 8% of the next 4, 4% of the next 8 and 2.4% of the last 14
+    # (1409.02 MiB); then GKE's device plugin DaemonSet takes 50m, 100Mi and one of the 110 pods.
     assert {k: v for k, v in dev["t4"]["allocatablePerNode"].items() if k != "nvidia.com/gpu"} == {
         "cpu": "7860m",
-        # floor(30720 - 613.76 kernel - 1024 - 819.2 - 819.2 - 860.16 - 100) - 100
-        "memory": "26383Mi",
+        # floor(30720 - 613.76 kernel - 1024 - 819.2 - 819.2 - 860.16 - 100 - 1409.02) - 100
+        "memory": "24974Mi",
         "pods": "109",
     }
 

@@ -52,7 +52,10 @@ def test_the_control_plane_reaches_kueue_through_a_rule_in_gpufleets_vpc() -> No
     (network,) = plan.of_type("gcp:compute/network:Network")
     (account,) = plan.of_type("gcp:serviceaccount/account:Account")
     inputs = rule.inputs
-    assert inputs["network"] == f"{network.name}-id"
+    # The network's id, as terraform-provider-google forms it (the mock cloud does too).
+    assert (
+        inputs["network"] == f"projects/ml-training-prod/global/networks/{network.inputs['name']}"
+    )
     assert inputs["direction"] == "INGRESS"
     # From the control plane's private range only, to gpufleet's nodes only (Kueue runs on the
     # system pool, which carries the node service account), on Kueue's ports GKE does not open.
@@ -89,11 +92,25 @@ def test_a_given_network_gets_no_rule_but_the_exact_one_to_add() -> None:
     assert plan.of_type(FIREWALL) == []
     (warning,) = [w for w in plan.warnings if "firewall-rules create" in w]
     assert warning.startswith("cluster.gcp.network:") and "not checked" in warning
+    # The rule goes in the network's project, a Shared VPC's host (review gke-3.md R3-8).
     assert (
         "gcloud compute firewall-rules create gpufleet-dws-kueue-webhooks --project "
-        "ml-training-prod --network projects/host/global/networks/shared --direction INGRESS "
-        "--source-ranges 172.16.4.0/28 --allow tcp:9443,tcp:8082 --target-service-accounts"
+        "host --network projects/host/global/networks/shared --direction INGRESS "
+        "--source-ranges 172.16.4.0/28 --allow tcp:9443,tcp:8082 --target-service-accounts "
+        "<the stack's nodeIdentity output>"
     ) in warning
+
+
+def test_the_rule_targets_a_given_node_account_and_a_network_by_name_is_the_projects() -> None:
+    raw = gpufleet("gcp-flex-start")
+    account = "gpu-nodes@ml-training-prod.iam.gserviceaccount.com"
+    raw["cluster"]["gcp"].update(
+        network="shared", subnetwork="gpu", masterCidr="172.16.4.0/28", nodeServiceAccount=account
+    )
+    plan = plan_of("gcp-flex-start", overrides("", cluster=raw["cluster"]))
+    (warning,) = [w for w in plan.warnings if "firewall-rules create" in w]
+    assert "--project ml-training-prod --network shared" in warning
+    assert warning.endswith(f"--target-service-accounts {account}")
 
 
 def adopted_with_a_queued_pool() -> dict[str, Any]:

@@ -205,3 +205,30 @@ def test_gkes_mps_takes_every_tesla_and_one_client_shares_nothing() -> None:
         "gpuPools[0].sharing.maxSharedClientsPerGpu: must be at least 2 on GKE (1 shares "
         "nothing: drop `sharing`) (got 1)"
     ]
+
+
+def test_a_streaming_node_account_may_use_the_projects_services() -> None:
+    """Nodes not on Compute Engine's default account stream only with Service Usage Consumer
+    in the project that hosts the images (GKE image-streaming requirements; review gke-3.md
+    R3-5): gpufleet grants it to its own account while a pool streams, and says "not checked"
+    for a given account, which it never grants anything."""
+    role = "roles/serviceusage.serviceUsageConsumer"
+    for stack in ("gcp-dev", "gcp-existing"):
+        plan = plan_of(stack)
+        (grant,) = [g for g in plan.of_type(GRANT) if g.inputs["role"] == role]
+        assert grant.inputs["project"] == load_stack(stack).gpufleet["cluster"]["gcp"]["project"]
+        (account,) = plan.of_type(ACCOUNT)
+        assert grant.inputs["member"] == f"serviceAccount:{plan.outputs['nodeIdentity']}"
+        assert account.inputs["accountId"] in grant.inputs["member"]
+    off = copy.deepcopy(load_stack("gcp-dev").gpufleet["gpuPools"])
+    for pool in off:
+        pool["gcp"] = {**pool.get("gcp", {}), "imageStreaming": False}
+    quiet = plan_of("gcp-dev", {"gpufleet:gpuPools": off})
+    assert not [g for g in quiet.of_type(GRANT) if g.inputs["role"] == role]
+    given = plan_of("gcp-dev", _cluster("gcp-dev", nodeServiceAccount=GIVEN_ACCOUNT))
+    (warning,) = [w for w in given.warnings if role in w]
+    assert warning.startswith("gpuPools[0], gpuPools[1]: image streaming needs the nodes' account")
+    assert "not checked" in warning and f"serviceAccount:{GIVEN_ACCOUNT}" in warning
+    default = "123456789012-compute@developer.gserviceaccount.com"
+    compute = plan_of("gcp-dev", _cluster("gcp-dev", nodeServiceAccount=default))
+    assert not [w for w in compute.warnings if role in w]

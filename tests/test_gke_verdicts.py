@@ -48,7 +48,7 @@ def test_a_project_edit_replaces_the_grants_the_account_and_the_pools() -> None:
     moved = {**raw["cluster"], "gcp": {**raw["cluster"]["gcp"], "project": "other-project-1"}}
     diff = _diff("gcp-existing", {}, {"gpufleet:cluster": moved})
     grants = _by_type(diff, GRANT)
-    assert len(grants) == 6
+    assert len(grants) == 7  # GKE's node roles and image streaming's
     assert all("project" in change.replace_paths for change in grants.values())
     (account,) = _by_type(diff, ACCOUNT).values()
     assert account.replace_paths == ("provider.project",)
@@ -110,3 +110,86 @@ def test_image_streaming_set_on_an_existing_pool_rolls_it_and_the_default_change
     diff = diff_plans(before, plan_of("gcp-dev", {"gpufleet:gpuPools": pools}).to_json())
     (pool,) = _by_type(diff, POOL).values()
     assert pool.verdict == "roll", pool.node_notes
+
+
+def test_a_cluster_zones_edit_moves_only_the_system_pool_and_the_pools_that_follow_it() -> None:
+    """GKE moves every node pool to a cluster's new `desiredLocations` (review gke-3.md R3-1):
+    the Cluster's own list is fixed at creation, so adding a zone to `cluster.zones` moves the
+    system pool and the pools without zones of their own, each through its own nodeLocations
+    (shown by `diff`), and never a GPU pool that names its zones."""
+    raw = _raw("gcp-dev")
+    pools = copy.deepcopy(raw["gpuPools"])
+    (t4,) = [pool for pool in pools if pool["name"] == "t4"]
+    del t4["zones"]  # the T4 pool takes cluster.zones; l4-spot keeps [a, b]
+    wider = {**raw["cluster"], "zones": [*raw["cluster"]["zones"], "us-central1-f"]}
+    diff = _diff(
+        "gcp-dev",
+        {"gpufleet:gpuPools": pools},
+        {"gpufleet:gpuPools": pools, "gpufleet:cluster": wider},
+    )
+    assert not _by_type(diff, "gcp:container/cluster:Cluster")
+    moved = _by_type(diff, POOL)
+    assert sorted(moved) == ["gpufleet-dev-system", "gpufleet-dev-t4-pool"]
+    for change in moved.values():
+        assert [item.path for item in change.changes] == ["nodeLocations"]
+        assert change.changes[0].new[-1] == "us-central1-f"
+        assert change.verdict == "update"
+        (note,) = change.node_notes
+        assert "a zone added gets nodes only as the autoscaler adds them" in note.says
+    assert not diff.added and not diff.removed
+
+
+def _moved(stack: str) -> PlanDiff:
+    raw = _raw(stack)
+    moved = {**raw["cluster"], "gcp": {**raw["cluster"]["gcp"], "project": "other-project-1"}}
+    return _diff(stack, {}, {"gpufleet:cluster": moved})
+
+
+def test_a_project_edit_replaces_the_cluster_through_its_network_and_protect_stops_it() -> None:
+    """The Cluster takes no project from the provider (no DefaultProviderProject in TPG), but its
+    network is recreated in the new project and `network` is ForceNew on the Cluster: it is
+    replaced, created in the new project, where its name is free (review gke-3.md R3-7). A
+    protected cluster stops the `up` (Pulumi refuses to replace it)."""
+    (cluster,) = _by_type(_moved("gcp-dev"), "gcp:container/cluster:Cluster").values()
+    assert cluster.verdict == "replace"
+    assert set(cluster.replace_paths) >= {"network", "subnetwork"}
+    assert cluster.refusals == ()  # a new project: no same-name conflict
+    (protected,) = _by_type(_moved("gcp-a100-mig"), "gcp:container/cluster:Cluster").values()
+    assert protected.verdict == "reject"
+    (refusal,) = protected.refusals
+    assert "currently marked for protection" in refusal and "instead:" in refusal
+
+
+def test_a_system_machine_change_says_the_system_pools_own_upgrade_strategy() -> None:
+    """The system pool sends no upgradeSettings, so GKE's default surge (one extra node, none
+    unavailable) rolls it, not the GPU pools' surge 0 (review gke-3.md R3-6)."""
+    raw = _raw("gcp-dev")
+    bigger = copy.deepcopy(raw["cluster"])
+    bigger["systemPool"]["machineType"] = "e2-standard-8"
+    diff = _diff("gcp-dev", {}, {"gpufleet:cluster": bigger})
+    (system,) = _by_type(diff, POOL).values()
+    assert system.verdict == "roll"
+    (sent,) = [p for p in plan_of("gcp-dev").of_type(POOL) if p.inputs["name"] == "system"]
+    assert "upgradeSettings" not in sent.inputs  # GKE's default applies
+    (note,) = system.node_notes
+    assert "the system pool: GKE's default, one extra node at a time and none unavailable" in (
+        note.says
+    )
+
+
+def test_a_minor_bump_says_when_the_control_plane_and_the_nodes_move() -> None:
+    """TPG asks for the new master version at once; the pools follow by auto-upgrade inside the
+    maintenance window; a minor the channel does not offer fails the `up` (review gke-3.md
+    R3-9)."""
+    raw = _raw("gcp-dev")
+    diff = _diff(
+        "gcp-dev", {}, {"gpufleet:cluster": {**raw["cluster"], "kubernetesVersion": "1.36"}}
+    )
+    (cluster,) = _by_type(diff, "gcp:container/cluster:Cluster").values()
+    assert cluster.verdict == "update"
+    (note,) = cluster.node_notes
+    assert note.paths == ("minMasterVersion",) and note.effect == "none"
+    assert "GKE upgrades the control plane at once" in note.says
+    assert "by auto-upgrade inside the maintenance window" in note.says
+    assert "does not offer yet is refused" in note.says
+    assert not _by_type(diff, POOL)

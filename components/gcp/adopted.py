@@ -21,6 +21,7 @@ from components.gcp.model.adopted import (
     adoption_problems,
     adoption_warnings,
 )
+from components.gcp.model.cluster_checks import adopted_location
 from components.gcp.model.cluster_needs import adopted_kueue_warning
 from components.gcp.model.config import cluster_options
 from components.gcp.node_identity import node_identity
@@ -36,16 +37,25 @@ class AdoptedGkeClusterArgs:
     pool_names: tuple[str, ...] = ()
     # The ports the control plane must reach Kueue on beyond GKE's own firewall rule.
     kueue_ports: tuple[int, ...] = ()
+    # Project roles the node account needs for the pools (image streaming's).
+    node_account_roles: tuple[str, ...] = ()
 
 
 def look_up(config: ClusterConfig) -> GkeClusterFacts:
-    """The cluster named `cluster.name` in `cluster.region` of `cluster.gcp.project`."""
+    """The cluster named `cluster.name` in `cluster.region` (or, zonal, in the zone
+    `cluster.existing.location`) of `cluster.gcp.project`."""
     project = cluster_options(config).project
-    region = config.region or ""
+    location = adopted_location(config)
     try:
-        found = gcp.container.get_cluster(name=config.name, location=region, project=project)
+        found = gcp.container.get_cluster(name=config.name, location=location, project=project)
     except Exception as error:  # the provider's message says why (not found, no permission)
-        where = f"in {region} of project {project}"
+        where = f"in {location} of project {project}"
+        if location == config.region:
+            # GKE finds a cluster only at its exact location (review gke-3.md R3-4).
+            where += (
+                f" (a zonal cluster is not found in its region: set cluster.existing.location "
+                f"to its zone, such as {location}-a)"
+            )
         raise pulumi.RunError(
             AdoptionError.unreadable(config.name, where, error).render()
         ) from None
@@ -56,6 +66,7 @@ def facts_of(found: Any) -> GkeClusterFacts:
     endpoints = _first(found.control_plane_endpoints_configs)
     dns = _first(getattr(endpoints, "dns_endpoint_configs", None))
     private = _first(getattr(found, "private_cluster_configs", None))
+    authorized = _first(getattr(found, "master_authorized_networks_configs", None))
     policy = _first(found.maintenance_policies)
     windows = [
         *(getattr(policy, "recurring_windows", None) or []),
@@ -80,6 +91,14 @@ def facts_of(found: Any) -> GkeClusterFacts:
         private_nodes=bool(getattr(private, "enable_private_nodes", False)),
         control_plane_cidr=getattr(private, "master_ipv4_cidr_block", None) or None,
         network=getattr(found, "network", None) or None,
+        private_endpoint=bool(getattr(private, "enable_private_endpoint", False)),
+        authorized_networks=None
+        if authorized is None
+        else tuple(block.cidr_block for block in authorized.cidr_blocks or ()),
+        gcp_public_cidrs=bool(getattr(authorized, "gcp_public_cidrs_access_enabled", False)),
+        authorized_on_private=bool(
+            getattr(authorized, "private_endpoint_enforcement_enabled", False)
+        ),
     )
 
 
@@ -128,6 +147,7 @@ class AdoptedGkeCluster(pulumi.ComponentResource):
             cfg.region or "",
             cluster_options(cfg).node_service_account,
             child,
+            args.node_account_roles,
         )
         self.node_service_account, self.node_roles = identity.email, identity.grants
         if facts.dns_endpoint:

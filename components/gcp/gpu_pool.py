@@ -30,7 +30,8 @@ class GkeGpuNodePoolArgs:
     # (components/gcp/model/capacity.py; all ForceNew in terraform-provider-google).
     capacity: NodePoolCapacity
     cluster_name: pulumi.Input[str]
-    region: str
+    # The cluster's location: its region, or a zonal adopted cluster's zone.
+    location: str
     service_account: pulumi.Input[str]
     provider: gcp.Provider
     # Image streaming (gcfsConfig), and whether the stack sets it (else it is the default,
@@ -53,7 +54,7 @@ class GkeGpuNodePool(pulumi.ComponentResource):
             # Explicit, so the node label cloud.google.com/gke-nodepool is the config name.
             name=pool.name,
             cluster=args.cluster_name,
-            location=args.region,
+            location=args.location,
             node_locations=list(pool.zones),
             initial_node_count=0,
             # The autoscaler owns the count: a refresh need not read every instance group for

@@ -4,6 +4,7 @@ gpufleet's own with least-privilege roles (never Compute Engine's default)."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import pulumi
@@ -46,8 +47,10 @@ def node_identity(
     region: str,
     given: str | None,
     child: pulumi.ResourceOptions,
+    extra_roles: Sequence[str] = (),
 ) -> NodeIdentity:
-    """The given account, untouched; or gpufleet's account and its role grants."""
+    """The given account, untouched; or gpufleet's account and its role grants (GKE's
+    minimum, and `extra_roles` the pools need: components/gcp/model/cluster_needs.py)."""
     if given is not None:
         return NodeIdentity(email=given)
     account = gcp.serviceaccount.Account(
@@ -69,6 +72,6 @@ def node_identity(
             member=account.email.apply(lambda email: f"serviceAccount:{email}"),
             opts=child,
         )
-        for role in NODE_SERVICE_ACCOUNT_ROLES
+        for role in (*NODE_SERVICE_ACCOUNT_ROLES, *extra_roles)
     ]
     return NodeIdentity(email=account.email, grants=grants)

@@ -12,7 +12,7 @@ from components.gcp.driver_installer import GkeDriverInstaller, GkeDriverInstall
 from components.gcp.gpu_pool import GkeGpuNodePool, GkeGpuNodePoolArgs
 from components.gcp.model.capacity import NodePoolCapacity, node_pool_capacity
 from components.gcp.model.cloud import GCP, gke_driver
-from components.gcp.model.cluster_needs import kueue_ports, project_services
+from components.gcp.model.cluster_needs import kueue_ports, node_account_roles, project_services
 from components.gcp.model.config import GcpPoolOptions, cluster_options, pool_options
 from components.kubernetes.cluster import ClusterHandle
 from components.model.pools import PoolSpec
@@ -30,6 +30,7 @@ def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterH
             system_pool=system_pool,
             kueue_ports=kueue_ports(config.gpu_pools),
             project_services=project_services(config.gpu_pools),
+            node_account_roles=node_account_roles(config.gpu_pools),
         ),
     )
     gke = cluster.cluster
@@ -55,6 +56,7 @@ def _adopt_cluster(config: StackConfig) -> ClusterHandle:
             config=config.cluster,
             pool_names=tuple(pool.name for pool in config.gpu_pools),
             kueue_ports=kueue_ports(config.gpu_pools),
+            node_account_roles=node_account_roles(config.gpu_pools),
         ),
     )
     facts = cluster.facts
@@ -78,12 +80,15 @@ def build_gpu_pools(
     gke = cluster.component
     if isinstance(gke, GkeCluster):
         cluster_name: pulumi.Input[str] = gke.cluster.name
+        location = config.cluster.region or ""
         # Pools depend on the system pool so GKE never makes a GPU pool the cluster's first,
         # and on the project APIs they use.
         after: list[pulumi.Resource] = [gke.system_node_pool, *gke.pool_needs]
     else:
         assert isinstance(gke, AdoptedGkeCluster)
         cluster_name = gke.facts.name
+        # A zonal cluster's pools are in its zone (GKE's node pool location is the cluster's).
+        location = gke.facts.location
         # Nodes start only once their service account's roles exist.
         after = list(gke.node_roles)
     configured = {p.name: p for p in config.gpu_pools}
@@ -96,7 +101,7 @@ def build_gpu_pools(
                 driver=gke_driver(config.gpu_software_mode, configured[pool.name]),
                 capacity=_capacity(pool, options[pool.name]),
                 cluster_name=cluster_name,
-                region=config.cluster.region or "",
+                location=location,
                 service_account=gke.node_service_account,
                 provider=gke.gcp_provider,
                 image_streaming=options[pool.name].image_streaming,

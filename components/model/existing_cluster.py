@@ -38,6 +38,9 @@ class ExistingClusterOptions(ConfigModel):
     # clusters whose nodes reach CoreDNS and each other through a node security group of their
     # own (terraform-aws-modules/eks does not attach the cluster security group to nodes).
     node_security_group_ids: list[str] | None = None
+    # gcp: where the adopted cluster is when it is zonal (a zone of cluster.region, such as
+    # us-central1-a); unset: a regional cluster, in cluster.region.
+    location: str | None = None
 
 
 def cluster_options(cluster: ClusterConfig) -> ExistingClusterOptions:

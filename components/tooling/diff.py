@@ -95,13 +95,13 @@ from components.tooling.diff_paths import (
 from components.tooling.diff_providers import (
     kubernetes_provider_verdict,
     provider_move_replaces,
+    replacement_refusals,
     with_managed_replacements,
 )
 from components.tooling.diff_render import render_markdown, render_text
 from components.tooling.diff_verdicts import (
     in_place_refusals,
     replacement_notes,
-    same_name_refusal,
     unsafe_together_refusals,
     verdict_note,
 )
@@ -206,8 +206,7 @@ def _diff_resource(
     refusals = in_place_refusals(type_token, old_inputs, program_inputs, triggers)
     if triggers:
         notes += replacement_notes(type_token, old_inputs, new_inputs)
-        same_name = same_name_refusal(type_token, old_inputs, new_inputs, new_options)
-        refusals += [same_name] if same_name else []
+        refusals += replacement_refusals(type_token, old, new, new_inputs, old_index, new_index)
     if not changes and refusals:
         # Only ignored properties changed: show them, since they will not be applied.
         ignored: list[tuple[Path, Any, Any]] = []

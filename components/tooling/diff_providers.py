@@ -27,7 +27,7 @@ from components.tooling.diff_paths import (
     same,
     walk,
 )
-from components.tooling.diff_verdicts import same_name_refusal
+from components.tooling.diff_verdicts import protected_refusal, same_name_refusal
 
 _UNSEEN_KUBECONFIG = (
     "the kubeconfig is a secret in the plan and the {side} plan does not show its active "
@@ -171,6 +171,51 @@ def _replaced_by_provider(
         downtime=change.downtime if change.replaces else cause.downtime,
         node_notes=(),
     )
+
+
+def moves_scope(
+    new: Mapping[str, Any],
+    old: Mapping[str, Any],
+    old_index: Mapping[str, Mapping[str, Any]],
+    new_index: Mapping[str, Mapping[str, Any]],
+) -> bool:
+    """Whether a replacement of this resource is created somewhere else than the old one: its
+    explicit provider changes an input that places what it creates (a GCP project), and the
+    resource pins no value of its own for it. Its name is then free there, so the cloud has no
+    same-name conflict to refuse (a project move replaces the cluster through its network;
+    review gke-3.md R3-7)."""
+    urn = _provider_urn(new.get("provider"))
+    if urn is None or urn not in old_index or urn not in new_index:
+        return False
+    kind = str(new_index[urn].get("type", ""))
+    for key in MOVES_MANAGED_RESOURCES.get(kind, {}):
+        own = lookup(old.get("inputs", {}), (key,))
+        if own is not ABSENT and same(own, lookup(new.get("inputs", {}), (key,))):
+            continue  # pinned to the same value: the replacement stays where the old one is
+        before = lookup(old_index[urn].get("inputs", {}), (key,))
+        if not same(before, lookup(new_index[urn].get("inputs", {}), (key,))):
+            return True
+    return False
+
+
+def replacement_refusals(
+    type_token: str,
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+    new_inputs: Any,
+    old_index: Mapping[str, Mapping[str, Any]],
+    new_index: Mapping[str, Mapping[str, Any]],
+) -> list[str]:
+    """Why a replacement cannot be carried out: created first under the name the old resource
+    still holds (not when it is created in another project), or protected."""
+    found = []
+    if not moves_scope(new, old, old_index, new_index):
+        same_name = same_name_refusal(
+            type_token, old.get("inputs", {}), new_inputs, options_of(new)
+        )
+        found += [same_name] if same_name else []
+    protected = protected_refusal(options_of(old), options_of(new))
+    return found + ([protected] if protected else [])
 
 
 def provider_move_replaces(

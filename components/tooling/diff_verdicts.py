@@ -103,6 +103,20 @@ def same_name_refusal(
     )
 
 
+def protected_refusal(old_options: Mapping[str, Any], new_options: Mapping[str, Any]) -> str | None:
+    """A replacement Pulumi refuses: the resource is protected in the state and the program
+    (pulumi/pulumi pkg/resource/deploy/step_generator.go: `new.Protect && old.Protect`; a
+    replacement entails a delete). Unprotecting and replacing in one `up` is allowed."""
+    if not (old_options.get("protect") and new_options.get("protect")):
+        return None
+    return (
+        "replacement of a protected resource (protect: true, cluster.protect): Pulumi stops the "
+        '`up` ("unable to replace resource ... as it is currently marked for protection"); '
+        "instead: revert the change that forces the replacement, or, if the resource really "
+        "must be rebuilt, unprotect it in one `up` and replace it in the next"
+    )
+
+
 def verdict_note(type_token: str) -> str:
     """What a replacement of this type takes down."""
     return rejections.downtime(type_token)

@@ -17,6 +17,16 @@
 - Autopilot: GKE manages an Autopilot cluster's nodes and accepts no user node pools
   (cloud.google.com/kubernetes-engine/docs/concepts/autopilot-overview; terraform-provider-google
   refuses node_pool blocks with enable_autopilot): every GPU pool would fail at `up`.
+- The endpoint gpufleet's Kubernetes provider reaches: the DNS-based endpoint when it admits
+  traffic from outside Google Cloud (`allowExternalTraffic`), else the IP endpoint with the
+  cluster's CA. That IP endpoint is the control plane's private address when the cluster sets
+  `privateClusterConfig.enablePrivateEndpoint`, and admits only the listed ranges when master
+  authorized networks are on (on the private endpoint too with
+  `privateEndpointEnforcementEnabled`) (GKE docs, how-to/latest/network-isolation; the fields of
+  terraform-provider-google's `data.google_container_cluster`). Whether pulumi runs inside the
+  VPC or an authorized range gpufleet cannot tell: it says so, with the owner's one-line fix
+  (`gcloud container clusters update --enable-dns-access` opens the DNS endpoint, IAM-authorised;
+  review gke-3.md R3-3).
 - Pool names are unique in a cluster: a GPU pool named like one of the owner's pools fails at
   `up` (409, already exists). A pool whose nodes carry `gpufleet.io/pool` with its own name is
   gpufleet's, from an earlier `up`, and not refused (review gke-2.md N2).
@@ -58,6 +68,13 @@ class GkeClusterFacts:
     private_nodes: bool = False
     control_plane_cidr: str | None = None
     network: str | None = None
+    # The IP endpoint is the control plane's private address (enablePrivateEndpoint), and the
+    # ranges master authorized networks admit (None: the setting is off; Google Cloud's public
+    # IPs too with gcp_public_cidrs; the private endpoint too with authorized_on_private).
+    private_endpoint: bool = False
+    authorized_networks: tuple[str, ...] | None = None
+    gcp_public_cidrs: bool = False
+    authorized_on_private: bool = False
 
 
 def adoption_problems(
@@ -132,6 +149,9 @@ def adoption_warnings(facts: GkeClusterFacts, cluster: ClusterConfig | None = No
             f'control plane; set kubernetesVersion: "{minor_of(facts.master_version)}" so '
             "gpufleet's checks judge the minor it runs"
         )
+    endpoint = endpoint_warning(facts)
+    if endpoint is not None:
+        warnings.append(endpoint)
     if not facts.has_maintenance_window:
         warnings.append(
             f"cluster {facts.name} has no maintenance window: GKE may upgrade the GPU nodes (and "
@@ -139,3 +159,40 @@ def adoption_warnings(facts: GkeClusterFacts, cluster: ClusterConfig | None = No
             "(`gcloud container clusters update --maintenance-window-start ...`)"
         )
     return warnings
+
+
+def endpoint_warning(facts: GkeClusterFacts) -> str | None:
+    """What keeps pulumi from reaching the IP endpoint gpufleet uses when the DNS endpoint admits
+    no external traffic (None: the DNS endpoint, or an IP endpoint open to all)."""
+    if facts.dns_endpoint or not facts.ip_endpoint:
+        return None  # no endpoint at all is a problem (adoption_problems)
+    if facts.private_endpoint:
+        limit = (
+            f"is the control plane's private address ({facts.ip_endpoint}, "
+            "privateClusterConfig.enablePrivateEndpoint): pulumi must run inside the cluster's "
+            "VPC or a network connected to it"
+        )
+        if facts.authorized_on_private and facts.authorized_networks is not None:
+            limit += f", from a range its authorized networks admit ({_ranges(facts)})"
+    elif facts.authorized_networks is not None:
+        limit = (
+            f"({facts.ip_endpoint}) admits only the cluster's master authorized networks "
+            f"({_ranges(facts)}): pulumi must run from one of them"
+        )
+    else:
+        return None
+    return (
+        f"cluster {facts.name}: its DNS-based endpoint admits no traffic from outside Google "
+        f"Cloud, so gpufleet's Kubernetes provider uses the IP endpoint, which {limit}; not "
+        "checked: where pulumi runs is not known here, and every Kubernetes resource of the "
+        "stack fails at `up` if it cannot reach it. Its owner can open the DNS endpoint "
+        f"(IAM-authorised, reachable from anywhere): gcloud container clusters update "
+        f"{facts.name} --location {facts.location} --enable-dns-access"
+    )
+
+
+def _ranges(facts: GkeClusterFacts) -> str:
+    ranges = list(facts.authorized_networks or ())
+    if facts.gcp_public_cidrs:
+        ranges.append("Google Cloud's public IPs")
+    return ", ".join(ranges) or "none listed"

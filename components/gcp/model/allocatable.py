@@ -20,6 +20,14 @@ COS, x86 (gpufleet's GPU pools): 1/64 of the memory, 16 MiB, 64 MiB of software 
 248 MiB. On large GPU machines that is 1.6 % (21.6 GiB of a2-ultragpu-8g's 1360 GiB; review
 gke-2.md N3): a pod sized to 1/8 of the figure without it would leave the eighth pod pending
 and the autoscaler buying another node.
+Image streaming (gcfsConfig, on by default on gpufleet's GPU pools) reserves memory of its own on
+top of those tiers (GKE docs, how-to/image-streaming, section "Memory reservation for Image
+streaming", anchor #memory_reservation_for): nothing at or below 1 GiB, 10% of the first 4 GiB,
+8% of the next 4 GiB, 4% of the next 8 GiB, 2.4% of the next 112 GiB and 0.8% above 128 GiB. The
+page body could not be read from here; the tiers are as transcribed from it by
+github.com/hatemosphere/gke-node-allocatable-memory-calculator (gke_memory_calculator.py
+`container_streaming_reserved_memory`, which cites that section; review gke-3.md R3-2). That is
+1.42 GiB of a g2-standard-8 and 13.6 GiB of an a2-ultragpu-8g.
 Ephemeral storage is left out: GKE's reservation depends on the node image and the page's
 example (a 100 GB boot disk keeping about 44 GiB) was not matched to a formula read first-hand.
 """
@@ -43,6 +51,15 @@ MEMORY_TIERS_GIB: tuple[tuple[float | None, float], ...] = (
     (None, 0.02),
 )
 MAX_PODS = 110
+# Image streaming's reservation (module docstring): none on machines of at most 1 GiB.
+IMAGE_STREAMING_TIERS_GIB: tuple[tuple[float | None, float], ...] = (
+    (4, 0.10),
+    (8, 0.08),
+    (16, 0.04),
+    (128, 0.024),
+    (None, 0.008),
+)
+IMAGE_STREAMING_FREE_GIB = 1
 
 # gce_reserved.go constants (Linux, COS).
 KERNEL_RESERVED_RATIO = 64
@@ -71,10 +88,20 @@ def memory_reserved_bytes(memory_gib: float) -> int:
     return round(tiered(memory_gib, MEMORY_TIERS_GIB) * GIB) + MEMORY_EVICTION_BYTES
 
 
-def node_allocatable(vcpus: int, memory_gib: float) -> NodeAllocatable:
+def image_streaming_reserved_bytes(memory_gib: float) -> int:
+    """What image streaming keeps of a node with `memory_gib` of memory (module docstring)."""
+    if memory_gib <= IMAGE_STREAMING_FREE_GIB:
+        return 0
+    return round(tiered(memory_gib, IMAGE_STREAMING_TIERS_GIB) * GIB)
+
+
+def node_allocatable(
+    vcpus: int, memory_gib: float, image_streaming: bool = False
+) -> NodeAllocatable:
     memory = round(memory_gib * GIB)
+    reserved = kernel_reserved_bytes(memory) + memory_reserved_bytes(memory_gib)
+    if image_streaming:
+        reserved += image_streaming_reserved_bytes(memory_gib)
     return NodeAllocatable(
-        cpu_millis=cpu_after_tiers(vcpus),
-        memory_bytes=memory - kernel_reserved_bytes(memory) - memory_reserved_bytes(memory_gib),
-        pods=MAX_PODS,
+        cpu_millis=cpu_after_tiers(vcpus), memory_bytes=memory - reserved, pods=MAX_PODS
     )

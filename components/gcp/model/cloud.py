@@ -12,7 +12,15 @@ from typing import Any, ClassVar
 
 from components.gcp.model import allocatable as gcp_allocatable
 from components.gcp.model import capacity as gke_capacity
-from components.gcp.model import capacity_checks, prices, system_machines, version_rules, versions
+from components.gcp.model import (
+    capacity_checks,
+    cluster_checks,
+    node_limits,
+    prices,
+    system_machines,
+    version_rules,
+    versions,
+)
 from components.gcp.model import cluster_needs as gke_needs
 from components.gcp.model import config as gcp_config
 from components.gcp.model import daemonsets as gke_daemonsets
@@ -31,7 +39,6 @@ from components.model.cloud import NameRule
 from components.model.daemonsets import NodeDaemonSet
 from components.model.lifecycle import Assessment
 from components.model.managed_cloud import GpuNodeFacts, ManagedCloud, SharingVia
-from components.model.networks import cidr_list_problems, overlap_problems, parse_ipv4_cidr
 from components.model.offerings import Offerings
 from components.model.pool_spec import PoolSpec, Taint
 from components.model.problems import Problem
@@ -53,25 +60,6 @@ CONTAINER_LD_LIBRARY_PATH = "/usr/local/nvidia/lib64"
 SHARING_STRATEGY_LABEL = "cloud.google.com/gke-gpu-sharing-strategy"
 MAX_SHARED_CLIENTS_LABEL = "cloud.google.com/gke-max-shared-clients-per-gpu"
 PARTITION_SIZE_LABEL = "cloud.google.com/gke-gpu-partition-size"
-# cloud.google.com/resource-manager/docs/creating-managing-projects#before_you_begin
-PROJECT_ID = NameRule(
-    r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$",
-    "6-30 of a-z 0-9 -, starting with a letter, not ending with a hyphen",
-)
-# A service account email: a user-managed account (IAM account ids: 6-30 of a-z 0-9 -) or
-# Compute Engine's default one (cloud.google.com/iam/docs/service-account-types).
-SERVICE_ACCOUNT_EMAIL = NameRule(
-    r"^([a-z][-a-z0-9]{4,28}[a-z0-9]@[a-z][-a-z0-9]{4,28}[a-z0-9]\.iam\.gserviceaccount\.com"
-    r"|[0-9]+-compute@developer\.gserviceaccount\.com)$",
-    "NAME@PROJECT.iam.gserviceaccount.com, or NUMBER-compute@developer.gserviceaccount.com",
-)
-# Secondary range names: RFC 1035 labels (cloud.google.com/vpc/docs/subnets#secondary-ranges).
-RANGE_NAME = NameRule(
-    r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$", "1-63 of a-z 0-9 -, starting with a letter"
-)
-# A weekday occurs only 4 times in some 32-day spans: 4 x 12 h = GKE's 48 h minimum
-# (cloud.google.com/kubernetes-engine/docs/concepts/maintenance-windows-and-exclusions).
-GKE_MIN_WEEKLY_WINDOW_HOURS = 12
 _RULE = NameRule(
     r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$", "GKE: 1-40 of a-z 0-9 -, starting with a letter"
 )
@@ -113,7 +101,11 @@ class Gcp(ManagedCloud):
     default_software_mode = "cloud-managed"
     shares_gpus_itself = True
     adopts_clusters = True
+    # A zonal cluster's zone (components/gcp/model/cluster_checks.py).
+    existing_keys = ("location",)
     node_effects = gcp_node_effects.NODE_EFFECTS
+    control_plane_version = gcp_node_effects.CONTROL_PLANE_VERSION
+    version_bump_effects = gcp_node_effects.VERSION_BUMP_EFFECTS
     # The project the existing cluster is in (the lookup and the pools' provider use it).
     adopted_cluster_keys = ("project", "node_service_account")
     # GKE's own DaemonSets on every node, whose requests no source read gives
@@ -156,95 +148,25 @@ class Gcp(ManagedCloud):
     ) -> NodeAllocatable | None:
         return gcp_allocatable.node_allocatable(vcpus, memory_gib)
 
+    def pool_allocatable(
+        self, config: StackConfig, pool: GpuPoolConfig, sized: MachineType
+    ) -> NodeAllocatable | None:
+        # A streaming pool's nodes keep memory for image streaming too (allocatable.py). A pool
+        # an earlier gpufleet created keeps its own setting (ignoreChanges) and may not stream:
+        # its nodes then have more than this figure, never less.
+        return gcp_allocatable.node_allocatable(
+            sized.vcpus,
+            sized.memory_gib,
+            image_streaming=gcp_config.pool_options(pool).image_streaming,
+        )
+
     def version_problems(self, cluster: ClusterConfig, verdict: Assessment) -> list[Problem]:
         if self.adopted(cluster):
             return []  # an existing cluster runs this minor already; its release channel is its owner's
         return version_rules.version_problems(cluster, verdict)
 
     def check_cluster(self, cluster: ClusterConfig) -> list[Problem]:
-        gcp = gcp_config.cluster_options(cluster)
-        problems: list[Problem] = []
-        if not gcp.project:
-            problems.append(
-                Problem(
-                    "cluster.gcp.project",
-                    "is required on gcp (the GCP project id)",
-                    has_value=False,
-                )
-            )
-        elif not PROJECT_ID.accepts(gcp.project):
-            problems.append(
-                Problem(
-                    "cluster.gcp.project", f"must be a project id ({PROJECT_ID.rule})", gcp.project
-                )
-            )
-        if (gcp.network is None) != (gcp.subnetwork is None):
-            problems.append(
-                Problem(
-                    "cluster.gcp.subnetwork" if gcp.subnetwork is None else "cluster.gcp.network",
-                    "network and subnetwork go together: give both, or neither",
-                    has_value=False,
-                )
-            )
-        window = cluster.maintenance
-        if window.duration_hours < GKE_MIN_WEEKLY_WINDOW_HOURS:
-            problems.append(
-                Problem(
-                    "cluster.maintenance.durationHours",
-                    f"GKE needs 48 hours of maintenance window in any 32 days; a weekly window "
-                    f"must last at least {GKE_MIN_WEEKLY_WINDOW_HOURS} hours",
-                    window.duration_hours,
-                    is_default="duration_hours" not in window.model_fields_set,
-                )
-            )
-        account = gcp.node_service_account
-        if account is not None and not SERVICE_ACCOUNT_EMAIL.accepts(account):
-            problems.append(
-                Problem(
-                    "cluster.gcp.nodeServiceAccount",
-                    f"must be a service account email ({SERVICE_ACCOUNT_EMAIL.rule})",
-                    account,
-                )
-            )
-        machine = cluster.system_pool.machine_type
-        # Another cloud's name is said once, by the shared naming check.
-        if machine is not None and self.machine_name_rule.accepts(machine):
-            problems += system_machines.problems(machine, "cluster.systemPool.machineType")
-        where = "cluster.gcp"
-        ranges = {
-            "subnetCidr": parse_ipv4_cidr(f"{where}.subnetCidr", gcp.subnet_cidr, problems),
-            "podsCidr": parse_ipv4_cidr(f"{where}.podsCidr", gcp.pods_cidr, problems),
-            "servicesCidr": parse_ipv4_cidr(f"{where}.servicesCidr", gcp.services_cidr, problems),
-            # The control plane's private range is a /28 (GKE private clusters).
-            "masterCidr": parse_ipv4_cidr(
-                f"{where}.masterCidr", gcp.master_cidr, problems, (28, 28)
-            ),
-        }
-        for key, value in (
-            ("podsRangeName", gcp.pods_range_name),
-            ("servicesRangeName", gcp.services_range_name),
-        ):
-            if not RANGE_NAME.accepts(value):
-                problems.append(
-                    Problem(f"{where}.{key}", f"must be a range name ({RANGE_NAME.rule})", value)
-                )
-        if gcp.pods_range_name == gcp.services_range_name:
-            problems.append(
-                Problem(
-                    f"{where}.servicesRangeName",
-                    "must differ from podsRangeName (pods and services need their own ranges)",
-                    gcp.services_range_name,
-                )
-            )
-        if gcp.subnetwork is not None:
-            # A bring-your-own subnetwork brings its own node range; the pod and service ranges
-            # are its secondary ranges (named in the cluster resource), not these keys.
-            ranges = {"masterCidr": ranges["masterCidr"]}
-        problems += overlap_problems(where, ranges)
-        problems += cidr_list_problems(
-            f"{where}.masterAuthorizedCidrs", gcp.master_authorized_cidrs
-        )
-        return problems
+        return cluster_checks.cluster_problems(cluster, self.machine_name_rule)
 
     def cluster_warnings(self, cluster: ClusterConfig) -> list[str]:
         if self.adopted(cluster):
@@ -284,7 +206,8 @@ class Gcp(ManagedCloud):
     def check_pool_limits(
         self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str
     ) -> list[Problem]:
-        """Machines GKE sells only as Spot, flex-start or from a reservation; sharing limits."""
+        """Machines GKE sells only as Spot, flex-start or from a reservation; sharing limits;
+        the nodes a pool's zones can hold."""
         problems: list[Problem] = []
         if pool.sharing is not None and pool.sharing.max_shared_clients_per_gpu == 1:
             # One client per GPU shares nothing; GKE documents 2-48 (GPU sharing in
@@ -296,6 +219,7 @@ class Gcp(ManagedCloud):
                     1,
                 )
             )
+        problems += node_limits.pool_problems(pool.max_nodes, pool.zones or cluster.zones, path)
         order = self.capacity_order(pool)
         written = pool.capacity is not None
         for machine in self.machines(pool):
@@ -340,7 +264,10 @@ class Gcp(ManagedCloud):
     def pools_warnings(
         self, cluster: ClusterConfig, pools: Sequence[tuple[int, GpuPoolConfig]]
     ) -> list[str]:
-        return gke_needs.pools_warnings(cluster, pools, self.adopted(cluster))
+        adopted = self.adopted(cluster)
+        return gke_needs.pools_warnings(cluster, pools, adopted) + node_limits.cluster_warnings(
+            cluster, [pool for _, pool in pools], adopted
+        )
 
     # --- capacity (components/gcp/model/capacity.py) ----------------------------------------
 

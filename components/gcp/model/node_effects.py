@@ -20,9 +20,12 @@ _GKE_RECREATE_SOURCE = (
     "terraform-provider-google 5.10 made them updatable (magic-modules PR 9575; node_config.go "
     "UpdateNodePool with MachineType, DiskSizeGb, DiskType)"
 )
+# The system pool sends no upgradeSettings: GKE's default surge applies to it (GKE docs,
+# concepts/node-pool-upgrade-strategies: maxSurge 1, maxUnavailable 0; review gke-3.md R3-6).
 _GKE_RECREATES = (
     "GKE recreates every node of the pool with the pool's upgrade strategy (gpufleet's GPU "
-    "pools: surge 0, one node unavailable at a time), draining each one first; pods are evicted "
+    "pools: surge 0, one node unavailable at a time; the system pool: GKE's default, one extra "
+    "node at a time and none unavailable), draining each one first; pods are evicted "
     "(PodDisruptionBudgets are respected for up to an hour per node)"
 )
 _GKE_NODE_POOL: Final[tuple[NodeEffect, ...]] = (
@@ -132,4 +135,29 @@ _GKE_NODE_POOL: Final[tuple[NodeEffect, ...]] = (
 
 NODE_EFFECTS: Final[Mapping[str, tuple[NodeEffect, ...]]] = MappingProxyType(
     {"gcp:container/nodePool:NodePool": _GKE_NODE_POOL}
+)
+
+# The control plane's version input, and when a minor bump reaches the pools' nodes (review
+# gke-3.md R3-9): the GPU and system pools send no version of their own and follow by
+# auto-upgrade. Keyed by the node pool type, present in every plan of a cluster gpufleet creates.
+CONTROL_PLANE_VERSION: Final[Mapping[str, str]] = MappingProxyType(
+    {"gcp:container/cluster:Cluster": "minMasterVersion"}
+)
+VERSION_BUMP_EFFECTS: Final[Mapping[str, NodeEffect]] = MappingProxyType(
+    {
+        "gcp:container/nodePool:NodePool": NodeEffect(
+            "minMasterVersion",
+            "none",
+            "not restarted by this `up`: GKE upgrades the control plane at once (an upgrade you "
+            "start is not held to the maintenance window; nothing is sent if the release channel "
+            "already moved it there), and each pool's nodes later, by auto-upgrade inside the "
+            "maintenance window, with the pool's upgrade strategy (GPU jobs are drained then); a "
+            "minor the release channel does not offer yet is refused and the `up` fails",
+            "terraform-provider-google resource_container_cluster.go (min_master_version: "
+            "UpdateClusterRequest DesiredMasterVersion, only when the running master is older); "
+            "GKE docs, how-to/upgrading-a-cluster (manual upgrades ignore maintenance windows) "
+            "and concepts/cluster-upgrades (node pools auto-upgrade after the control plane, "
+            "within maintenance windows)",
+        ),
+    }
 )

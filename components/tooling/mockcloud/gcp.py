@@ -19,6 +19,8 @@ DNS_ENDPOINT_ID = "0123456789abcdef0123456789abcdef"
 ADOPTED_DNS_ENDPOINT_ID = "fedcba9876543210fedcba9876543210"
 # The adopted cluster's private nodes admit its control plane from this range.
 ADOPTED_CONTROL_PLANE_CIDR = "172.16.32.0/28"
+# The adopted cluster's control plane address inside its VPC (enablePrivateEndpoint).
+PRIVATE_ENDPOINT = "10.128.0.2"
 # A rotated control plane (World.endpoint_rotated): new IPs, DNS endpoints and CA.
 ROTATED = (
     ("203.0.113.10", "198.51.100.10"),
@@ -53,6 +55,33 @@ def _cluster(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, An
     }
 
 
+def _stack_project(inputs: Mapping[str, Any], world: World) -> str:
+    """The project a resource is in: its own input, else its provider's (the stack's
+    cluster.gcp.project), as terraform-provider-google's DefaultProviderProject picks it."""
+    cluster = world.stack.get("cluster") or {}
+    given = (cluster.get("gcp") or {}).get("project") if isinstance(cluster, Mapping) else None
+    return str(inputs.get("project") or given or PROJECT)
+
+
+def _network(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, Any]:
+    # terraform-provider-google's id format: projects/{project}/global/networks/{name}. A new
+    # project is a new network id, which the Cluster's ForceNew `network` sees (review gke-3.md
+    # R3-7: the same id in every project hid the cluster's replacement on a project edit).
+    network_id = (
+        f"projects/{_stack_project(inputs, world)}/global/networks/{inputs.get('name', name)}"
+    )
+    return {"__id": network_id, "selfLink": f"https://www.googleapis.com/compute/v1/{network_id}"}
+
+
+def _subnetwork(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, Any]:
+    region = inputs.get("region") or world.region or REGION
+    subnet_id = (
+        f"projects/{_stack_project(inputs, world)}/regions/{region}/subnetworks/"
+        f"{inputs.get('name', name)}"
+    )
+    return {"__id": subnet_id, "selfLink": f"https://www.googleapis.com/compute/v1/{subnet_id}"}
+
+
 def _service_account(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, Any]:
     project = inputs.get("project") or PROJECT
     email = f"{inputs.get('accountId', name)}@{project}.iam.gserviceaccount.com"
@@ -62,6 +91,8 @@ def _service_account(name: str, inputs: Mapping[str, Any], world: World) -> dict
 RESOURCES = {
     "gcp:container/cluster:Cluster": _cluster,
     "gcp:serviceaccount/account:Account": _service_account,
+    "gcp:compute/network:Network": _network,
+    "gcp:compute/subnetwork:Subnetwork": _subnetwork,
 }
 CALLS: dict[str, Any] = {}
 
@@ -73,6 +104,11 @@ def _get_cluster(args: Mapping[str, Any], world: World) -> dict[str, Any]:
     project = args.get("project") or PROJECT
     location = args.get("location") or world.region or REGION
     name = args.get("name", "cluster")
+    if world.gke_zone is not None and location != world.gke_zone:
+        # GKE looks a cluster up by its exact location: a zonal one is not in its region.
+        raise NotFound(
+            f"googleapi: Error 404: Not found: projects/{project}/locations/{location}/clusters/{name}"
+        )
     cluster_id = f"projects/{project}/locations/{location}/clusters/{name}"
     version = f"{world.kubernetes_version}-gke.1047000"
     window = {
@@ -86,7 +122,7 @@ def _get_cluster(args: Mapping[str, Any], world: World) -> dict[str, Any]:
         "location": location,
         "project": project,
         "selfLink": f"https://container.googleapis.com/v1/{cluster_id}",
-        "endpoint": "203.0.113.20",
+        "endpoint": PRIVATE_ENDPOINT if world.gke_private_endpoint else "203.0.113.20",
         "masterVersion": version,
         "nodeVersion": version,
         "minMasterVersion": "",
@@ -96,7 +132,7 @@ def _get_cluster(args: Mapping[str, Any], world: World) -> dict[str, Any]:
             {
                 "dnsEndpointConfigs": [
                     {
-                        "allowExternalTraffic": True,
+                        "allowExternalTraffic": world.gke_dns_external,
                         "endpoint": f"gke-{ADOPTED_DNS_ENDPOINT_ID}-{project}.{location}.gke.goog",
                     }
                 ]
@@ -108,8 +144,26 @@ def _get_cluster(args: Mapping[str, Any], world: World) -> dict[str, Any]:
         "releaseChannels": [{"channel": "REGULAR"}],
         "network": "platform-vpc",
         "privateClusterConfigs": [
-            {"enablePrivateNodes": True, "masterIpv4CidrBlock": ADOPTED_CONTROL_PLANE_CIDR}
+            {
+                "enablePrivateNodes": True,
+                "enablePrivateEndpoint": world.gke_private_endpoint,
+                "masterIpv4CidrBlock": ADOPTED_CONTROL_PLANE_CIDR,
+            }
         ],
+        "masterAuthorizedNetworksConfigs": (
+            []
+            if world.gke_authorized_networks is None
+            else [
+                {
+                    "cidrBlocks": [
+                        {"cidrBlock": cidr, "displayName": f"range-{i}"}
+                        for i, cidr in enumerate(world.gke_authorized_networks)
+                    ],
+                    "gcpPublicCidrsAccessEnabled": False,
+                    "privateEndpointEnforcementEnabled": False,
+                }
+            ]
+        ),
         "enableAutopilot": world.autopilot,
         "nodePools": [
             *({"name": pool, "nodeConfigs": [{"labels": {}}]} for pool in world.node_pools),

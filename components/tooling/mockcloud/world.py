@@ -52,6 +52,15 @@ class World:
     autopilot: bool = False
     node_pools: tuple[str, ...] = ("default-pool",)
     gpufleet_pools: tuple[str, ...] = ()
+    # GKE: how the control plane is reached. Its DNS endpoint admits external traffic; else the
+    # IP endpoint is the cluster's private address (`gke_private_endpoint`), open to the master
+    # authorized networks listed (None: the setting off), or both.
+    gke_dns_external: bool = True
+    gke_private_endpoint: bool = False
+    gke_authorized_networks: tuple[str, ...] | None = None
+    # GKE: the cluster's location is this zone of the stack's region (a zonal cluster; None:
+    # the region). A lookup elsewhere finds nothing, as GKE's API answers.
+    gke_zone: str | None = None
     # Every cluster, created or adopted, presents another API endpoint and CA (a credential
     # rotation, GKE's move between its IP and DNS endpoints): what each mock cloud lists in its
     # ROTATED table is answered rotated.
