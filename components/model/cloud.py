@@ -100,6 +100,9 @@ class Cloud(ABC):
     # plane's version input per cluster type, and what its minor bump does to the nodes of a
     # provisioner that does not follow it (keyed by the type that marks the provisioner).
     node_effects: ClassVar[Mapping[str, tuple[NodeEffect, ...]]] = MappingProxyType({})
+    # What `diff` says of a resource whose inputs wait for a grant made (or replaced) in the
+    # same `up` to propagate, by (grant type, type of what waits).
+    grant_waits: ClassVar[Mapping[tuple[str, str], str]] = MappingProxyType({})
     control_plane_version: ClassVar[Mapping[str, str]] = MappingProxyType({})
     version_bump_effects: ClassVar[Mapping[str, NodeEffect]] = MappingProxyType({})
     # The cloud's own per-node agents whose requests no source gives: a GPU pool's

@@ -2,8 +2,7 @@
 
 The point is the warning: a PR that edits a GPU pool's accelerator type looks like a one-line
 change, but the provider deletes and recreates the pool (every node, every running job). This
-module names those replacements, using :mod:`components.model.catalog.replacements`, before anyone
-runs ``pulumi up``.
+module names those replacements (:mod:`components.model.catalog.replacements`) before `up`.
 
 Command line (wired into ``python -m components`` elsewhere)::
 
@@ -22,9 +21,8 @@ still holds (`diff_verdicts`, data in :mod:`components.model.catalog.rejections`
 
 What the diff models, and what it does not:
 
-* Resources are matched by URN; a renamed resource is a delete plus an add. The pieces live in
-  `diff_model` (what a diff is), `diff_paths` (property paths, ignore and replace rules) and
-  `diff_render` (text and Markdown).
+* Resources are matched by URN; a renamed resource is a delete plus an add. Pieces: `diff_model`,
+  `diff_paths` (property paths, ignore and replace rules), `diff_render` (text and Markdown).
 * Plans of two stacks of one project (``gcp-dev`` and a copy under another stack name) are
   matched by logical identity: the URN without its stack part (project, type with its parent
   chain, name). The old plan's URNs, and every URN it refers to (``parent``, ``provider``,
@@ -40,11 +38,11 @@ What the diff models, and what it does not:
 * A replacement is flagged when a table path of the resource type, a path in the resource's
   ``options.replaceOnChanges``, or its explicit provider changes, and for every resource whose
   explicit provider is replaced (a Kubernetes provider whose cluster identity or kubeconfig
-  active cluster changes) or moves it (a GCP provider's project): `diff_providers`. Removing an input counts as a
-  change, which over-warns for optional+computed provider fields (the provider keeps the old
-  value); better a spurious warning than a silent recreation.
-* ``dependencies`` are not compared: they follow from the inputs, which are.
-* Stack ``outputs`` are listed when they differ, but do not count as resource changes.
+  active cluster changes) or moves it (a GCP provider's project): `diff_providers`. Removing an
+  input counts as a change, which over-warns for optional+computed provider fields (the
+  provider keeps the old value); better a spurious warning than a silent recreation.
+* ``dependencies`` are not compared (they follow from the inputs); they say what waits for a
+  new grant (`diff_waits`). Stack ``outputs`` are listed, not counted as resource changes.
 """
 
 from __future__ import annotations
@@ -91,6 +89,7 @@ from components.tooling.diff_verdicts import (
     unsafe_together_refusals,
     verdict_note,
 )
+from components.tooling.diff_waits import with_grant_waits
 
 __all__ = [
     "ABSENT",
@@ -411,7 +410,7 @@ def diff_plans(old: Mapping[str, Any], new: Mapping[str, Any]) -> PlanDiff:
                 output_changes.append(((str(key),), old_value, new_value))
 
     project, stack = new.get("project"), new.get("stack")
-    return PlanDiff(
+    diff = PlanDiff(
         added=tuple(added),
         removed=tuple(removed),
         changed=tuple(changed),
@@ -420,6 +419,7 @@ def diff_plans(old: Mapping[str, Any], new: Mapping[str, Any]) -> PlanDiff:
         outputs=tuple(PropertyChange(format_path(p), a, b) for p, a, b in output_changes),
         cost=cost_change(old.get("cost"), new.get("cost")),
     )
+    return with_grant_waits(diff, new_index)
 
 
 # --------------------------------------------------------------------------------------------
