@@ -318,6 +318,15 @@ class Azure(ManagedCloud):
             # AKS's containerd defines only this runtime on GPU nodes (AgentBaker's template;
             # NVIDIA's AKS guide sets it): the chart's default `nvidia` has no handler there.
             preset["operator"] = {"runtimeClass": "nvidia-container-runtime"}
+            # Operator 25.10 and later default to CDI (values.yaml `cdi.enabled: true`, NVIDIA/
+            # gpu-operator PR 1578): the device plugin then hands out CDI devices
+            # (DEVICE_LIST_STRATEGY cdi-annotations,cdi-cri) and the toolkit, which is off here,
+            # installs the CDI hook and turns CDI on in containerd (v26.7.0 controllers/
+            # object_controls.go transformDevicePluginCtrForCDI, transformToolkitCtrForCDI).
+            # Nothing shows AKS's own containerd and nvidia-container-runtime resolving CDI
+            # devices, and NVIDIA's AKS guide predates the default: devices are handed to
+            # AKS's runtime by environment variable, as before (review aks-3 N-2).
+            preset["cdi"] = {"enabled": False}
         return preset
 
 
