@@ -297,6 +297,13 @@ class Cloud(ABC):
         project that gpufleet neither creates nor checks offline (said "not checked")."""
         return []
 
+    def pools_problems(
+        self, cluster: ClusterConfig, pools: Sequence[tuple[int, GpuPoolConfig]]
+    ) -> list[Problem]:
+        """What the cloud refuses of the pools together (how many a cluster holds), for
+        pools that passed their own checks (with their index)."""
+        return []
+
     def reservation_cap(self, config: StackConfig, pool: GpuPoolConfig) -> ReservationCap | None:
         """The most nodes a reservation gives this pool, where the config says (None: no cap
         known); `fit` names it."""

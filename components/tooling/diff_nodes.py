@@ -45,6 +45,9 @@ def _holds(effect: NodeEffect, old: Any, new: Any) -> bool:
     """Whether an entry's `when` holds for this change of its value."""
     if effect.when == "always":
         return True
+    if effect.when == "rises":
+        numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (old, new))
+        return numbers and new > old
     changes = _minor(old) is not None and _minor(new) is not None and _minor(old) != _minor(new)
     return changes if effect.when == "minor-changes" else not changes
 

@@ -12,7 +12,15 @@ from typing import Any, ClassVar
 from components.azure.model import allocatable as azure_allocatable
 from components.azure.model import config as azure_config
 from components.azure.model import daemonsets as aks_daemonsets
-from components.azure.model import grants, prices, rbac, reservations, version_rules, versions
+from components.azure.model import (
+    grants,
+    limits,
+    prices,
+    rbac,
+    reservations,
+    version_rules,
+    versions,
+)
 from components.azure.model import node_effects as azure_node_effects
 from components.azure.model import offerings as azure_offerings
 from components.azure.model.catalog import (
@@ -124,6 +132,7 @@ class Azure(ManagedCloud):
         problems += grants.grant_problems(options)
         if not self.adopted(cluster):
             problems += node_resource_group_problems(cluster, options)
+            problems += limits.system_pool_problems(cluster)
         if self.adopted(cluster) and options.resource_group_name is None:
             problems.append(
                 Problem(
@@ -174,6 +183,22 @@ class Azure(ManagedCloud):
 
     def reservation_cap(self, config: StackConfig, pool: GpuPoolConfig) -> ReservationCap | None:
         return reservations.cap(pool)
+
+    def check_pool_limits(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str
+    ) -> list[Problem]:
+        return limits.pool_limit_problems(pool, path)
+
+    def pools_problems(
+        self, cluster: ClusterConfig, pools: Sequence[tuple[int, GpuPoolConfig]]
+    ) -> list[Problem]:
+        return limits.pools_problems(pools)
+
+    def pools_warnings(
+        self, cluster: ClusterConfig, pools: Sequence[tuple[int, GpuPoolConfig]]
+    ) -> list[str]:
+        # An adopted cluster's other pools are its owner's: their nodes are not known offline.
+        return [] if self.adopted(cluster) else limits.cluster_node_warnings(cluster, pools)
 
     def cluster_warnings(self, cluster: ClusterConfig) -> list[str]:
         options = azure_config.cluster_options(cluster)

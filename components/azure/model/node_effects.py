@@ -27,6 +27,16 @@ _AKS_SAME_MINOR = NodeEffect(
     "same <major.minor> once it has been created ... will not trigger an upgrade'",
     when="minor-kept",
 )
+_AKS_MIN_RISES = NodeEffect(
+    "minCount",
+    "none",
+    "running nodes stay, and AKS's autoscaler adds nodes up to the new minimum now, whatever "
+    "the pods need: they start and bill from this `up` on",
+    "Azure/AKS release 2021-07-22 ('Cluster autoscaler will now enforce the minimum count ... "
+    "changing the minimum count value from the AKS API'), quoted in MicrosoftDocs/azure-docs "
+    "issue 78911",
+    when="rises",
+)
 _AKS_AGENT_POOL: Final[tuple[NodeEffect, ...]] = (
     NodeEffect(
         "orchestratorVersion",
@@ -35,7 +45,9 @@ _AKS_AGENT_POOL: Final[tuple[NodeEffect, ...]] = (
         "schedules only AKS's own upgrades): one node at a time and no surge node "
         "(maxUnavailable 1), each cordoned and drained with PodDisruptionBudgets honoured for up "
         "to 60 minutes, then reimaged; a node a PDB keeps busy (a protected training job) is "
-        "left running on the old version and the update fails, to be run again once the job ends",
+        "left running on the old version and the update fails, to be run again once the job "
+        "ends: until an operation succeeds, AKS shows the pool and the whole cluster as Failed "
+        "(the cluster runs on; docs/aks.md says how to clear it)",
         _AKS_UPGRADE_SOURCE,
         when="minor-changes",
     ),
@@ -61,6 +73,9 @@ _AKS_AGENT_POOL: Final[tuple[NodeEffect, ...]] = (
         "does not evict)",
         "Microsoft Learn, aks/use-node-taints ('Update a node pool's taints')",
     ),
+    # A raised minimum is enforced at once (review aks-3 N-6); listed first, so it wins over
+    # the entry below when both hold.
+    _AKS_MIN_RISES,
     NodeEffect(
         "minCount",
         "none",
@@ -148,6 +163,7 @@ _AKS_SYSTEM_POOL_DEPLOYMENT: Final[tuple[NodeEffect, ...]] = (
         "AKS updates the labels of the system pool's running nodes; nothing restarts",
         "Microsoft Learn, aks/use-labels ('Updating labels on existing node pools')",
     ),
+    replace(_AKS_MIN_RISES, path=f"{_SYSTEM_POOL}.properties.minCount"),
     *(
         NodeEffect(
             f"{_SYSTEM_POOL}.properties.{field}",

@@ -28,6 +28,8 @@ bump does to nodes that do not follow it (`Cloud.control_plane_version`,
 An entry may hold only ``when`` a Kubernetes version value changes its minor (``minor-changes``)
 or keeps it (``minor-kept``: also a version named where none was): AKS upgrades a pool when its
 ``orchestratorVersion`` moves to another minor, and naming the minor it runs upgrades nothing.
+Or only when a number goes up (``rises``): AKS's autoscaler brings a pool up to a raised
+``minCount`` at once, while a lowered one changes nothing running.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 Effect = Literal["rolls", "new-nodes", "in-place", "none"]
-When = Literal["always", "minor-changes", "minor-kept"]
+When = Literal["always", "minor-changes", "minor-kept", "rises"]
 
 EFFECTS: Final[tuple[Effect, ...]] = ("rolls", "new-nodes", "in-place", "none")
 
