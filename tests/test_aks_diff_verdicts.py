@@ -61,7 +61,12 @@ def test_handing_the_deployer_grant_to_a_fixed_identity_replaces_it() -> None:
     """docs/aks.md: set deployerObjectId and "the grant is replaced once"; diff said update."""
     stack = "azure-dev"
     cluster = copy.deepcopy(dict(load_stack(stack).gpufleet["cluster"]))
-    cluster["azure"]["deployerObjectId"] = PINNED
+    # The same variant test_aks_identity plans (plans are cached per variant).
+    cluster["azure"] = {
+        **cluster["azure"],
+        "deployerObjectId": PINNED,
+        "deployerPrincipalType": "Group",
+    }
     diff = diff_plans(
         plan_of(stack).to_json(), plan_of(stack, {"gpufleet:cluster": cluster}).to_json()
     )
