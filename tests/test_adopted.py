@@ -306,6 +306,12 @@ REFUSALS = [
         World("1.35.1", network_plugin_mode=None, pod_subnet=True),
         ["uses Azure CNI with a pod subnet, which every new pool needs"],
     ),
+    # BYO CNI is named as such, not as Azure CNI on the node subnet (review aks-3 N-8).
+    (
+        "azure-existing",
+        World("1.35.1", network_plugin="none", network_plugin_mode=None),
+        ["runs a CNI of its own (networkPlugin none", "adopt a cluster on Azure CNI Overlay"],
+    ),
 ]
 
 

@@ -56,7 +56,8 @@ def test_a_reservation_grant_made_elsewhere_is_not_made_again_and_plan_says_so()
     assert "Contributor on the resource group of each capacity reservation group" in skipped
     assert "not checked" in skipped
     (pool,) = [w for w in plan.warnings if "group a100-eastus2 share" in w]
-    assert "gpu-reservations is made elsewhere" in pool and "60 minutes" not in pool
+    assert "gpu-reservations is made elsewhere" in pool
+    assert "must be at least 60 minutes old" in pool and "creates the pool only once" not in pool
     # The reserved pool no longer waits for a grant of gpufleet's.
     (a100,) = [r for r in plan.resources if r.name == "gpufleet-reserved-a100-pool"]
     assert not [d for d in a100.dependencies if "reservations-gpu-reservations" in d]

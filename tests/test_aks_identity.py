@@ -74,7 +74,7 @@ def test_the_kubeconfig_is_held_back_until_a_new_grant_has_propagated(
     async def sleep(seconds: float) -> None:
         slept.append(seconds)
 
-    monkeypatch.setattr(rbac.asyncio, "sleep", sleep)
+    monkeypatch.setattr(rbac, "sleep", sleep)
     monkeypatch.setattr(rbac.pulumi.runtime, "is_dry_run", lambda: False)
 
     class Grant:

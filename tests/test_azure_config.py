@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import re
 from typing import Any
 
 import pytest
@@ -224,3 +225,20 @@ def test_a_refused_minor_says_what_aks_creates_and_moves_one_minor_at_a_time() -
     assert "moves one minor at a time" in problem.message
     assert "1.34, 1.35, 1.36, 1.37 in standard support" in problem.message
     assert "allowed:" not in problem.message
+
+
+def test_a_patch_version_is_refused_naming_the_minor_to_write() -> None:
+    """`1.35.7` read as if 1.35 were unknown (review aks-3 N-7): AKS's `patch` channel keeps the
+    patch current, so gpufleet takes the minor and says which."""
+    raw = dev_config()
+    raw["cluster"] = dict(raw["cluster"], kubernetesVersion="1.35.7")
+    with pytest.raises(ConfigError) as error:
+        parse_config(raw)
+    (problem,) = error.value.problems
+    assert problem.path == "cluster.kubernetesVersion"
+    assert "1.35.7 is a patch version: write the minor, 1.35" in str(problem)
+    assert "not in gpufleet's" not in str(problem)
+    # A patch of a minor the table does not have is still said to be unknown.
+    raw["cluster"] = dict(raw["cluster"], kubernetesVersion="1.29.1")
+    with pytest.raises(ConfigError, match=re.escape("1.29.1 is not in gpufleet's AKS table")):
+        parse_config(raw)

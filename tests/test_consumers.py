@@ -99,14 +99,27 @@ def fiftyone_pod(entry: dict[str, Any], section: str) -> dict[str, Any]:
     return pod
 
 
-def tool_pools(config: StackConfig) -> list[PoolSpec]:
-    """The pools a tool's settings cover: all but those whose nodes come only through
-    ProvisioningRequests (GKE's queued provisioning), which its unlabelled pods never reach."""
+def kept_for_the_queue(pools: list[PoolSpec]) -> list[PoolSpec]:
+    """Queued pools a tool's unlabelled pods must not take: GKE's, whose nodes come only through
+    ProvisioningRequests, and those with a taint no other pool has, which keeps pods Kueue did
+    not admit off them (AKS's gpufleet.io/queued)."""
+
+    def own_taint(spec: PoolSpec) -> bool:
+        others = {t for o in pools if o.name != spec.name for t in o.node_taints}
+        return bool(set(spec.node_taints) - others)
+
     return [
         spec
-        for spec in resolve_pools(config)
-        if spec.queue is None or not spec.queue.only_requested
+        for spec in pools
+        if spec.queue is not None and (spec.queue.only_requested or own_taint(spec))
     ]
+
+
+def tool_pools(config: StackConfig) -> list[PoolSpec]:
+    """The pools a tool's settings cover: all but the queued ones kept for the queue."""
+    every_pool = resolve_pools(config)
+    left = kept_for_the_queue(every_pool)
+    return [spec for spec in every_pool if spec not in left]
 
 
 def pods_from_fiftyone(text: str, config: StackConfig) -> dict[str, dict[str, Any]]:
@@ -334,6 +347,13 @@ def test_every_emitted_setting_fits_its_pool_and_not_the_cpu_pool(
         assert verdict.fits, (tool, name, verdict.reasons, pod)
         if "system" in checks:
             assert not fit_check(pod, checks["system"]).fits, (tool, name)
+        if tool != "pod":
+            # No tool's pod gets onto a queued pool outside its queue: Flyte's tolerations go
+            # to every GPU task, so one queued pool's taint there let every task land on it.
+            # (`fit` of a pod without the queue label: AKS lets it bypass the queue.) A queued
+            # pool with no taint of its own (an adopted cluster's) is covered, with a warning.
+            guarded = [s.name for s in kept_for_the_queue(list(specs.values()))]
+            assert not [q for q in guarded if fit_check(pod, checks[q]).fits], (tool, name)
         if tool == "flyte":
             # A task that can land on another pool is named in a note with it.
             for other in pools:
@@ -898,3 +918,26 @@ def test_flyte_tells_an_aks_mig_pool_from_a_whole_gpu_pool_of_one_model(
     for accelerator in flyte_settings(config, resolve_pools(config)).accelerators:
         assert reached(flyte_pod(plugin, accelerator), checks) == [accelerator.pool]
     assert "indistinguishable" not in text
+
+
+# --------------------------------------------------------------------------- queued pools
+
+
+@pytest.mark.parametrize("tool", ["flyte", "jupyterhub", "fiftyone"])
+def test_a_queued_pool_with_its_own_taint_is_left_out_of_a_tools_settings(
+    capsys: pytest.CaptureFixture[str], tool: str
+) -> None:
+    """azure-reserved's `train` is queued: its gpufleet.io/queued taint keeps every pod Kueue did
+    not admit off its nodes. Tolerating it in Flyte's resource-tolerations, which every GPU task
+    gets, sent tasks for `a100` to `train` outside Kueue; the other tools' profiles for it
+    started pods outside the queue. GKE's queued pools were already left out."""
+    out = emitted(capsys, "azure-reserved", tool)
+    assert "gpufleet.io/queued" not in out and "train" not in out
+    main(["consumers", "azure-reserved", "--for", tool])
+    _, err = capsys.readouterr()
+    assert (
+        f"warning: pool train: no {tool} settings: it is queued, and its taint "
+        "gpufleet.io/queued=train:NoSchedule keeps off its nodes every pod Kueue did not admit"
+    ) in err
+    # `--for pod` still gives the queued pool's Job its fragment and the label it needs.
+    assert "kueue.x-k8s.io/queue-name: train" in emitted(capsys, "azure-reserved", "pod")

@@ -391,6 +391,10 @@ def test_aks_operator_driver_choice(operator_driver: bool) -> None:
     # On AKS's driver the operands run on AKS's only GPU runtime (no `nvidia` handler there).
     runtime = values.get("operator", {}).get("runtimeClass")
     assert runtime == (None if operator_driver else "nvidia-container-runtime")
+    # The pinned chart turns CDI on by default; with the toolkit off (AKS's driver and runtime)
+    # nothing installs the CDI hook or turns CDI on in AKS's containerd (review aks-3 N-2).
+    assert chart_defaults("gpu-operator")["cdi"]["enabled"] is True
+    assert values.get("cdi") == (None if operator_driver else {"enabled": False})
 
 
 def test_operator_tolerates_every_gpu_taint_on_operands_and_nfd_workers() -> None:

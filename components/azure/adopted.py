@@ -65,7 +65,7 @@ class AdoptedAksCluster(pulumi.ComponentResource):
         reserved = any(uses_group(pool) for pool in args.gpu_pools)
         stop_unless_adoptable(
             cfg.name,
-            adoption_problems(facts, cfg, reserved),
+            adoption_problems(facts, cfg, reserved, [pool.name for pool in args.gpu_pools]),
             adoption_warnings(facts, reserved),
         )
         check_reservation_groups(cfg, args.gpu_pools, self, self.azure_provider)

@@ -65,9 +65,10 @@ class AksCluster(pulumi.ComponentResource):
     deployed: DeployedCluster | None
     # The system pool through the agent pool API: the GPU pools' operations come after it.
     system_pool: resources.Deployment
-    # The control plane's grants on the reservation groups' resource groups (the pools that use
-    # a group come after them).
-    reservation_grants: list[authorization.RoleAssignment]
+    # The control plane's grants on the reservation groups' resource groups, by the resource
+    # group's id in lower case (the pools that use a group come after them, and a pool created
+    # into a group waits until its grant has propagated).
+    reservation_grants: dict[str, authorization.RoleAssignment]
     resource_group_name: pulumi.Input[str]
     subnet_id: pulumi.Input[str]
     oidc_issuer_url: pulumi.Output[str]
@@ -206,7 +207,7 @@ class AksCluster(pulumi.ComponentResource):
             lambda profile: profile.issuer_url if profile else ""
         )
 
-        self.reservation_grants = []
+        self.reservation_grants = {}
         admin_grant = (
             self._role_assignments(name, args, principal, child) if aks.role_assignments else []
         )
@@ -314,8 +315,8 @@ class AksCluster(pulumi.ComponentResource):
                 opts=kept,
             )
         # AKS places a pool's VMs in a reservation group as the control plane's identity.
-        self.reservation_grants = [
-            authorization.RoleAssignment(
+        self.reservation_grants = {
+            scope.lower(): authorization.RoleAssignment(
                 f"{name}-reservations-{scope.rsplit('/', 1)[-1].lower()}",
                 principal_id=control_plane,
                 principal_type="ServicePrincipal",
@@ -325,7 +326,7 @@ class AksCluster(pulumi.ComponentResource):
             )
             for scope in grant_scopes(args.gpu_pools)
             if "reservation-groups" not in made_elsewhere
-        ]
+        }
         if options.authentication != "entra-id":
             return []
         # Unset, the grant goes to whoever runs the first `up` and stays theirs (no churn when

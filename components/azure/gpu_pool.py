@@ -126,8 +126,9 @@ class AksGpuAgentPoolArgs:
     kubernetes_version: str
     # The pool exists and is kept (components.azure.model.deployed.kept): no `count` is sent.
     exists: bool = False
-    # The capacity reservation group the pool's VMs are placed in (its ARM id).
-    reservation_group: str | None = None
+    # The capacity reservation group the pool's VMs are placed in (its ARM id; for a pool AKS
+    # creates, known only once the control plane's new grant on it has propagated).
+    reservation_group: pulumi.Input[str] | None = None
     # AKS runs one agent pool operation at a time; pools are created one after another.
     after: Sequence[pulumi.Resource] = field(default_factory=tuple)
 

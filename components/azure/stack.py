@@ -20,6 +20,9 @@ from components.azure.model import expander
 from components.azure.model.cloud import AZURE
 from components.azure.model.config import cluster_options, pool_options
 from components.azure.model.deployed import kept
+from components.azure.model.rbac import RESERVATION_GRANT_PROPAGATION
+from components.azure.model.reservations import group_id
+from components.azure.rbac import wait_for_propagation
 from components.kubernetes.cluster import ClusterHandle
 from components.model.pools import PoolSpec
 from components.model.schema import StackConfig
@@ -88,7 +91,7 @@ def build_gpu_pools(
         cluster_name: pulumi.Input[str] = aks.cluster.name
         existing = aks.deployed.pools if aks.deployed else {}
         # The first pool (and so every other) after the control plane's reservation grants.
-        previous = [aks.system_pool, *aks.reservation_grants]
+        previous = [aks.system_pool, *aks.reservation_grants.values()]
     else:
         assert isinstance(aks, AdoptedAksCluster)
         cluster_name = aks.facts.name
@@ -99,6 +102,7 @@ def build_gpu_pools(
     components: list[pulumi.Resource] = []
     for pool, pool_config in zip(pools, config.gpu_pools, strict=True):
         group = pool_options(pool_config).capacity_reservation_group_id
+        exists = kept(existing, pool.name, fixed_at_creation(pool, driver, group))
         component = AksGpuAgentPool(
             f"{config.cluster.name}-{pool.name}",
             AksGpuAgentPoolArgs(
@@ -110,8 +114,8 @@ def build_gpu_pools(
                 provider=aks.azure_provider,
                 tags=tags,
                 kubernetes_version=config.cluster.kubernetes_version,
-                exists=kept(existing, pool.name, fixed_at_creation(pool, driver, group)),
-                reservation_group=group,
+                exists=exists,
+                reservation_group=_group_once_granted(aks, group, exists),
                 after=previous,
             ),
         )
@@ -122,6 +126,27 @@ def build_gpu_pools(
     ):
         _priority_expander(config.cluster.name, aks, pools)
     return components
+
+
+def _group_once_granted(
+    aks: pulumi.Resource, group: str | None, exists: bool
+) -> pulumi.Input[str] | None:
+    """The pool's reservation group; for a pool AKS creates (new, or replaced into another
+    group), only once the control plane's grant on the group's resource group, when this stack
+    makes it, has propagated (components/azure/model/rbac.py): AKS checks the grant when it
+    creates the pool. A pool that exists keeps its group and waits for nothing."""
+    parts = group_id(group)
+    if group is None or parts is None or exists or not isinstance(aks, AksCluster):
+        return group
+    grant = aks.reservation_grants.get(parts.resource_group_id.lower())
+    if grant is None:
+        return group  # made elsewhere (grantsMadeElsewhere, roleAssignments false)
+    return wait_for_propagation(
+        group,
+        [grant],
+        RESERVATION_GRANT_PROPAGATION,
+        f"the control plane's Contributor grant on resource group {parts.resource_group}",
+    )
 
 
 def _priority_expander(name: str, aks: AksCluster, pools: Sequence[PoolSpec]) -> None:

@@ -38,6 +38,7 @@ control plane (cluster), then the system pool (this deployment), then each GPU p
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import pulumi
@@ -54,6 +55,11 @@ AGENT_POOL_API_VERSION = "2025-09-01"
 # The template's symbolic name for the pool (languageVersion 2.0 keys resources by name, so
 # `diff` can name a changed property and the refusals can point into it).
 TEMPLATE_KEY = SYSTEM_POOL_TEMPLATE_KEY
+# ARM deployment names are at most 64 characters (resource-name-rules, Microsoft.Resources/
+# deployments): the cluster's name is kept whole up to 48 characters, as before.
+DEPLOYMENT_NAME_MAX = 64
+DEPLOYMENT_SUFFIX = "-system-pool"
+DEPLOYMENT_NAME_KEPT = 48
 
 
 def profile(system: PoolSpec, subnet_id: pulumi.Input[str]) -> dict[str, Any]:
@@ -119,8 +125,15 @@ def inline_profile(
 
 
 def deployment_name(cluster_name: str) -> str:
-    """The ARM deployment's name (at most 64 characters; cluster names are at most 63)."""
-    return f"{cluster_name[:48]}-system-pool"
+    """The ARM deployment's name: at most 64 characters (cluster names are at most 63), and
+    unique per cluster in its resource group, where ARM keeps one deployment per name: a name
+    longer than DEPLOYMENT_NAME_KEPT is cut with a hash of the whole (two clusters sharing their
+    first 48 characters shared one deployment, each `up` overwriting the other's record: review
+    aks-3 N-9)."""
+    if len(cluster_name) <= DEPLOYMENT_NAME_KEPT:
+        return f"{cluster_name}{DEPLOYMENT_SUFFIX}"
+    digest = hashlib.sha256(cluster_name.encode()).hexdigest()[:8]
+    return f"{cluster_name[: DEPLOYMENT_NAME_KEPT - 9]}-{digest}{DEPLOYMENT_SUFFIX}"
 
 
 def template(

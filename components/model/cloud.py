@@ -100,6 +100,9 @@ class Cloud(ABC):
     # plane's version input per cluster type, and what its minor bump does to the nodes of a
     # provisioner that does not follow it (keyed by the type that marks the provisioner).
     node_effects: ClassVar[Mapping[str, tuple[NodeEffect, ...]]] = MappingProxyType({})
+    # What `diff` says of a resource whose inputs wait for a grant made (or replaced) in the
+    # same `up` to propagate, by (grant type, type of what waits).
+    grant_waits: ClassVar[Mapping[tuple[str, str], str]] = MappingProxyType({})
     control_plane_version: ClassVar[Mapping[str, str]] = MappingProxyType({})
     version_bump_effects: ClassVar[Mapping[str, NodeEffect]] = MappingProxyType({})
     # The cloud's own per-node agents whose requests no source gives: a GPU pool's
@@ -292,6 +295,13 @@ class Cloud(ABC):
     ) -> list[str]:
         """What the valid pools (with their index) need together of the cluster's network or
         project that gpufleet neither creates nor checks offline (said "not checked")."""
+        return []
+
+    def pools_problems(
+        self, cluster: ClusterConfig, pools: Sequence[tuple[int, GpuPoolConfig]]
+    ) -> list[Problem]:
+        """What the cloud refuses of the pools together (how many a cluster holds), for
+        pools that passed their own checks (with their index)."""
         return []
 
     def reservation_cap(self, config: StackConfig, pool: GpuPoolConfig) -> ReservationCap | None:

@@ -13,6 +13,7 @@ in its own table, which says so.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
@@ -20,6 +21,8 @@ from typing import Literal
 
 # Standard support ending within this many days (inclusive) is a warning.
 WARNING_DAYS = 60
+# A patch version written where gpufleet takes a minor ("1.35.7").
+_PATCH = re.compile(r"(?P<minor>\d+\.\d+)\.\d+")
 
 Status = Literal["unknown", "not-yet", "standard", "ending-soon", "extended", "ended"]
 # The cloud will not create the cluster: the plan must stop.
@@ -162,6 +165,13 @@ def assess(lifecycle: VersionLifecycle, minor: str, today: date) -> Assessment:
     allowed = _creatable_text(lifecycle, today)
     row = lifecycle.row(minor)
     if row is None:
+        patch = _PATCH.fullmatch(minor)
+        if patch is not None and lifecycle.row(patch["minor"]) is not None:
+            text = (
+                f"{minor} is a patch version: write the minor, {patch['minor']}; {cloud} picks "
+                "the patch and keeps it current."
+            )
+            return Assessment(cloud, minor, "unknown", text)
         first, last = lifecycle.rows[0].minor, lifecycle.rows[-1].minor
         text = f"Kubernetes {minor} is not in gpufleet's {cloud} table ({first} to {last})."
         return Assessment(cloud, minor, "unknown", f"{text} {allowed}")

@@ -2,8 +2,7 @@
 
 The point is the warning: a PR that edits a GPU pool's accelerator type looks like a one-line
 change, but the provider deletes and recreates the pool (every node, every running job). This
-module names those replacements, using :mod:`components.model.catalog.replacements`, before anyone
-runs ``pulumi up``.
+module names those replacements (:mod:`components.model.catalog.replacements`) before `up`.
 
 Command line (wired into ``python -m components`` elsewhere)::
 
@@ -22,9 +21,8 @@ still holds (`diff_verdicts`, data in :mod:`components.model.catalog.rejections`
 
 What the diff models, and what it does not:
 
-* Resources are matched by URN; a renamed resource is a delete plus an add. The pieces live in
-  `diff_model` (what a diff is), `diff_paths` (property paths, ignore and replace rules) and
-  `diff_render` (text and Markdown).
+* Resources are matched by URN; a renamed resource is a delete plus an add. Pieces: `diff_model`,
+  `diff_paths` (property paths, ignore and replace rules), `diff_render` (text and Markdown).
 * Plans of two stacks of one project (``gcp-dev`` and a copy under another stack name) are
   matched by logical identity: the URN without its stack part (project, type with its parent
   chain, name). The old plan's URNs, and every URN it refers to (``parent``, ``provider``,
@@ -43,7 +41,8 @@ What the diff models, and what it does not:
   active cluster changes) or moves it (a GCP provider's project): `diff_providers`. Removing an input counts as a
   change, which over-warns for optional+computed provider fields (the provider keeps the old
   value); better a spurious warning than a silent recreation.
-* ``dependencies`` are not compared: they follow from the inputs, which are.
+* ``dependencies`` are not compared (they follow from the inputs); they say what waits for a
+  new grant (`diff_waits`).
 * A resource whose inputs are all equal, and whose ``dependsOn``, ``parent``, options or
   (unreplaced) provider differ, gets the verdict ``none``: Pulumi's engine asks the provider to
   diff the inputs only (pulumi/pulumi ``pkg/resource/deploy/step_generator.go``,
@@ -105,6 +104,7 @@ from components.tooling.diff_verdicts import (
     unsafe_together_refusals,
     verdict_note,
 )
+from components.tooling.diff_waits import with_grant_waits
 
 __all__ = [
     "ABSENT",
@@ -308,7 +308,7 @@ def diff_plans(old: Mapping[str, Any], new: Mapping[str, Any]) -> PlanDiff:
                 output_changes.append(((str(key),), old_value, new_value))
 
     project, stack = new.get("project"), new.get("stack")
-    return PlanDiff(
+    diff = PlanDiff(
         added=tuple(added),
         removed=tuple(removed),
         changed=tuple(changed),
@@ -319,6 +319,7 @@ def diff_plans(old: Mapping[str, Any], new: Mapping[str, Any]) -> PlanDiff:
         warnings=plan_warnings(new) or (),
         old_warnings=plan_warnings(old),
     )
+    return with_grant_waits(diff, new_index)
 
 
 # --------------------------------------------------------------------------------------------

@@ -62,6 +62,8 @@ class ResourceRef:
     parent: str | None = None
     # Removed but kept in the cloud (`retainOnDelete`): Pulumi only forgets it.
     kept: bool = False
+    # What the reviewer must know about it (an added pool that waits for a new grant).
+    notes: tuple[str, ...] = ()
 
 
 NodeEffectOrUnknown = Effect | Literal["unknown"]

@@ -210,11 +210,15 @@ def _grouped_lines(sign: str, refs: Iterable[ResourceRef], labels: dict[str, str
         reason = role(head.type)
         if not under:
             lines.append(f"{sign} {label(head)}")
+            lines += [f"    note: {note}" for note in head.notes]
             continue
         why = f"; exists only while {reason}" if reason else ""
         noun = "resource" if len(under) == 1 else "resources"
         lines.append(f"{sign} {label(head)} (with the {len(under)} {noun} under it{why})")
-        lines += [f"    {sign} {label(ref)}" for ref in under]
+        lines += [f"    note: {note}" for note in head.notes]
+        for ref in under:
+            lines.append(f"    {sign} {label(ref)}")
+            lines += [f"        note: {note}" for note in ref.notes]
     return lines
 
 

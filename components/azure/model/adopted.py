@@ -28,10 +28,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from components.azure.model.deployed import FixedAtCreation
+from components.azure.model.limits import MAX_POOLS_PER_CLUSTER
 from components.model.adoption import version_problem
 from components.model.problems import Problem
 from components.model.schema import ClusterConfig
@@ -72,18 +73,36 @@ NODE_OS_CHANNELS_THAT_TOUCH_NODES = frozenset({"NodeImage", "SecurityPatch"})
 
 
 def network_of(facts: AksClusterFacts) -> str:
-    """The cluster's pod network, in the terms of AKS's max-pods table."""
+    """The cluster's pod network, in the terms of AKS's max-pods table (`byo cni`: the
+    owner's own CNI, networkPlugin `none`, aks/use-byo-cni)."""
     if facts.network_plugin == "kubenet":
         return "kubenet"
+    if facts.network_plugin == "none":
+        return "byo cni"
     if (facts.network_plugin_mode or "").lower() == "overlay":
         return "overlay"
     return "pod subnet" if facts.pod_subnet_id else "node subnet"
 
 
 def adoption_problems(
-    facts: AksClusterFacts, cluster: ClusterConfig, uses_reservation_groups: bool = False
+    facts: AksClusterFacts,
+    cluster: ClusterConfig,
+    uses_reservation_groups: bool = False,
+    gpu_pools: Sequence[str] = (),
 ) -> list[Problem]:
     problems = []
+    # The owner's pools and gpufleet's (some may exist from an earlier `up`) in one cluster.
+    total = len(set(facts.pools) | set(gpu_pools))
+    if total > MAX_POOLS_PER_CLUSTER:
+        problems.append(
+            Problem(
+                "gpuPools",
+                f"cluster {facts.name} has {len(facts.pools)} pools, and with gpufleet's it "
+                f"would have {total}: AKS holds at most {MAX_POOLS_PER_CLUSTER} in a cluster "
+                "(aks/quotas-skus-regions); add fewer GPU pools, or ask its owner to remove some",
+                f"{len(gpu_pools)} pools",
+            )
+        )
     if uses_reservation_groups and facts.control_plane_identity_id is None:
         problems.append(
             Problem(
@@ -101,7 +120,19 @@ def adoption_problems(
     if version is not None:
         problems.append(version)
     network = network_of(facts)
-    if network != "overlay":
+    if network == "byo cni":
+        problems.append(
+            Problem(
+                "cluster.existing",
+                f"cluster {facts.name} runs a CNI of its own (networkPlugin none, AKS's "
+                "bring-your-own CNI): what a new pool's pods get (addresses, pods per node) is "
+                "that CNI's, which gpufleet does not know, while gpufleet's GPU pools, "
+                f"allocatable and fit assume Azure CNI Overlay ({NEW_POOL_MAX_PODS['overlay']} "
+                "pods per node); adopt a cluster on Azure CNI Overlay",
+                network,
+            )
+        )
+    elif network != "overlay":
         why = {
             "kubenet": "kubenet (retiring on 2028-03-31)",
             "pod subnet": "Azure CNI with a pod subnet, which every new pool needs and "

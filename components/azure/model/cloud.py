@@ -12,7 +12,15 @@ from typing import Any, ClassVar
 from components.azure.model import allocatable as azure_allocatable
 from components.azure.model import config as azure_config
 from components.azure.model import daemonsets as aks_daemonsets
-from components.azure.model import grants, prices, reservations, version_rules, versions
+from components.azure.model import (
+    grants,
+    limits,
+    prices,
+    rbac,
+    reservations,
+    version_rules,
+    versions,
+)
 from components.azure.model import node_effects as azure_node_effects
 from components.azure.model import offerings as azure_offerings
 from components.azure.model.catalog import (
@@ -67,6 +75,7 @@ class Azure(ManagedCloud):
     cluster_options = azure_config.AzureClusterOptions
     adopts_clusters = True
     node_effects = azure_node_effects.NODE_EFFECTS
+    grant_waits = rbac.GRANT_WAITS
     # Where the existing cluster is, the node subnet for the GPU pools (default: the first
     # agent pool's), and how the Kubernetes provider signs in on an Entra ID cluster.
     adopted_cluster_keys = (
@@ -123,6 +132,7 @@ class Azure(ManagedCloud):
         problems += grants.grant_problems(options)
         if not self.adopted(cluster):
             problems += node_resource_group_problems(cluster, options)
+            problems += limits.system_pool_problems(cluster)
         if self.adopted(cluster) and options.resource_group_name is None:
             problems.append(
                 Problem(
@@ -173,6 +183,22 @@ class Azure(ManagedCloud):
 
     def reservation_cap(self, config: StackConfig, pool: GpuPoolConfig) -> ReservationCap | None:
         return reservations.cap(pool)
+
+    def check_pool_limits(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str
+    ) -> list[Problem]:
+        return limits.pool_limit_problems(pool, path)
+
+    def pools_problems(
+        self, cluster: ClusterConfig, pools: Sequence[tuple[int, GpuPoolConfig]]
+    ) -> list[Problem]:
+        return limits.pools_problems(pools)
+
+    def pools_warnings(
+        self, cluster: ClusterConfig, pools: Sequence[tuple[int, GpuPoolConfig]]
+    ) -> list[str]:
+        # An adopted cluster's other pools are its owner's: their nodes are not known offline.
+        return [] if self.adopted(cluster) else limits.cluster_node_warnings(cluster, pools)
 
     def cluster_warnings(self, cluster: ClusterConfig) -> list[str]:
         options = azure_config.cluster_options(cluster)
@@ -317,6 +343,15 @@ class Azure(ManagedCloud):
             # AKS's containerd defines only this runtime on GPU nodes (AgentBaker's template;
             # NVIDIA's AKS guide sets it): the chart's default `nvidia` has no handler there.
             preset["operator"] = {"runtimeClass": "nvidia-container-runtime"}
+            # Operator 25.10 and later default to CDI (values.yaml `cdi.enabled: true`, NVIDIA/
+            # gpu-operator PR 1578): the device plugin then hands out CDI devices
+            # (DEVICE_LIST_STRATEGY cdi-annotations,cdi-cri) and the toolkit, which is off here,
+            # installs the CDI hook and turns CDI on in containerd (v26.7.0 controllers/
+            # object_controls.go transformDevicePluginCtrForCDI, transformToolkitCtrForCDI).
+            # Nothing shows AKS's own containerd and nvidia-container-runtime resolving CDI
+            # devices, and NVIDIA's AKS guide predates the default: devices are handed to
+            # AKS's runtime by environment variable, as before (review aks-3 N-2).
+            preset["cdi"] = {"enabled": False}
         return preset
 
 

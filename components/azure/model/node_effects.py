@@ -46,7 +46,9 @@ _AKS_AGENT_POOL: Final[tuple[NodeEffect, ...]] = (
         "schedules only AKS's own upgrades): one node at a time and no surge node "
         "(maxUnavailable 1), each cordoned and drained with PodDisruptionBudgets honoured for up "
         "to 60 minutes, then reimaged; a node a PDB keeps busy (a protected training job) is "
-        "left running on the old version and the update fails, to be run again once the job ends",
+        "left running on the old version and the update fails, to be run again once the job "
+        "ends: until an operation succeeds, AKS shows the pool and the whole cluster as Failed "
+        "(the cluster runs on; docs/aks.md says how to clear it)",
         _AKS_UPGRADE_SOURCE,
         when="minor-changes",
     ),

@@ -242,14 +242,17 @@ def capacity_warnings(
             grant = (
                 f"; the control plane's Contributor grant on resource group "
                 f"{parts.resource_group} is made elsewhere (cluster.azure.grantsMadeElsewhere): "
-                "not checked"
+                "not checked; it must be at least 60 minutes old when `up` creates the pool "
+                "(AKS: up to 60 minutes to propagate, aks/use-capacity-reservation-groups)"
             )
         elif cluster_options(cluster).role_assignments:
             grant = (
                 "; the control plane's new Contributor grant on resource group "
                 f"{parts.resource_group} can take up to 60 minutes to propagate "
-                "(aks/use-capacity-reservation-groups): if the first `pulumi up` fails to "
-                "create the pool for want of it, run it again later. Azure keeps one such "
+                "(aks/use-capacity-reservation-groups), so `pulumi up` creates the pool only "
+                "once the grant is 60 minutes old: the first `up` takes about an hour (the "
+                "cluster is created meanwhile), and so does one that moves the pool to a group "
+                "in another resource group (the old pool runs until then). Azure keeps one such "
                 "grant per identity and group, and gpufleet keeps its own in Azure when it "
                 "leaves the stack (retainOnDelete): if one exists already (another stack's, "
                 "or this stack's from before a destroy), `up` fails with RoleAssignmentExists, "
@@ -259,7 +262,9 @@ def capacity_warnings(
             grant = (
                 f"; the control plane's identity needs Contributor on resource group "
                 f"{parts.resource_group} (aks/use-capacity-reservation-groups), which "
-                "cluster.azure.roleAssignments false leaves to an administrator: not checked"
+                "cluster.azure.roleAssignments false leaves to an administrator: not checked; "
+                "it must be at least 60 minutes old when `up` creates the pool (up to 60 "
+                "minutes to propagate)"
             )
         warnings.append(
             f"{path} ({pool.name}): other pools or VMs that use group {parts.name} share its "

@@ -332,6 +332,17 @@ DOWNTIME: Final[Mapping[str, str]] = MappingProxyType(
         "aws:eks/cluster:Cluster": "the whole cluster and every workload on it",
         "aws:autoscaling/group:Group": "every instance of this group and the pods on it",
         "pulumi:providers:kubernetes": "every Kubernetes resource it manages, replaced with it",
+        # gpufleet's grants are auto-named and have no deleteBeforeReplace: Pulumi creates the
+        # new assignment, then deletes the old one (review aks-3 N-4).
+        "azure-native:authorization:RoleAssignment": (
+            "nothing: the new grant is made first, then the old one is deleted (a grant kept on "
+            "delete, retainOnDelete, stays in Azure), so no access is lost meanwhile"
+        ),
+        # gpufleet's only deployment holds the system pool (components/azure/system_pool.py).
+        "azure-native:resources:Deployment": (
+            "nothing: a deployment is ARM's record of a template; the new one PUTs the system "
+            "pool again as its template says, and deleting the old record deletes no pool"
+        ),
     }
 )
 

@@ -257,6 +257,17 @@ REPLACEMENT_PATHS: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
             "spotMaxPrice",
             "vnetSubnetID",
         ),
+        # pulumi-azure-native: the URL path parameters (scope, roleAssignmentName) and
+        # forceNewMap["Authorization"]["RoleAssignment"] = principalId, scope (PR 1010, issue
+        # 771: ARM answers an update of either RoleAssignmentUpdateNotPermitted, "Tenant ID,
+        # application ID, principal ID, and scope are not allowed to be updated").
+        "azure-native:authorization:RoleAssignment": (
+            "principalId",
+            "roleAssignmentName",
+            "scope",
+        ),
+        # pulumi-azure-native: the URL path parameters of a deployment at resource group scope.
+        "azure-native:resources:Deployment": ("deploymentName", "resourceGroupName"),
         # pulumi-kubernetes helm_release.go: ``forceNewFields := []string{".name", ".namespace"}``.
         "kubernetes:helm.sh/v3:Release": ("name", "namespace"),
         # pulumi-kubernetes forcenew.go, per kind (plus the metadata identity of every object).

@@ -16,6 +16,7 @@ from components.tooling.consumers.shared import (
     ConsumerError,
     Request,
     left_out,
+    queue_guard,
     queued_warnings,
     unreachable_pools,
 )
@@ -78,11 +79,13 @@ def main(argv: Sequence[str]) -> int:
     if options.always_on and options.tool != "fiftyone":
         parser.error("--always-on applies to --for fiftyone only")
     stack, config = load_validated(options.stack)
-    pools = select_gpu_pools(resolve_pools(config), options.pool, stack.name)
-    # A tool's own pods carry no queue label: pools they could never reach are left out.
-    unreachable = [] if options.tool == "pod" else unreachable_pools(pools)
+    every_pool = resolve_pools(config)
+    pools = select_gpu_pools(every_pool, options.pool, stack.name)
+    # A tool's own pods carry no queue label: queued pools they must not take are left out.
+    unreachable = [] if options.tool == "pod" else unreachable_pools(pools, every_pool)
     for spec in unreachable:
-        print(f"warning: {left_out(spec, f'{options.tool} settings')}", file=sys.stderr)
+        why = left_out(spec, f"{options.tool} settings", queue_guard(spec, every_pool))
+        print(f"warning: {why}", file=sys.stderr)
     pools = [spec for spec in pools if spec not in unreachable]
     if not pools:
         print(f"error: no GPU pool {options.tool}'s pods can reach", file=sys.stderr)

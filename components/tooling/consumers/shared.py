@@ -11,7 +11,7 @@ import yaml
 
 from components.model.capacity import QUEUE_LABEL
 from components.model.catalog import gpus
-from components.model.pools import PoolSpec
+from components.model.pools import PoolSpec, Taint
 from components.model.schema import StackConfig
 
 
@@ -95,20 +95,50 @@ def queued_warnings(request: Request) -> list[str]:
     ]
 
 
-def unreachable_pools(pools: Sequence[PoolSpec]) -> list[PoolSpec]:
-    """Queued pools whose nodes come only through ProvisioningRequests (GKE's queued
-    provisioning): a tool's pods, which carry no queue label, would never get a node there."""
-    return [spec for spec in pools if spec.queue is not None and spec.queue.only_requested]
+def queue_guard(spec: PoolSpec, every_pool: Sequence[PoolSpec]) -> Taint | None:
+    """A queued pool's own taint, which no other pool of the stack has: it keeps every pod
+    Kueue did not admit (Kueue adds its toleration on admission) off the pool's nodes, as AKS's
+    `gpufleet.io/queued` does. None: the pool has none (a queued pool of a cluster gpufleet did
+    not create may share its taints with other pools)."""
+    if spec.queue is None:
+        return None
+    others = {t for other in every_pool if other.name != spec.name for t in other.node_taints}
+    return next((t for t in spec.node_taints if t not in others), None)
 
 
-def left_out(spec: PoolSpec, what: str) -> str:
-    """Why a queued pool gets no `what` (for stderr or a comment)."""
-    assert spec.queue is not None
+def unreachable_pools(pools: Sequence[PoolSpec], every_pool: Sequence[PoolSpec]) -> list[PoolSpec]:
+    """Queued pools a tool's pods, which carry no queue label, must not take: where nodes come
+    only through ProvisioningRequests (GKE's queued provisioning) they would never get one, and
+    where the pool's own taint keeps unadmitted pods off (AKS), tolerating it would start them
+    outside the queue; Flyte's tolerations go to every GPU task, so tasks for any pool would
+    land there (review issue 30, Flyte on queued pools)."""
+    return [
+        spec
+        for spec in pools
+        if spec.queue is not None
+        and (spec.queue.only_requested or queue_guard(spec, every_pool) is not None)
+    ]
+
+
+def left_out(spec: PoolSpec, what: str, guard: Taint | None = None) -> str:
+    """Why a queued pool gets no `what` (for stderr or a comment); `guard`: its own taint."""
+    queue = spec.queue
+    assert queue is not None
+    job = (
+        f"Jobs labelled {QUEUE_LABEL}={queue.local_queue} in namespace "
+        f"{' or '.join(queue.namespaces)}"
+    )
+    if queue.only_requested or guard is None:
+        return (
+            f"pool {spec.name}: no {what}: its nodes come only through ProvisioningRequests "
+            f"({queue.provisioning_class}), which Kueue makes for {job}; use --for pod for "
+            "such a Job"
+        )
     return (
-        f"pool {spec.name}: no {what}: its nodes come only through ProvisioningRequests "
-        f"({spec.queue.provisioning_class}), which Kueue makes for Jobs labelled "
-        f"{QUEUE_LABEL}={spec.queue.local_queue} in namespace "
-        f"{' or '.join(spec.queue.namespaces)}; use --for pod for such a Job"
+        f"pool {spec.name}: no {what}: it is queued, and its taint {guard} keeps off its nodes "
+        f"every pod Kueue did not admit (Kueue adds the toleration when it admits one of the "
+        f"{job}); these settings carry no queue label, so tolerating the taint would start "
+        "pods outside the queue; use --for pod for such a Job"
     )
 
 

@@ -128,7 +128,8 @@ def _role_assignment(name: str, inputs: Mapping[str, Any], world: World) -> dict
     assignment_id = (
         f"{inputs.get('scope')}/providers/Microsoft.Authorization/roleAssignments/{name}"
     )
-    return {"__id": assignment_id, "id": assignment_id}
+    created = {"createdOn": world.grants_created_on} if world.grants_created_on else {}
+    return {"__id": assignment_id, "id": assignment_id, **created}
 
 
 def _user_credentials(args: Mapping[str, Any], world: World) -> dict[str, Any]:

@@ -47,6 +47,9 @@ class World:
     # "capacity"}]} (None: the groups the stack's pools name, reserving what they say).
     control_plane_identity_id: str | None = None
     capacity_reservation_groups: Mapping[str, Mapping[str, Any]] | None = None
+    # AKS: the `createdOn` ARM reports for the role assignments this `up` creates (None: none,
+    # so nothing waits for a grant to propagate, as in every plan but the tests of that wait).
+    grants_created_on: str | None = None
     # GKE: an Autopilot cluster; the owner's node pools, and pools gpufleet created in an
     # earlier `up` (their nodes carry gpufleet.io/pool).
     autopilot: bool = False
