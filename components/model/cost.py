@@ -126,7 +126,7 @@ def stack_cost(config: StackConfig, today: date) -> StackCost:
     cloud = cloud_of(config)
     pricing = cloud.pricing
     system = system_pool(config)
-    pools = [(system, True, None)] if system else []
+    pools: list[tuple[PoolSpec, bool, Commitment | None]] = [(system, True, None)] if system else []
     pools += [
         (
             resolve_pool(config, pool),
@@ -252,7 +252,8 @@ def _pool_cost(
         warnings.append(f"pool {spec.name}: no machine type to price")
     known = [rate for rate in rates if rate is not None]
     per_node = max(known) if known and len(known) == len(rates) else None
-    committed_nodes, committed_cost = 0, 0.0
+    committed_nodes = 0
+    committed_cost: float | None = 0.0
     if commitment is not None:
         committed_nodes = commitment.nodes
         committed_cost = (
