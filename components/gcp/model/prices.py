@@ -51,24 +51,26 @@ def _dws_estimate(machine: str) -> str:
 
 class GkePricing(Pricing):
     def node_price(self, config: StackConfig, pool: PoolSpec, machine: str) -> NodePrice:
-        price = self._list_price(config, pool, machine)
+        price = self._list_price(config, pool.accelerator, pool.gpus_per_node, machine)
         if pool.capacity in gke.DWS_ORDERS and price.on_demand is not None:
             made = "; ".join(part for part in (price.estimate, _dws_estimate(machine)) if part)
             return NodePrice(price.on_demand, None, estimate=made)
         return price
 
-    def _list_price(self, config: StackConfig, pool: PoolSpec, machine: str) -> NodePrice:
-        """The node's on-demand and Spot list price, attached GPUs included."""
+    def _list_price(
+        self, config: StackConfig, accelerator: str, gpus: int, machine: str
+    ) -> NodePrice:
+        """The node's on-demand and Spot list price, its `gpus` attached GPUs included."""
         table = self.table()
         region = config.cluster.region
         node = table.machine(machine, region)
-        row = CATALOG.machine(pool.accelerator, machine)
+        row = CATALOG.machine(accelerator, machine)
         if row is None or not row.attach_counts or node.on_demand is None:
             return node
         gpu = table.accelerator(row.gke_accelerator, region)
         if gpu.on_demand is None:
             return NodePrice(None, None, f"{row.gke_accelerator} attached: {gpu.unknown}")
-        count = pool.gpus_per_node
+        count = gpus
         spot = None if node.spot is None or gpu.spot is None else node.spot + count * gpu.spot
         made = "; ".join(
             f"{name}: {text}"
@@ -104,10 +106,14 @@ class GkePricing(Pricing):
                 "counted: set gcp.reservation.count to include it",
             )
         machine = reservation.machine_type or pool.machine_type or ""
-        from components.model.pools import resolve_pool  # the registry imports this module
-
-        spec = resolve_pool(config, pool)
-        price = self._list_price(config, spec, machine) if machine else NodePrice(None, None)
+        row = CATALOG.machine(pool.accelerator, machine)
+        # As the pool resolves it (components/model/managed_cloud.py): N1 attaches gpusPerNode.
+        gpus = (pool.gpus_per_node or 1) if row and row.attach_counts else (row.gpus if row else 1)
+        price = (
+            self._list_price(config, pool.accelerator, gpus, machine)
+            if machine
+            else NodePrice(None, None)
+        )
         return Commitment(
             reservation.count,
             price.on_demand,
