@@ -117,6 +117,26 @@ GPU_ESTIMATES: Mapping[str, tuple[float, float | None]] = {
     "nvidia-tesla-v100": (2.48, None),
     "nvidia-tesla-p100": (1.46, None),
 }
+_H200_DATASET = (
+    "per-GPU list prices x 8 from the Hugging Face dataset tanod/cloud-gpu-list-prices (snapshot "
+    "2026-10-13, taken from the Cloud Billing Catalog API; no licence stated, facts only), as "
+    "shown by a search here: the table's source has no a3-ultragpu-8g"
+)
+# machine -> region -> (on demand, Spot), entered by hand where the table's source has none.
+MACHINE_ESTIMATES: Mapping[str, Mapping[str, Mapping[str, tuple[float, float | None]]]] = {
+    "gcp": {
+        "a3-ultragpu-8g": {
+            "us-central1": (round(8 * 10.4365, 6), round(8 * 6.2607, 6)),
+            "us-east4": (round(8 * 10.4365, 6), round(8 * 5.6357, 6)),
+            "us-west1": (round(8 * 10.4365, 6), round(8 * 6.2607, 6)),
+            "europe-west1": (round(8 * 11.4934, 6), round(8 * 6.8944, 6)),
+            "asia-south1": (round(8 * 12.5245, 6), round(8 * 6.7805, 6)),
+        },
+    },
+}
 ESTIMATED: Mapping[str, Mapping[str, str]] = {
-    "gcp": {name: _GPU_PAGE for name in GPU_ESTIMATES},
+    "gcp": {
+        **{name: _GPU_PAGE for name in GPU_ESTIMATES},
+        "a3-ultragpu-8g": _H200_DATASET,
+    },
 }

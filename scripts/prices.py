@@ -53,6 +53,7 @@ from scripts.price_facts import (  # noqa: E402  (the project must be importable
     FALLBACK_REGION,
     FEES,
     GPU_ESTIMATES,
+    MACHINE_ESTIMATES,
 )
 
 SOURCES: Mapping[str, Mapping[str, str]] = {
@@ -235,12 +236,14 @@ def with_facts(document: dict[str, Any]) -> dict[str, Any]:
     document["fallbackRegion"] = FALLBACK_REGION[cloud]
     estimated = dict(ESTIMATED.get(cloud, {}))
     document["estimated"] = estimated
+    for machine, by_region in MACHINE_ESTIMATES.get(cloud, {}).items():
+        document["machines"][machine] = {r: list(p) for r, p in sorted(by_region.items())}
     if cloud == "gcp":
         region = FALLBACK_REGION[cloud]
         document["accelerators"] = {
-            name: {region: list(GPU_ESTIMATES[name])} for name in sorted(estimated)
+            name: {region: list(GPU_ESTIMATES[name])} for name in sorted(GPU_ESTIMATES)
         }
-        document["unknown"] = {k: v for k, v in document["unknown"].items() if k not in estimated}
+    document["unknown"] = {k: v for k, v in document["unknown"].items() if k not in estimated}
     return document
 
 

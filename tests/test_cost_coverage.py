@@ -113,7 +113,7 @@ def test_every_priced_example_has_numeric_idle_and_full_scale(stack: str) -> Non
 
 # Machine types no source prices in any region (each an `unknown` entry of its table, named in
 # docs/cost.md): a stack of them has an unknown full-scale cost, said in its warnings.
-UNPRICED = {"a3-ultragpu-8g", "a4-highgpu-8g", "p5e.48xlarge", "Standard_ND96isr_H200_v5"}
+UNPRICED = {"a4-highgpu-8g", "p5e.48xlarge", "Standard_ND96isr_H200_v5"}
 
 NEW_REGIONS = {
     "aws": ("us-west-2", "us-east-1", "eu-west-1", "ap-northeast-1"),
