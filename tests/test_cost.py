@@ -360,6 +360,9 @@ def test_plan_prints_the_cost_after_the_pool_table_and_warns_of_old_prices(
     age = (PINNED_TODAY - table("aws").as_of).days
     assert age > MAX_PRICE_AGE_DAYS
     assert f"warning: the aws prices are from {table('aws').as_of} ({age} days old" in err
+    # Once, in one line that says what to run.
+    (stale,) = [line for line in err.splitlines() if "prices are from" in line]
+    assert "run `.venv/bin/python scripts/prices.py --help`" in stale
 
 
 def test_prices_warn_only_once_older_than_90_days(monkeypatch: pytest.MonkeyPatch) -> None:
