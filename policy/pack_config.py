@@ -10,9 +10,12 @@ documents for production stacks) or when its name says so (`prod`, `production`,
 and a stack named prod whose file forgot `protect`.
 
 `gpu-cost-at-full-scale` gets the stack's `cost` (what `plan STACK --json` prints, computed from
-the stack file with gpufleet's model, so run this with the program's virtualenv) and, with
-`--max-per-hour`, its budget; without a budget the rule passes. A file gpufleet cannot read gets
-no `cost` (`plan` reports its problems).
+the stack file with gpufleet's model, so run this with the program's virtualenv) and the stack's
+budget: `gpufleet:cost` in the stack file (`maxPerHour`, optionally `maxIdlePerHour`), which is
+where a team keeps it, so the shipped pull-request workflows enforce it with no change. The
+options `--max-per-hour` / `--max-idle-per-hour` override the file's values for one run. Without
+a budget the rule passes. A file gpufleet cannot read gets no `cost` (`plan` reports its
+problems), and a budget it states is still passed on, so the rule says it was not checked.
 """
 
 from __future__ import annotations
@@ -50,6 +53,9 @@ class UnreadableStack(Exception):
     """A stack file this script cannot read: its message names the file and what is wrong."""
 
 
+BUDGET_KEYS = ("maxPerHour", "maxIdlePerHour")
+
+
 def stack_cost(path: Path) -> dict[str, Any] | None:
     """The stack's `cost` object, as `plan --json` prints it; None if gpufleet cannot read it."""
     if str(PROJECT_DIR) not in sys.path:
@@ -67,7 +73,22 @@ def stack_cost(path: Path) -> dict[str, Any] | None:
         return None
 
 
-def pack_config(path: Path, max_per_hour: float | None = None) -> dict[str, Any]:
+def stack_budget(config: Mapping[str, Any]) -> dict[str, float]:
+    """`gpufleet:cost` of the stack file: the budget keys whose values are numbers (a wrong
+    value is `plan`'s error to report, with its key path; it is not guessed here)."""
+    section = config.get("gpufleet:cost")
+    if not isinstance(section, Mapping):
+        return {}
+    return {
+        key: float(section[key])
+        for key in BUDGET_KEYS
+        if isinstance(section.get(key), int | float) and not isinstance(section.get(key), bool)
+    }
+
+
+def pack_config(
+    path: Path, max_per_hour: float | None = None, max_idle_per_hour: float | None = None
+) -> dict[str, Any]:
     try:
         document = yaml.safe_load(path.read_text()) or {}
     except OSError as error:
@@ -80,9 +101,10 @@ def pack_config(path: Path, max_per_hour: float | None = None) -> dict[str, Any]
     config = (document.get("config") if isinstance(document, dict) else None) or {}
     if not isinstance(config, dict):
         raise UnreadableStack(f"cannot read {path}: `config:` must be a mapping")
-    cost: dict[str, Any] = {}
-    if max_per_hour is not None:
-        cost["maxPerHour"] = max_per_hour
+    cost: dict[str, Any] = dict(stack_budget(config))
+    for key, value in (("maxPerHour", max_per_hour), ("maxIdlePerHour", max_idle_per_hour)):
+        if value is not None:
+            cost[key] = value
     stack = stack_cost(path)
     if stack is not None:
         cost["cost"] = stack
@@ -98,11 +120,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--max-per-hour",
         type=float,
-        help="budget for gpu-cost-at-full-scale: USD per hour with every pool full",
+        help="budget for gpu-cost-at-full-scale: USD per hour with every pool full (overrides "
+        "the stack file's gpufleet:cost.maxPerHour)",
+    )
+    parser.add_argument(
+        "--max-idle-per-hour",
+        type=float,
+        help="budget: USD per hour idle (overrides gpufleet:cost.maxIdlePerHour)",
     )
     options = parser.parse_args(argv)
     try:
-        config = pack_config(options.stack_file, options.max_per_hour)
+        config = pack_config(options.stack_file, options.max_per_hour, options.max_idle_per_hour)
     except UnreadableStack as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

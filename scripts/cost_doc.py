@@ -42,10 +42,18 @@ def _unpriced(cost: Mapping[str, Any]) -> str:
         notes.append("Spot at on-demand (no Spot price)")
     if cost["controlPlanePerHour"] is None:
         notes.append("control plane not counted (adopted)")
-    if any("Auto Mode" in w for w in cost["warnings"]):
-        notes.append("Auto Mode node fee not included")
-    if any("is billed on its own" in w for w in cost["warnings"]):
-        notes.append("reserved VMs billed on their own, used or not")
+    estimated = sorted(
+        {
+            m["machineType"]
+            for p in cost["pools"]
+            for m in p["machineTypes"]
+            if m.get("estimate") and m["onDemandPerHour"] is not None
+        }
+    )
+    if estimated:
+        notes.append(f"estimates: {', '.join(estimated)} (see `plan`'s warnings)")
+    if any("not counted" in w and "reserv" in w for w in cost["warnings"]):
+        notes.append("a reservation not counted (see `plan`'s warnings)")
     return "; ".join(notes) or "-"
 
 
@@ -56,12 +64,13 @@ def table() -> str:
 
     rows = [
         f"Priced on {PRICED_ON} (USD; a month is {HOURS_PER_MONTH} hours; idle: control plane, "
-        "system pool at its minimum, GPU pools at `minNodes`; full scale: every pool at "
+        "system pool at its minimum, the stack's NAT gateways, load balancer and addresses, GPU "
+        "pools at `minNodes` and committed capacity at its count; full scale: every pool at "
         "`maxNodes`).",
         "",
-        "| stack | region | prices as of | control plane/h | idle/h | idle/month | full scale/h "
-        "| full scale/month | not in the figures |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| stack | region | prices as of | control plane/h | committed/h | idle/h | idle/month "
+        "| full scale/h | full scale/month | not in the figures |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name in shipped_stacks():
         config = parse_config(load_stack(name).gpufleet, PRICED_ON)
@@ -71,6 +80,7 @@ def table() -> str:
         rows.append(
             f"| `{name}` | {config.cluster.region or '-'} | {cost['pricesAsOf'] or '-'} "
             f"| {_money(control) if control is not None or cost['pricesAsOf'] is None else '-'} "
+            f"| {_money(cost['committedPerHour'])} "
             f"| {_money(idle)} | {_money(idle, HOURS_PER_MONTH)} "
             f"| {_money(full)} | {_money(full, HOURS_PER_MONTH)} | {_unpriced(cost)} |"
         )

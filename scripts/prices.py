@@ -45,43 +45,16 @@ PROJECT_DIR = Path(__file__).resolve().parents[1]
 if str(PROJECT_DIR) not in sys.path:
     sys.path.insert(0, str(PROJECT_DIR))
 
-# Read 2026-11-25: the control-plane fees per cluster and hour, per tier (USD).
-EKS_PRICING = "https://aws.amazon.com/eks/pricing/"
-EKS_EXTENDED = (
-    "https://aws.amazon.com/blogs/containers/"
-    "amazon-eks-extended-support-for-kubernetes-versions-pricing/: clusters on a version in "
-    "extended support are charged $0.60 per cluster per hour, standard support stays $0.10"
+from scripts.price_facts import (  # noqa: E402  (the project must be importable first)
+    CONTROL_PLANE,
+    CONTROL_PLANE_READ,
+    ESTIMATED,
+    FACTS_READ,
+    FALLBACK_REGION,
+    FEES,
+    GPU_ESTIMATES,
+    MACHINE_ESTIMATES,
 )
-GKE_PRICING = (
-    "https://cloud.google.com/kubernetes-engine/pricing: a flat cluster management fee of $0.10 "
-    "per cluster per hour applies to all GKE clusters (the $74.40 monthly free-tier credit is "
-    "per billing account and not applied here)"
-)
-AKS_PRICING = "https://azure.microsoft.com/pricing/details/kubernetes-service/"
-CONTROL_PLANE: Mapping[str, Mapping[str, dict[str, Any]]] = {
-    "aws": {
-        "standard": {"perHour": 0.10, "source": f"{EKS_PRICING}; {EKS_EXTENDED}"},
-        "extended": {"perHour": 0.60, "source": f"{EKS_PRICING}; {EKS_EXTENDED}"},
-    },
-    "gcp": {"standard": {"perHour": 0.10, "source": GKE_PRICING}},
-    "azure": {
-        "Free": {
-            "perHour": 0.0,
-            "source": "https://learn.microsoft.com/azure/aks/free-standard-pricing-tiers: "
-            '"The cluster management is free" on the Free tier',
-        },
-        "Standard": {
-            "perHour": 0.10,
-            "source": f"{AKS_PRICING} (as quoted by secondary sources; the page itself could "
-            "not be read from where this table was generated)",
-        },
-        "Premium": {
-            "perHour": None,
-            "source": f"{AKS_PRICING}: not read; the Premium fee is unknown here",
-        },
-    },
-}
-CONTROL_PLANE_READ = "2026-11-25"
 
 SOURCES: Mapping[str, Mapping[str, str]] = {
     "gcp": {
@@ -235,19 +208,43 @@ def table(
         {
             accelerator: "the source prices machine types only, not GPUs attached to N1 machines"
             for accelerator in accelerators
+            if accelerator not in GPU_ESTIMATES
         }
     )
-    return {
-        "cloud": cloud,
-        "currency": "USD",
-        "asOf": as_of.isoformat(),
-        "spot": spot_source,
-        "source": dict(SOURCES[cloud]),
-        "controlPlane": {"read": CONTROL_PLANE_READ, "tiers": CONTROL_PLANE[cloud]},
-        "machines": by_machine,
-        "accelerators": {},
-        "unknown": dict(sorted(unknown.items())),
-    }
+    return with_facts(
+        {
+            "cloud": cloud,
+            "currency": "USD",
+            "asOf": as_of.isoformat(),
+            "spot": spot_source,
+            "source": dict(SOURCES[cloud]),
+            "controlPlane": {"read": CONTROL_PLANE_READ, "tiers": CONTROL_PLANE[cloud]},
+            "machines": by_machine,
+            "accelerators": {},
+            "unknown": dict(sorted(unknown.items())),
+        }
+    )
+
+
+def with_facts(document: dict[str, Any]) -> dict[str, Any]:
+    """`document` with the hand-held facts of its cloud (scripts/price_facts.py) written in:
+    control-plane tiers, fixed fees, the stand-in region, and hand-entered estimates."""
+    cloud = document["cloud"]
+    document["controlPlane"] = {"read": CONTROL_PLANE_READ, "tiers": CONTROL_PLANE[cloud]}
+    document["fees"] = dict(FEES.get(cloud, {}))
+    document["factsRead"] = FACTS_READ
+    document["fallbackRegion"] = FALLBACK_REGION[cloud]
+    estimated = dict(ESTIMATED.get(cloud, {}))
+    document["estimated"] = estimated
+    for machine, by_region in MACHINE_ESTIMATES.get(cloud, {}).items():
+        document["machines"][machine] = {r: list(p) for r, p in sorted(by_region.items())}
+    if cloud == "gcp":
+        region = FALLBACK_REGION[cloud]
+        document["accelerators"] = {
+            name: {region: list(GPU_ESTIMATES[name])} for name in sorted(GPU_ESTIMATES)
+        }
+    document["unknown"] = {k: v for k, v in document["unknown"].items() if k not in estimated}
+    return document
 
 
 def render(document: Mapping[str, Any]) -> str:
@@ -276,9 +273,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--azure", type=Path, help="karpenter-provider-azure zz_generated.pricing.go"
     )
+    parser.add_argument(
+        "--facts-only",
+        action="store_true",
+        help="rewrite only the hand-held facts (scripts/price_facts.py) into the existing "
+        "tables, keeping their machine prices",
+    )
     options = parser.parse_args(argv)
+    if options.facts_only:
+        for cloud in ("gcp", "aws", "azure"):
+            document = with_facts(json.loads(output_path(cloud).read_text()))
+            output_path(cloud).write_text(render(document))
+            print(f"{output_path(cloud).relative_to(PROJECT_DIR)}: facts of {FACTS_READ}")
+        return 0
     if not (options.gcp or options.aws or options.azure):
-        parser.error("name at least one source file")
+        parser.error("name at least one source file, or --facts-only")
     written = []
     if options.gcp:
         machines = catalog_machines("gcp")

@@ -419,20 +419,19 @@ def test_queued_pools_ask_aks_own_autoscaler_for_all_their_nodes_at_once() -> No
     assert any("is queued: AKS's own cluster autoscaler serves" in w for w in plan.warnings)
 
 
-def test_the_cost_says_what_the_reservation_bills_used_or_not() -> None:
+def test_the_cost_counts_what_the_reservation_bills_used_or_not() -> None:
+    # Issue 31: the reserved VMs are billed whether or not nodes run, so idle counts them.
     raw = raw_of()
     cost = stack_cost(parse_config(raw, PINNED_TODAY), PINNED_TODAY)
-    (note,) = [w for w in cost.warnings if "is billed on its own" in w]
-    price = next(p for p in cost.pools if p.name == "a100").per_node_hour
-    assert price is not None
-    assert note.startswith(
-        "pool a100: capacity reservation group a100-eastus2 is billed on its own, whether the "
-        "pool's nodes run or not: every reserved Standard_NC24ads_A100_v4 at its pay-as-you-go "
-        f"rate: its 2 cost ${2 * price:.4f}/h on top of idle while none of the pool's nodes run"
-    ), note
-    # The idle figure is the pool at minNodes (0): the reservation is not hidden in it.
-    assert next(p for p in cost.pools if p.name == "a100").min_nodes == 0
+    a100 = next(p for p in cost.pools if p.name == "a100")
+    price = a100.per_node_hour
+    assert price is not None and a100.min_nodes == 0
+    assert (a100.committed_nodes, a100.committed_per_hour) == (2, pytest.approx(2 * price))
+    assert cost.committed == pytest.approx(2 * price)
+    (note,) = [w for w in cost.warnings if "capacity reservation group a100-eastus2" in w]
+    assert "billed at its pay-as-you-go rate whether the pool's nodes run or not" in note
     del raw["gpuPools"][0]["azure"]["reservedNodes"]
     cost = stack_cost(parse_config(raw, PINNED_TODAY), PINNED_TODAY)
-    (note,) = [w for w in cost.warnings if "is billed on its own" in w]
-    assert f"${price:.4f}/h each; gpufleet does not know how many it holds" in note
+    (note,) = [w for w in cost.warnings if "capacity reservation group a100-eastus2" in w]
+    assert "gpufleet does not know how many it holds (set azure.reservedNodes)" in note
+    assert cost.committed == 0.0

@@ -513,22 +513,23 @@ def test_fit_names_the_cap_a_reservation_puts_on_the_pool() -> None:
     assert resolve_pool(config, config.gpu_pools[0]).reservation_cap is None
 
 
-def test_reserved_pools_are_not_priced_as_if_they_were_on_demand() -> None:
+def test_reserved_capacity_is_counted_at_its_count_whether_or_not_nodes_run() -> None:
+    # Issue 31: an ODCR and a Capacity Block are billed whether used or not: idle counts them.
     config = parse_config(raw_of("aws-reserved"))
     cost = stack_cost(config, PINNED_TODAY)
     (h100,) = [p for p in cost.pools if p.name == "h100"]
     assert h100.per_node_hour is not None
-    reserved = h100.per_node_hour * 2  # two p5.48xlarge reserved, used or not
+    assert h100.committed_per_hour == pytest.approx(h100.per_node_hour * 2)
+    said = " ".join(cost.warnings)
     assert (
-        "pool h100: reserved: billed by the reservation, every reserved instance at the "
-        f"on-demand rate while it is active, used or not (here {reserved:.2f} USD per hour "
-        "whether or not nodes run)"
-    ) in " ".join(cost.warnings)
-    assert any(
-        w.startswith("pool h200: capacity-block: billed by the block") for w in cost.warnings
-    )
+        "pool h100: 2 reserved instance(s) of On-Demand Capacity Reservations, billed at the "
+        "on-demand rate while active, used or not"
+    ) in said
+    assert "pool h200: 2 reserved instance(s) of Capacity Blocks, paid upfront" in said
+    assert cost.idle is not None and cost.committed is not None
+    assert cost.idle > cost.committed > 0
     plain = stack_cost(parse_config(raw_of("aws-karpenter")), PINNED_TODAY)
-    assert not any("billed by" in w for w in plain.warnings)
+    assert plain.committed == 0.0 and not any("reserved instance" in w for w in plain.warnings)
 
 
 def test_updating_a_capacity_block_group_is_refused_while_it_has_nodes() -> None:

@@ -346,18 +346,21 @@ def test_what_gpufleet_cannot_check_offline_is_said() -> None:
     assert any(w.startswith("gpuPools[1].minNodes: 1 flex-start nodes are kept") for w in warnings)
 
 
-def test_cost_does_not_pretend_flex_start_or_reserved_nodes_are_on_demand() -> None:
+def test_flex_start_is_priced_at_its_on_demand_ceiling_and_a_shared_reservation_is_not_ours() -> (
+    None
+):
+    # Issue 31: a figure for every pool; what it stands for is said, never silent.
     cost = stack_cost(parse_config(raw()), PINNED_TODAY)
-    priced = {pool.name: pool.per_node_hour for pool in cost.pools}
-    assert priced["h100-flex"] is None and priced["a3-queued"] is None
-    assert priced["l4-reserved"] is None
-    assert cost.idle is not None  # every GPU pool idles at zero nodes
-    assert cost.max is None
+    priced = {pool.name: pool for pool in cost.pools}
+    flex = priced["h100-flex"].machine_types[0]
+    assert priced["h100-flex"].per_node_hour == flex.on_demand is not None
+    assert "on-demand price as a ceiling" in flex.estimate and flex.spot is None
+    assert cost.idle is not None and cost.max is not None
     said = "\n".join(cost.warnings)
-    assert "pool h100-flex: a3-highgpu-8g in us-central1 has no price: not priced: flex-start" in (
-        said
-    )
-    assert "reservation projects/shared-gpu-capacity/reservations/l4-inference" in said
+    assert "pool h100-flex: a3-highgpu-8g in us-central1: estimate: " in said
+    # The reservation is shared from project shared-gpu-capacity: its bill is not this stack's.
+    assert priced["l4-reserved"].committed_nodes == 0
+    assert "is project shared-gpu-capacity's: its VMs are billed there" in said
     # Any matching reservation, then on demand: on-demand is the most a node costs.
     config = raw()
     l4 = config["gpuPools"][0]

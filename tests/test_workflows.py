@@ -288,6 +288,8 @@ def test_the_diff_step_comments_changes_new_and_removed_stacks_and_policy_violat
     warm = dev.replace(
         "      minNodes: 0\n      maxNodes: 2\n", "      minNodes: 1\n      maxNodes: 2\n"
     )
+    # The team's budget, in the stack file: the workflow enforces it with no option of its own.
+    warm = warm.rstrip("\n") + "\n  gpufleet:cost:\n    maxPerHour: 1\n"
     checkout(tmp_path / "base", {"gcp-dev": dev, "gone": dev})
     checkout(
         tmp_path / "head",
@@ -323,11 +325,12 @@ def test_the_diff_step_comments_changes_new_and_removed_stacks_and_policy_violat
     gone = plan_count(tmp_path / "plans" / "base" / "gone.json")
     assert f"0 to add, 0 to change (0 replaced), {gone} to delete" in sections["gone"]
     assert "The policy pack rejects" not in sections["fresh"]
-    # The comment carries the cost: warming the T4 pool (no T4 price) makes idle unknown.
-    assert (
-        "| idle | $" in sections["gcp-dev"]
-        and "| unknown (no price for pool t4) |" in sections["gcp-dev"]
-    )
+    # The comment carries the cost: warming the T4 pool adds one T4 node to idle ...
+    idle = r"\| idle \| \$[\d.,]+/h \(\$[\d.,]+/month\) \| \$[\d.,]+/h \(\$[\d.,]+/month\) \| \+\$"
+    assert re.search(idle, sections["gcp-dev"]), sections["gcp-dev"]
+    # ... and the stack file's budget fails the pull request.
+    assert "gpu-cost-at-full-scale" in sections["gcp-dev"]
+    assert "above the budget of $1.00/h (gpufleet:cost.maxPerHour)" in sections["gcp-dev"]
     assert "| idle | not in the plan |" in sections["fresh"]
     assert output.read_text().strip() == "violations=1"
 

@@ -37,6 +37,7 @@ from components.model.problems import ConfigError, Problem
 from components.model.registry import CLOUDS
 from components.model.schema import (
     ClusterConfig,
+    CostConfig,
     GpuPoolConfig,
     GpuSoftwareConfig,
     QueuesConfig,
@@ -69,8 +70,18 @@ _SECTIONS: Mapping[str, Any] = {
     "gpuSoftware": GpuSoftwareConfig,
     "samples": SamplesConfig,
     "queues": QueuesConfig,
+    "cost": CostConfig,
 }
-KNOWN_KEYS = ("cloud", "cluster", "gpuPools", "gpuSoftware", "samples", "kubeconfig", "queues")
+KNOWN_KEYS = (
+    "cloud",
+    "cluster",
+    "gpuPools",
+    "gpuSoftware",
+    "samples",
+    "kubeconfig",
+    "queues",
+    "cost",
+)
 
 
 def _other_clouds_sections(cloud: str, owner: BaseModel, path: str) -> list[Problem]:
@@ -183,6 +194,7 @@ def parse_config(raw: Mapping[str, Any], today: date | None = None) -> StackConf
         checked += check_software(cloud, software, pools, cluster)
     queues_section = sections.get("queues", Salvaged(None))
     unreadable.append(queues_section)
+    unreadable.append(sections.get("cost", Salvaged(None)))
     checked += queue_checks.queues_problems(
         cloud, queues_section.model, raw.get("queues") is not None, indexed_pools
     )
@@ -202,6 +214,7 @@ def parse_config(raw: Mapping[str, Any], today: date | None = None) -> StackConf
         gpu_software_mode=cloud.software_mode(software.mode, cluster),
         warnings=tuple(warnings),
         queues=sections["queues"].model,
+        cost=sections["cost"].model,
     )
     # What only the resolved pools show (a queued pool's flavor within Kueue's limits).
     queued = [(i, resolve_pool(config, p)) for i, p in indexed_pools if queue_checks.is_queued(p)]

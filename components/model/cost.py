@@ -3,19 +3,24 @@
 From the validated config alone, the cloud's price table (`components.model.prices`) and the
 pools as resolved for the cloud:
 
-- idle: the control plane, the system pool at its minimum and every GPU pool at `minNodes`;
-- full scale: the control plane, the system pool and every GPU pool at `maxNodes`.
+- idle: what is billed with no GPU node running: the control plane, the system pool at its
+  minimum, the stack's own network charges (NAT gateways, load balancers, public addresses),
+  every GPU pool at `minNodes`, and capacity a pool is committed to (reservations, Capacity
+  Blocks), billed at its count whether or not nodes run;
+- full scale: the same with every pool at `maxNodes` (a node in committed capacity is billed
+  once).
 
 Each pool is priced per node at the most expensive machine type it may launch; a Spot pool at
 its Spot price, unless it may fall back to on-demand nodes. A Spot price the table does not have
 is replaced by the on-demand price, the most a Spot node is charged (gpufleet sets no Spot
 maximum price: EC2 then charges at most the On-Demand price, AKS pools get `spotMaxPrice: -1`,
-GCE Spot prices are discounts off on-demand), and the warnings say so. A price the table does
-not have at all is `None`, named in the warnings; a total it would enter is `None` too. A pool
-at zero nodes costs nothing whatever its price.
+GCE Spot prices are discounts off on-demand), and the warnings say so. An estimate (a stand-in
+region's list price, a ceiling for a capacity billed below on-demand) is labelled in the JSON and
+the warnings. A price the table does not have at all is `None`, named in the warnings; a total
+it would enter is `None` too. A pool at zero nodes costs nothing whatever its price.
 
-Figures leave out storage, network egress, load balancers, NAT gateways, logging, taxes and any
-discount (committed use, savings plans, reservations, free tiers): docs/cost.md.
+Figures leave out storage, network egress, logging, taxes and any discount (committed use,
+savings plans, free tiers): docs/cost.md.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from typing import Any
 
 from components.model.pool_spec import PoolSpec
 from components.model.pools import resolve_pool, system_pool
-from components.model.prices import ControlPlaneFee, Pricing
+from components.model.prices import Commitment, ControlPlaneFee, Pricing
 from components.model.registry import cloud_of
 from components.model.schema import StackConfig
 
@@ -42,6 +47,7 @@ class MachineCost:
     machine_type: str
     on_demand: float | None
     spot: float | None  # None: unknown, or the pool does not run on Spot
+    estimate: str = ""  # not empty: the price is an estimate, made as this says
 
 
 @dataclass(frozen=True)
@@ -51,6 +57,19 @@ class PoolCost:
     max_nodes: int
     per_node_hour: float | None  # what one node of the pool is priced at
     machine_types: tuple[MachineCost, ...]
+    committed_nodes: int = 0  # reserved instances billed whether or not nodes run
+    committed_per_hour: float | None = 0.0  # what they cost (None: unknown)
+
+    def at(self, nodes: int) -> float | None:
+        """The pool with `nodes` running: its committed capacity plus the nodes beyond it."""
+        beyond = max(0, nodes - self.committed_nodes)
+        if self.committed_per_hour is None:
+            return None
+        if beyond == 0:
+            return self.committed_per_hour
+        if self.per_node_hour is None:
+            return None
+        return self.committed_per_hour + beyond * self.per_node_hour
 
 
 @dataclass(frozen=True)
@@ -61,6 +80,10 @@ class StackCost:
     max: float | None
     pools: tuple[PoolCost, ...]
     warnings: tuple[str, ...] = field(default=())
+    committed: float | None = 0.0  # committed capacity per hour, part of idle and full scale
+    network_idle: float | None = 0.0  # the stack's own network charges, idle
+    network_max: float | None = 0.0  # and at full scale
+    spot_prices: bool = False  # whether the table has Spot prices
 
     def to_json(self) -> dict[str, Any]:
         """The `cost` object of `plan --json` (its keys are an interface: keep them)."""
@@ -70,17 +93,24 @@ class StackCost:
             "controlPlanePerHour": self.control_plane,
             "idlePerHour": self.idle,
             "maxPerHour": self.max,
+            "committedPerHour": self.committed,
+            "networkPerHour": self.network_idle,
+            "networkMaxPerHour": self.network_max,
+            "spotPrices": self.spot_prices,
             "pools": [
                 {
                     "name": pool.name,
                     "minNodes": pool.min_nodes,
                     "maxNodes": pool.max_nodes,
                     "perNodeHour": pool.per_node_hour,
+                    "committedNodes": pool.committed_nodes,
+                    "committedPerHour": pool.committed_per_hour,
                     "machineTypes": [
                         {
                             "machineType": machine.machine_type,
                             "onDemandPerHour": machine.on_demand,
                             "spotPerHour": machine.spot,
+                            "estimate": machine.estimate or None,
                         }
                         for machine in pool.machine_types
                     ],
@@ -96,9 +126,13 @@ def stack_cost(config: StackConfig, today: date) -> StackCost:
     cloud = cloud_of(config)
     pricing = cloud.pricing
     system = system_pool(config)
-    pools = [(system, True)] if system else []
+    pools: list[tuple[PoolSpec, bool, Commitment | None]] = [(system, True, None)] if system else []
     pools += [
-        (resolve_pool(config, pool), pricing.launches_on_demand(config, pool) if pricing else True)
+        (
+            resolve_pool(config, pool),
+            pricing.launches_on_demand(config, pool) if pricing else True,
+            pricing.committed(config, pool) if pricing else None,
+        )
         for pool in config.gpu_pools
     ]
     if pricing is None:
@@ -107,12 +141,15 @@ def stack_cost(config: StackConfig, today: date) -> StackCost:
             None,
             None,
             None,
-            tuple(_unpriced(spec) for spec, _ in pools),
+            tuple(_unpriced(spec) for spec, _, _ in pools),
             (
                 f"not priced: on cloud {cloud.name} gpufleet creates neither nodes nor a "
                 "control plane; the cluster's owner pays for them (machine types and prices "
                 "unknown)",
             ),
+            committed=None,
+            network_idle=None,
+            network_max=None,
         )
     warnings: list[str] = []
     fee = _control_plane(pricing, config, today, cloud.adopted(config.cluster))
@@ -120,16 +157,28 @@ def stack_cost(config: StackConfig, today: date) -> StackCost:
         warnings.append(f"control plane ({fee.tier} tier): no price: {fee.note}")
     elif not fee.counted:
         warnings.append(fee.note)
-    priced = tuple(_pool_cost(pricing, config, spec, may_od, warnings) for spec, may_od in pools)
+    priced = tuple(
+        _pool_cost(pricing, config, spec, may_od, commitment, warnings)
+        for spec, may_od, commitment in pools
+    )
     warnings += pricing.notes(config)
+    # An adopted cluster's network is its owner's.
+    owned = fee.counted
+    network_idle = _network(pricing, config, sum(p.min_nodes for p in priced), owned, warnings)
+    network_max = _network(pricing, config, sum(p.max_nodes for p in priced), owned, None)
     base = fee.per_hour if fee.counted else 0.0
+    committed = _sum([p.committed_per_hour for p in priced])
     return StackCost(
         prices_as_of=pricing.table().as_of,
         control_plane=fee.per_hour,
-        idle=_total(base, [(p.min_nodes, p.per_node_hour) for p in priced]),
-        max=_total(base, [(p.max_nodes, p.per_node_hour) for p in priced]),
+        idle=_total(base, network_idle, [p.at(p.min_nodes) for p in priced]),
+        max=_total(base, network_max, [p.at(p.max_nodes) for p in priced]),
         pools=priced,
         warnings=tuple(warnings),
+        committed=committed,
+        network_idle=network_idle,
+        network_max=network_max,
+        spot_prices=pricing.table().spot_note is not None,
     )
 
 
@@ -144,8 +193,8 @@ def stale_prices(config: StackConfig, today: date) -> str | None:
         return None
     return (
         f"the {config.cloud} prices are from {as_of} ({age} days old, more than "
-        f"{MAX_PRICE_AGE_DAYS}): costs may be out of date; regenerate "
-        f"components/{config.cloud}/model/prices.json with scripts/prices.py"
+        f"{MAX_PRICE_AGE_DAYS}): costs may be out of date; to refresh them run "
+        f"`.venv/bin/python scripts/prices.py --help` (docs/cost.md, The price tables)"
     )
 
 
@@ -168,6 +217,7 @@ def _pool_cost(
     config: StackConfig,
     spec: PoolSpec,
     may_launch_on_demand: bool,
+    commitment: Commitment | None,
     warnings: list[str],
 ) -> PoolCost:
     region, spot = config.cluster.region, spec.spot
@@ -180,7 +230,11 @@ def _pool_cost(
             warnings.append(
                 f"pool {spec.name}: {machine} in {region} has no price: {price.unknown}"
             )
-        machines.append(MachineCost(machine, price.on_demand, price.spot if spot else None))
+        elif price.estimate:
+            warnings.append(f"pool {spec.name}: {machine} in {region}: estimate: {price.estimate}")
+        machines.append(
+            MachineCost(machine, price.on_demand, price.spot if spot else None, price.estimate)
+        )
         if not spot or may_launch_on_demand:
             rates.append(price.on_demand)
         elif price.spot is not None:
@@ -198,23 +252,52 @@ def _pool_cost(
         warnings.append(f"pool {spec.name}: no machine type to price")
     known = [rate for rate in rates if rate is not None]
     per_node = max(known) if known and len(known) == len(rates) else None
-    return PoolCost(spec.name, spec.min_nodes, spec.max_nodes, per_node, tuple(machines))
+    committed_nodes = 0
+    committed_cost: float | None = 0.0
+    if commitment is not None:
+        committed_nodes = commitment.nodes
+        committed_cost = (
+            None
+            if commitment.per_node is None
+            else round(commitment.nodes * commitment.per_node, 6)
+        )
+        warnings.append(f"pool {spec.name}: {commitment.note}")
+    return PoolCost(
+        spec.name,
+        spec.min_nodes,
+        spec.max_nodes,
+        per_node,
+        tuple(machines),
+        committed_nodes,
+        committed_cost,
+    )
+
+
+def _network(
+    pricing: Pricing, config: StackConfig, nodes: int, owned: bool, warnings: list[str] | None
+) -> float:
+    """The stack's own network charges per hour with `nodes` nodes running."""
+    charges = pricing.network(config, nodes) if owned else []
+    if warnings is not None and charges:
+        listed = ", ".join(f"{c.count} x {c.what} ${c.per_hour:g}/h" for c in charges)
+        warnings.append(f"network, billed while the stack exists: {listed}")
+    return round(sum(c.count * c.per_hour for c in charges), 6)
 
 
 def _unpriced(spec: PoolSpec) -> PoolCost:
     machines = tuple(MachineCost(machine, None, None) for machine in spec.machine_types)
-    return PoolCost(spec.name, spec.min_nodes, spec.max_nodes, None, machines)
+    return PoolCost(spec.name, spec.min_nodes, spec.max_nodes, None, machines, 0, None)
 
 
-def _total(base: float | None, counts: Sequence[tuple[int, float | None]]) -> float | None:
-    """`base` plus nodes times price; None when a price of a pool with nodes is unknown."""
+def _sum(values: Sequence[float | None]) -> float | None:
+    if any(value is None for value in values):
+        return None
+    return round(sum(value or 0.0 for value in values), 6)
+
+
+def _total(base: float | None, network: float, pools: Sequence[float | None]) -> float | None:
+    """`base` plus the network plus each pool's figure; None when one of them is unknown."""
     if base is None:
         return None
-    total = base
-    for nodes, per_node in counts:
-        if nodes == 0:
-            continue
-        if per_node is None:
-            return None
-        total += nodes * per_node
-    return round(total, 6)
+    total = _sum([base, network, *pools])
+    return total

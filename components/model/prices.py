@@ -3,9 +3,14 @@
 Each cloud that creates nodes keeps `components/<cloud>/model/prices.json`, written by
 `scripts/prices.py` from a public catalog built from the cloud's own price API (the table names
 its source, licence and date): USD per hour, on demand (Linux) and, where the source publishes
-one, Spot, per machine type and region; the control-plane fee per tier; and every catalog machine
-type the source has no price for, as a named `unknown` entry with the reason. Nothing is guessed:
-a price the table does not have is `None` with the reason.
+one, Spot, per machine type and region; the control-plane fee per tier; the fixed network fees a
+stack pays whether or not it runs nodes (NAT gateways, load balancers, public addresses); and every
+catalog machine type the source has no price for, as a named `unknown` entry with the reason.
+
+A price is exact (a row of the source for the stack's region), an **estimate** that says so (the
+table's `fallbackRegion` list price for a region the source does not cover, a rate derived from
+a published rule), or `None` with the reason. An estimate is never silent: `NodePrice.estimate`
+names how it was made, and `plan` lists it in the warnings.
 
 A table is read the first time a stack of its cloud is priced, and only that cloud's.
 """
@@ -15,7 +20,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -31,6 +36,15 @@ class NodePrice:
     on_demand: float | None
     spot: float | None
     unknown: str = ""
+    estimate: str = ""  # not empty: the figure is an estimate, made as this says
+
+
+@dataclass(frozen=True)
+class Fee:
+    """A fixed fee per hour from the table (`fees`), with its source."""
+
+    per_hour: float
+    source: str
 
 
 @dataclass(frozen=True)
@@ -53,6 +67,12 @@ class PriceTable:
     machines: Mapping[str, Mapping[str, tuple[float, float | None]]]  # machine -> region -> price
     accelerators: Mapping[str, Mapping[str, tuple[float, float | None]]]
     unknown: Mapping[str, str]  # machine or accelerator -> why it has no price
+    # The region whose list price stands in, as a labelled estimate, for a region the source
+    # does not cover (None: no stand-in, such a price is unknown).
+    fallback_region: str | None = None
+    fees: Mapping[str, Fee] = field(default_factory=dict)
+    # machine or accelerator -> how its every price was made (entered by hand, not a catalog's)
+    estimated: Mapping[str, str] = field(default_factory=dict)
 
     def machine(self, name: str, region: str | None) -> NodePrice:
         return self._lookup(self.machines, name, region, "machine type")
@@ -72,13 +92,33 @@ class PriceTable:
         by_region = rows.get(name)
         if by_region is None:
             return NodePrice(None, None, f"{what} not in the price table")
-        if region is None or region not in by_region:
-            where = f"region {region}" if region else "a stack without a region"
-            return NodePrice(None, None, f"no price for {where} (the table has {len(by_region)})")
-        on_demand, spot = by_region[region]
-        return NodePrice(on_demand, spot)
+        made = self.estimated.get(name, "")
+        if region is not None and region in by_region:
+            on_demand, spot = by_region[region]
+            return NodePrice(on_demand, spot, estimate=made)
+        where = f"region {region}" if region else "a stack without a region"
+        stand_in = self.fallback_region
+        if stand_in is not None and stand_in in by_region:
+            on_demand, spot = by_region[stand_in]
+            used = f"{stand_in} list price (the source has no {name} price for {where})"
+            return NodePrice(on_demand, spot, estimate="; ".join(p for p in (made, used) if p))
+        if by_region:
+            # Not priced in the stand-in region either: the dearest region the source prices
+            # is the type's list price ceiling.
+            dearest = max(by_region, key=lambda r: (by_region[r][0], r))
+            on_demand, spot = by_region[dearest]
+            used = (
+                f"{dearest} list price, the highest of the {len(by_region)} regions the source "
+                f"prices {name} in (none for {where})"
+            )
+            return NodePrice(on_demand, spot, estimate="; ".join(p for p in (made, used) if p))
+        return NodePrice(None, None, f"no price for {where} (the table has none)")
 
-    def fee(self, tier: str) -> ControlPlaneFee:
+    def fee(self, name: str) -> Fee | None:
+        """A fixed fee of the table (`fees`), None when the table has none of that name."""
+        return self.fees.get(name)
+
+    def tier(self, tier: str) -> ControlPlaneFee:
         per_hour, source = self.control_plane.get(tier, (None, "tier not in the price table"))
         return ControlPlaneFee(tier, per_hour, "" if per_hour is not None else source)
 
@@ -110,6 +150,12 @@ def load_table(path: Path) -> PriceTable:
         machines=_prices(document["machines"]),
         accelerators=_prices(document.get("accelerators", {})),
         unknown=document.get("unknown", {}),
+        fallback_region=document.get("fallbackRegion"),
+        estimated=document.get("estimated", {}),
+        fees={
+            name: Fee(float(entry["perHour"]), str(entry["source"]))
+            for name, entry in document.get("fees", {}).items()
+        },
     )
 
 
@@ -128,7 +174,7 @@ class Pricing:
         return self.table().machine(machine, config.cluster.region)
 
     def control_plane(self, config: StackConfig, today: date) -> ControlPlaneFee:
-        return self.table().fee("standard")
+        return self.table().tier("standard")
 
     def launches_on_demand(self, config: StackConfig, pool: GpuPoolConfig) -> bool:
         """Whether the pool may launch on-demand nodes (a Spot pool with a fallback may)."""
@@ -137,3 +183,34 @@ class Pricing:
     def notes(self, config: StackConfig) -> list[str]:
         """What the figures leave out for this stack, beyond what every figure leaves out."""
         return []
+
+    def committed(self, config: StackConfig, pool: GpuPoolConfig) -> Commitment | None:
+        """Capacity the pool is bound to and billed for whether or not nodes run (a
+        reservation, a Capacity Block), at its count; None: the pool commits to nothing."""
+        return None
+
+    def network(self, config: StackConfig, nodes: int) -> list[NetworkCost]:
+        """The stack's own network resources billed by the hour while it exists (NAT gateways,
+        load balancers, public addresses), with `nodes` nodes running."""
+        return []
+
+
+@dataclass(frozen=True)
+class Commitment:
+    """Reserved capacity billed whether used or not: `nodes` of the pool's machine at
+    `per_node` (None: unknown, `note` says why). A node that runs in it is billed once."""
+
+    nodes: int
+    per_node: float | None
+    note: str
+    estimate: str = ""
+
+
+@dataclass(frozen=True)
+class NetworkCost:
+    """One fixed network charge: what it is, how many, per hour each."""
+
+    what: str
+    count: int
+    per_hour: float
+    source: str

@@ -148,6 +148,16 @@ class QueuesConfig(ConfigModel):
     namespaces: list[str] = Field(default_factory=lambda: ["default"])
 
 
+class CostConfig(ConfigModel):
+    """`cost`: the stack's budget, in USD per hour, that the policy pack's
+    `gpu-cost-at-full-scale` rule holds the plan's figures to (docs/cost.md). Unset: no budget."""
+
+    # The most the stack may cost per hour with every pool at maxNodes.
+    max_per_hour: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    # The most it may cost per hour idle (no GPU node running; committed capacity counts).
+    max_idle_per_hour: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+
+
 @dataclass(frozen=True)
 class StackConfig:
     """The validated stack config. `gpu_software_mode` is `auto` resolved for the cloud."""
@@ -160,6 +170,7 @@ class StackConfig:
     gpu_software_mode: SoftwareMode
     warnings: tuple[str, ...] = ()
     queues: QueuesConfig = field(default_factory=QueuesConfig)
+    cost: CostConfig = field(default_factory=CostConfig)
 
 
 Section = TypeVar("Section", bound=ConfigModel)

@@ -32,8 +32,22 @@ def _priced_at(pool: Mapping[str, Any]) -> str:
     return ",".join(str(m["machineType"]) for m in machines) or "-"
 
 
-def _times(nodes: int, per_node: float | None) -> str:
-    return "0.0000" if nodes == 0 else _rate(None if per_node is None else nodes * per_node)
+def pool_at(pool: Mapping[str, Any], nodes: int) -> float | None:
+    """The pool with `nodes` running: its committed capacity (billed whether or not nodes run)
+    plus the nodes beyond it (a plan written before committed capacity was counted has none)."""
+    committed_nodes = int(pool.get("committedNodes") or 0)
+    committed = pool.get("committedPerHour", 0.0)
+    beyond = max(0, nodes - committed_nodes)
+    if committed is None:
+        return None
+    if beyond == 0:
+        return float(committed)
+    per_node = pool["perNodeHour"]
+    return None if per_node is None else committed + beyond * per_node
+
+
+def _times(pool: Mapping[str, Any], nodes: int) -> str:
+    return _rate(pool_at(pool, nodes))
 
 
 def unpriced_pools(cost: Mapping[str, Any], key: str) -> list[str]:
@@ -59,10 +73,24 @@ def render_cost(cost: Mapping[str, Any]) -> str:
                 f"{pool['minNodes']}..{pool['maxNodes']}",
                 _priced_at(pool),
                 _rate(per_node),
-                _times(pool["minNodes"], per_node),
-                _times(pool["maxNodes"], per_node),
+                _times(pool, pool["minNodes"]),
+                _times(pool, pool["maxNodes"]),
             )
         )
+        if pool.get("committedNodes"):
+            rows.append(
+                (
+                    f"  of which committed: {pool['committedNodes']} reserved",
+                    "",
+                    "",
+                    "",
+                    _rate(pool.get("committedPerHour")),
+                    _rate(pool.get("committedPerHour")),
+                )
+            )
+    if cost.get("networkPerHour"):
+        full = cost.get("networkMaxPerHour", cost["networkPerHour"])
+        rows.append(("network", "-", "-", "-", _rate(cost["networkPerHour"]), _rate(full)))
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     lines = ["  ".join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip() for r in rows]
     for label, key, total in (
@@ -74,8 +102,8 @@ def render_cost(cost: Mapping[str, Any]) -> str:
         lines.append(f"{label}: {money(total)}{why}")
     lines.append(
         f"{cost['currency']}, prices as of {cost['pricesAsOf']} (Spot prices, where known, "
-        f"are a snapshot of that day); a month is {HOURS_PER_MONTH} hours; storage, egress, load balancers and "
-        "discounts are not included"
+        f"are a snapshot of that day); a month is {HOURS_PER_MONTH} hours; storage, egress and "
+        "discounts are not included; estimates are named in the warnings"
     )
     lines += [f"  ! {warning}" for warning in cost["warnings"]]
     return "\n".join(lines)

@@ -25,8 +25,23 @@ class CostChange:
 
     @property
     def unchanged(self) -> bool:
+        """Every total known on both sides and equal (unknown twice is not unchanged)."""
         return all(
-            self.old is not None and self.new is not None and self.old.get(key) == self.new.get(key)
+            self.old is not None
+            and self.new is not None
+            and self.old.get(key) is not None
+            and self.old.get(key) == self.new.get(key)
+            for _, key, _ in TOTALS
+        )
+
+    @property
+    def unknown_both(self) -> bool:
+        """Both plans carry a cost and neither has any total: nothing can be compared."""
+        return all(
+            self.old is not None
+            and self.new is not None
+            and self.old.get(key) is None
+            and self.new.get(key) is None
             for _, key, _ in TOTALS
         )
 
@@ -70,6 +85,11 @@ def _as_of(change: CostChange) -> str:
 
 def cost_lines(change: CostChange) -> list[str]:
     """Plain text: one line per total, old -> new and the change."""
+    if change.unknown_both:
+        totals = "; ".join(
+            f"{label} {_side(change.new, key, nodes)}" for label, key, nodes in TOTALS
+        )
+        return [f"Cost unknown before and after ({_as_of(change)}): {totals}"]
     if change.unchanged:
         totals = "; ".join(
             f"{label} {_side(change.new, key, nodes)}" for label, key, nodes in TOTALS
@@ -87,6 +107,11 @@ def cost_lines(change: CostChange) -> list[str]:
 
 def cost_markdown(change: CostChange) -> list[str]:
     """A table for the pull-request comment."""
+    if change.unknown_both:
+        return [
+            f"**Cost** unknown before and after ({_as_of(change)}): "
+            + cost_lines(change)[0].split(": ", 1)[1]
+        ]
     if change.unchanged:
         return [
             f"**Cost** unchanged ({_as_of(change)}): " + cost_lines(change)[0].split(": ", 1)[1]

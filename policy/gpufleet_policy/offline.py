@@ -196,9 +196,11 @@ def _cost_note(document: Mapping[str, Any], config: Mapping[str, Any]) -> str | 
     settings = policy_config(cost.cost_at_full_scale, config)
     if settings is None:
         return None
-    budget = settings.get("maxPerHour")
+    budget, idle = settings.get("maxPerHour"), settings.get("maxIdlePerHour")
     return cost.budget_note(
-        document.get("cost", settings.get("cost")), None if budget is None else float(budget)
+        document.get("cost", settings.get("cost")),
+        None if budget is None else float(budget),
+        None if idle is None else float(idle),
     )
 
 

@@ -5,9 +5,13 @@ is created with `spotMaxPrice: -1`, so a Spot node never costs more than the on-
 
 A pool in a capacity reservation group: Azure bills every reserved VM at the size's
 pay-as-you-go rate whether a VM uses it or not, and a VM that uses it once, as the VM
-(virtual-machines/capacity-reservation-overview, "Pricing and billing"). The group is the user's,
-billed on its own (it outlives the stack), so the figures count only the pool's running nodes and
-a warning says what the reservation adds while they are fewer than it holds.
+(virtual-machines/capacity-reservation-overview, "Pricing and billing"). The pool's
+`azure.reservedNodes` is counted as committed capacity in idle and full scale; without it the
+reservation's size is unknown and a warning says so.
+
+Network: AKS's outbound type `loadBalancer` (gpufleet's) makes a Standard load balancer with
+an outbound rule and one public IP, billed per hour (azure.microsoft.com/pricing/details/
+load-balancer and /ip-addresses).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from pathlib import Path
 
 from components.azure.model.config import cluster_options, pool_options
 from components.azure.model.reservations import group_id, vm_size
-from components.model.prices import ControlPlaneFee, Pricing
+from components.model.prices import Commitment, ControlPlaneFee, NetworkCost, Pricing
 from components.model.schema import GpuPoolConfig, StackConfig
 
 TABLE = Path(__file__).with_name("prices.json")
@@ -25,44 +29,40 @@ TABLE = Path(__file__).with_name("prices.json")
 
 class AksPricing(Pricing):
     def control_plane(self, config: StackConfig, today: date) -> ControlPlaneFee:
-        return self.table().fee(cluster_options(config.cluster).sku_tier)
+        return self.table().tier(cluster_options(config.cluster).sku_tier)
 
-    def notes(self, config: StackConfig) -> list[str]:
-        return [
-            note
-            for pool in config.gpu_pools
-            if (note := self._reservation_note(config, pool)) is not None
-        ]
-
-    def _reservation_note(self, config: StackConfig, pool: GpuPoolConfig) -> str | None:
+    def committed(self, config: StackConfig, pool: GpuPoolConfig) -> Commitment | None:
         options = pool_options(pool)
         group = group_id(options.capacity_reservation_group_id)
         if group is None:
             return None
         size = vm_size(pool) or "its VM size"
-        region = config.cluster.region
-        price = self.table().machine(size, region).on_demand
+        price = self.table().machine(size, config.cluster.region)
+        count = options.reserved_nodes
         head = (
-            f"pool {pool.name}: capacity reservation group {group.name} is billed on its own, "
-            f"whether the pool's nodes run or not: every reserved {size} at its pay-as-you-go "
-            "rate"
-        )
-        tail = (
-            "; idle and full scale count only the pool's running nodes (a node that uses a "
+            f"capacity reservation group {group.name}: every reserved {size} is billed at its "
+            "pay-as-you-go rate whether the pool's nodes run or not (a node that uses a "
             "reservation is billed once, as the VM)"
         )
-        count = options.reserved_nodes
-        if price is None:
-            return f"{head} (no price for {size} in {region} in the table){tail}"
         if count is None:
-            return (
-                f"{head}, ${price:.4f}/h each; gpufleet does not know how many it holds (set "
-                f"azure.reservedNodes to see what they cost){tail}"
+            return Commitment(
+                0,
+                0.0,
+                f"{head}; not counted: gpufleet does not know how many it holds (set "
+                "azure.reservedNodes)",
             )
-        return (
-            f"{head}: its {count} cost ${count * price:.4f}/h on top of idle while none of the "
-            f"pool's nodes run, ${price:.4f}/h less for each node that does, up to {count}{tail}"
+        if price.on_demand is None:
+            return Commitment(count, None, f"{head}; {count} reserved, no price for {size}")
+        return Commitment(
+            count, price.on_demand, f"{head}; {count} reserved, counted", price.estimate
         )
+
+    def network(self, config: StackConfig, nodes: int) -> list[NetworkCost]:
+        found = (
+            ("Standard load balancer (outbound rule)", self.table().fee("loadBalancer")),
+            ("public IP", self.table().fee("publicIp")),
+        )
+        return [NetworkCost(what, 1, fee.per_hour, fee.source) for what, fee in found if fee]
 
 
 PRICING = AksPricing(TABLE)

@@ -6,13 +6,17 @@ cloud.google.com/compute/gpus-pricing). GKE charges one cluster management fee p
 (cloud.google.com/kubernetes-engine/pricing); gpufleet offers no Extended channel, so the
 extended-support surcharge never applies.
 
-A pool's capacity decides which price applies (components/gcp/model/capacity.py). The table has
-on-demand and Spot list prices only, so two capacities are not priced, never guessed: flex-start
-and queued nodes are billed at Dynamic Workload Scheduler prices (discounted from on-demand for
-A2, A3 and A4, GKE docs how-to/dws-flex-start-training and Compute Engine about-flex-start-vms),
-and a specific reservation's nodes are paid for by the reservation, whose rate (on-demand less
-any commitment) is its holder's. `[reserved, on-demand]` is priced at on-demand, the most a node
-of it costs.
+A pool's capacity decides which price applies (components/gcp/model/capacity.py). Flex-start
+and queued nodes are billed at Dynamic Workload Scheduler prices, discounted from on-demand for
+A2, A3 and A4 (GKE docs how-to/dws-flex-start-training, Compute Engine about-flex-start-vms): the
+table has no DWS rate, so they are priced at on-demand, their ceiling, labelled as an estimate. A
+specific reservation's nodes are VMs of the reservation, billed to its project whether or not
+they run: a reservation of this stack's project is committed capacity at its `count` (priced at
+on-demand, its rate less any commitment the project holds); one shared from another project is
+that project's bill and is not counted.
+
+Network: the VPC gpufleet creates has a Cloud NAT gateway, billed per VM that uses it (up to 32
+VMs, then a flat rate per gateway: cloud.google.com/vpc/network-pricing#nat-pricing).
 """
 
 from __future__ import annotations
@@ -24,52 +28,109 @@ from components.gcp.model import config as gcp_config
 from components.gcp.model.catalog import CATALOG
 from components.model.capacity import declared_order
 from components.model.pool_spec import PoolSpec
-from components.model.prices import NodePrice, Pricing
-from components.model.schema import StackConfig
+from components.model.prices import Commitment, NetworkCost, NodePrice, Pricing
+from components.model.schema import GpuPoolConfig, StackConfig
 
 TABLE = Path(__file__).with_name("prices.json")
+# Cloud NAT bills each VM using the gateway up to this many; beyond, the gateway's hourly charge
+# stays at this many VMs' worth (cloud.google.com/vpc/network-pricing#nat-pricing).
+NAT_BILLED_VMS = 32
 
 
-def _dws_unpriced(machine: str) -> str:
+def _dws_estimate(machine: str) -> str:
     discount = (
         "discounted from on-demand for A2, A3 and A4 (up to 53% on vCPUs and GPUs)"
         if gke.series(machine) in gke.DISCOUNTED_SERIES
         else "for which Compute Engine names a discount on A2, A3, A4 and H4D only"
     )
     return (
-        "not priced: flex-start VMs (queued pools' too) are billed at Dynamic Workload "
-        f"Scheduler prices, {discount}; the price table has on-demand and Spot prices only, "
-        "and gpufleet does not guess"
+        "on-demand price as a ceiling: flex-start VMs (queued pools' too) are billed at Dynamic "
+        f"Workload Scheduler prices, {discount}, which the price table does not have"
     )
 
 
 class GkePricing(Pricing):
     def node_price(self, config: StackConfig, pool: PoolSpec, machine: str) -> NodePrice:
-        if pool.capacity in gke.DWS_ORDERS:
-            return NodePrice(None, None, _dws_unpriced(machine))
-        if pool.capacity == gke.RESERVED:
-            configured = {p.name: p for p in config.gpu_pools}.get(pool.name)
-            options = gcp_config.pool_options(configured) if configured else None
-            name = options.reservation.name if options and options.reservation else "a reservation"
-            return NodePrice(
-                None,
-                None,
-                f"not priced: every node is a VM of reservation {name}, which its holder pays "
-                "for whether or not nodes run, at the reservation's own rate (the price table "
-                "has on-demand and Spot list prices only)",
-            )
+        price = self._list_price(config, pool.accelerator, pool.gpus_per_node, machine)
+        if pool.capacity in gke.DWS_ORDERS and price.on_demand is not None:
+            made = "; ".join(part for part in (price.estimate, _dws_estimate(machine)) if part)
+            return NodePrice(price.on_demand, None, estimate=made)
+        return price
+
+    def _list_price(
+        self, config: StackConfig, accelerator: str, gpus: int, machine: str
+    ) -> NodePrice:
+        """The node's on-demand and Spot list price, its `gpus` attached GPUs included."""
         table = self.table()
         region = config.cluster.region
         node = table.machine(machine, region)
-        row = CATALOG.machine(pool.accelerator, machine)
+        row = CATALOG.machine(accelerator, machine)
         if row is None or not row.attach_counts or node.on_demand is None:
             return node
         gpu = table.accelerator(row.gke_accelerator, region)
         if gpu.on_demand is None:
             return NodePrice(None, None, f"{row.gke_accelerator} attached: {gpu.unknown}")
-        count = pool.gpus_per_node
+        count = gpus
         spot = None if node.spot is None or gpu.spot is None else node.spot + count * gpu.spot
-        return NodePrice(round(node.on_demand + count * gpu.on_demand, 6), spot)
+        made = "; ".join(
+            f"{name}: {text}"
+            for name, text in ((machine, node.estimate), (row.gke_accelerator, gpu.estimate))
+            if text
+        )
+        return NodePrice(
+            round(node.on_demand + count * gpu.on_demand, 6),
+            None if spot is None else round(spot, 6),
+            estimate=made,
+        )
+
+    def committed(self, config: StackConfig, pool: GpuPoolConfig) -> Commitment | None:
+        if declared_order(pool.capacity, pool.spot) != gke.RESERVED:
+            return None
+        reservation = gcp_config.pool_options(pool).reservation
+        if reservation is None:
+            return None
+        holder = _holder(reservation.name)
+        project = gcp_config.cluster_options(config.cluster).project
+        if holder is not None and holder != project:
+            return Commitment(
+                0,
+                0.0,
+                f"reservation {reservation.name} is project {holder}'s: its VMs are billed "
+                "there, not counted here",
+            )
+        if reservation.count is None:
+            return Commitment(
+                0,
+                0.0,
+                f"reservation {reservation.name} is billed whether or not nodes run; not "
+                "counted: set gcp.reservation.count to include it",
+            )
+        machine = reservation.machine_type or pool.machine_type or ""
+        row = CATALOG.machine(pool.accelerator, machine)
+        # As the pool resolves it (components/model/managed_cloud.py): N1 attaches gpusPerNode.
+        gpus = (pool.gpus_per_node or 1) if row and row.attach_counts else (row.gpus if row else 1)
+        price = (
+            self._list_price(config, pool.accelerator, gpus, machine)
+            if machine
+            else NodePrice(None, None)
+        )
+        return Commitment(
+            reservation.count,
+            price.on_demand,
+            f"reservation {reservation.name}: {reservation.count} VMs billed at on-demand "
+            "whether or not nodes run (less any commitment the project holds); a node in it is "
+            "billed once",
+            price.estimate,
+        )
+
+    def network(self, config: StackConfig, nodes: int) -> list[NetworkCost]:
+        if gcp_config.cluster_options(config.cluster).network:
+            return []  # the user's VPC: its NAT is theirs
+        per_vm = self.table().fee("cloudNatPerVm")
+        if per_vm is None:
+            return []
+        vms = min(nodes, NAT_BILLED_VMS)
+        return [NetworkCost("Cloud NAT VM", vms, per_vm.per_hour, per_vm.source)]
 
     def notes(self, config: StackConfig) -> list[str]:
         return [
@@ -79,6 +140,12 @@ class GkePricing(Pricing):
             for pool in config.gpu_pools
             if declared_order(pool.capacity, pool.spot) == gke.RESERVED_THEN_ON_DEMAND
         ]
+
+
+def _holder(name: str) -> str | None:
+    """The project named in `projects/PROJECT/reservations/...`, None for a bare name."""
+    parts = name.split("/")
+    return parts[1] if len(parts) > 1 and parts[0] == "projects" else None
 
 
 PRICING = GkePricing(TABLE)
