@@ -119,12 +119,27 @@ def _with_id(prefix: str) -> Any:
 def _node_group(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, Any]:
     group = inputs.get("nodeGroupName") or f"{inputs.get('nodeGroupNamePrefix', name)}20260101"
     # EKS names the group's auto scaling group eks-<node group>-<uuid>.
-    digest = hashlib.sha256(group.encode()).hexdigest()
-    uuid = f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
     return {
         "nodeGroupName": group,
         "status": "ACTIVE",
-        "resources": [{"autoscalingGroups": [{"name": f"eks-{group}-{uuid}"}]}],
+        "resources": [{"autoscalingGroups": [{"name": f"eks-{group}-{_uuid(group)}"}]}],
+    }
+
+
+def _uuid(text: str) -> str:
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
+
+
+def _auto_scaling_group(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, Any]:
+    """An auto scaling group's ARN as EC2 Auto Scaling makes it (Service Authorization
+    Reference, resource type autoScalingGroup): about 116 characters before the name, so what
+    is sized from ARNs (an IAM policy listing them) is sized as for real."""
+    group = physical_name(name, inputs)
+    return {
+        "name": group,
+        "arn": f"arn:aws:autoscaling:{region(world)}:{ACCOUNT}:autoScalingGroup:"
+        f"{_uuid(group)}:autoScalingGroupName/{group}",
     }
 
 
@@ -263,6 +278,7 @@ def _get_oidc_provider(args: Mapping[str, Any], world: World) -> dict[str, Any]:
 RESOURCES: dict[str, Any] = {
     "aws:eks/cluster:Cluster": _cluster,
     "aws:eks/nodeGroup:NodeGroup": _node_group,
+    "aws:autoscaling/group:Group": _auto_scaling_group,
     "aws:iam/role:Role": _named("role"),
     "aws:iam/instanceProfile:InstanceProfile": _named("instance-profile"),
     "aws:iam/openIdConnectProvider:OpenIdConnectProvider": _oidc_provider,
