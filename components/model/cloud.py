@@ -294,6 +294,13 @@ class Cloud(ABC):
         project that gpufleet neither creates nor checks offline (said "not checked")."""
         return []
 
+    def pools_problems(
+        self, cluster: ClusterConfig, pools: Sequence[tuple[int, GpuPoolConfig]]
+    ) -> list[Problem]:
+        """What the pools (with their index) need together that the cloud refuses: a
+        per-cluster quota they pass together."""
+        return []
+
     def reservation_cap(self, config: StackConfig, pool: GpuPoolConfig) -> ReservationCap | None:
         """The most nodes a reservation gives this pool, where the config says (None: no cap
         known); `fit` names it."""

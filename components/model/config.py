@@ -178,6 +178,7 @@ def parse_config(raw: Mapping[str, Any], today: date | None = None) -> StackConf
             warnings += cloud.capacity_warnings(cluster, pool, path, today or clock_today())
     if cloud is not None and cluster is not None:
         warnings += cloud.pools_warnings(cluster, indexed_pools)
+        checked += cloud.pools_problems(cluster, indexed_pools)
     if software is not None:
         checked += check_software(cloud, software, pools, cluster)
     queues_section = sections.get("queues", Salvaged(None))

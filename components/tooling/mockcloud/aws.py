@@ -234,8 +234,17 @@ def _cluster_name(world: World) -> str | None:
     return cluster.get("name") if isinstance(cluster, Mapping) else None
 
 
+def _denied(world: World, action: str) -> None:
+    if world.eks_reads_denied:
+        raise NotFound(
+            f"AccessDeniedException: User: arn:aws:iam::{ACCOUNT}:user/gpufleet-ci is not "
+            f"authorized to perform: {action}"
+        )
+
+
 def _get_clusters(args: Mapping[str, Any], world: World) -> dict[str, Any]:
     """The region's EKS clusters: the stack's, once it exists."""
+    _denied(world, "eks:ListClusters")
     name = _cluster_name(world)
     names = [name] if world.exists and name else []
     return {"names": names, "id": region(world)}
@@ -243,6 +252,7 @@ def _get_clusters(args: Mapping[str, Any], world: World) -> dict[str, Any]:
 
 def _get_node_groups(args: Mapping[str, Any], world: World) -> dict[str, Any]:
     cluster = args.get("clusterName")
+    _denied(world, "eks:ListNodegroups")
     if not world.exists or cluster != _cluster_name(world):
         raise NotFound(f"ResourceNotFoundException: No cluster found for name: {cluster}.")
     return {"clusterName": cluster, "names": sorted(world.eks_node_groups), "id": cluster}
@@ -254,14 +264,17 @@ def _get_node_group(args: Mapping[str, Any], world: World) -> dict[str, Any]:
     found = world.eks_node_groups.get(group) if world.exists else None
     if found is None or cluster != _cluster_name(world):
         raise NotFound(f"ResourceNotFoundException: No node group found for name: {group}.")
+    sizes = ("minSize", "maxSize", "desiredSize")
+    described = all(key in found for key in sizes)
     return {
         "clusterName": cluster,
         "nodeGroupName": group,
         "id": f"{cluster}:{group}",
-        "status": "ACTIVE",
+        # A group described without sizes is one that failed to create: EKS gives it none.
+        "status": found.get("status", "ACTIVE" if described else "CREATE_FAILED"),
         "labels": dict(found.get("labels", {})),
         "tags": dict(found.get("tags", {})),
-        "scalingConfigs": [{key: found[key] for key in ("minSize", "maxSize", "desiredSize")}],
+        "scalingConfigs": [{key: found[key] for key in sizes}] if described else [],
     }
 
 
