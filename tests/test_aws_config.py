@@ -81,6 +81,26 @@ def test_a_minor_without_a_pinned_autoscaler_is_rejected() -> None:
     assert "minors with a pinned autoscaler: 1.32, 1.33, 1.34, 1.35, 1.36" in problem
 
 
+def test_only_a_stack_running_gpufleet_s_autoscaler_needs_its_pinned_release() -> None:
+    """Auto Mode and Karpenter run no cluster autoscaler of gpufleet's, nor does an adopted
+    cluster whose own autoscaler is installed (review eks-3.md R3-5)."""
+    auto_mode = load_stack("aws-auto-mode").gpufleet
+    raw = {**auto_mode, "cluster": {**auto_mode["cluster"], "kubernetesVersion": "1.37"}}
+    assert parse_config(raw, today=TODAY).cluster.kubernetes_version == "1.37"
+    karpenter = load_stack("aws-karpenter").gpufleet
+    raw = {**karpenter, "cluster": {**karpenter["cluster"], "kubernetesVersion": "1.37"}}
+    with pytest.raises(ConfigError) as caught:
+        parse_config(raw, today=TODAY)
+    (problem,) = [str(p) for p in caught.value.problems]  # Karpenter's matrix, alone
+    assert "Karpenter 1.14.1 (pinned) supports Kubernetes" in problem
+    adopted = copy.deepcopy(load_stack("aws-existing").gpufleet)
+    adopted["cluster"].update(kubernetesVersion="1.37", existing={"autoscalerInstalled": True})
+    assert parse_config(adopted, today=TODAY).cluster.kubernetes_version == "1.37"
+    adopted["cluster"]["existing"] = {}
+    with pytest.raises(ConfigError, match="pins no cluster-autoscaler release"):
+        parse_config(adopted, today=TODAY)
+
+
 def test_extended_support_needs_support_type_extended() -> None:
     # 1.33 left EKS standard support on 2026-07-28 (its last day); STANDARD would auto-upgrade.
     with pytest.raises(ConfigError) as caught:
