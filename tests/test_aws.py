@@ -336,7 +336,7 @@ def test_autoscaler_release_is_pinned_and_configured_for_this_cluster(stack: str
     # GPU nodes whose pods use emptyDir still scale down; zones of one pool stay balanced
     # whatever labels one zone's running nodes carry.
     assert args["skip-nodes-with-local-storage"] is False
-    assert args["balancing-label"] == "gpufleet.io/pool"
+    assert args["balancing-label"] == "gpufleet.io/balancing-group"
     assert (args["scale-down-unneeded-time"], args["scale-down-delay-after-add"]) == ("10m", "10m")
     assert args["expander"] == config.cluster.aws.autoscaler_expander == "priority,least-waste"
     # It runs on the on-demand system pool.

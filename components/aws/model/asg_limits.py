@@ -57,6 +57,7 @@ def tag_problems(
     labelled_by_nodeadm = provisioners.nodeadm_labels_gpu(cluster, pool)
     own_labels = len(FIXED_GPU_LABELS) + (1 if labelled_by_nodeadm else 0)
     own_labels += 1 if pool.spot else 0  # provisioners.SPOT_LABEL
+    own_labels += 1 if provisioners.zone_balanced(pool) else 0  # provisioners.BALANCING_LABEL
     discovery = 3 if adopted else 2
     fixed = discovery + instance + 2 + own_labels + 1 + (1 if configured_by_label else 0)
     total = fixed + len(pool.labels) + len(pool.taints)
