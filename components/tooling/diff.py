@@ -53,7 +53,6 @@ import argparse
 import json
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any, TextIO
 
 from components.model.catalog.provider_changes import KUBERNETES_PROVIDER
@@ -88,8 +87,8 @@ from components.tooling.diff_verdicts import (
     in_place_refusals,
     replacement_notes,
     same_name_refusal,
-    unsafe_together_refusals,
     verdict_note,
+    whole_plan_verdicts,
 )
 
 __all__ = [
@@ -386,20 +385,7 @@ def diff_plans(old: Mapping[str, Any], new: Mapping[str, Any]) -> PlanDiff:
         key=_sort_key,
     )
 
-    removed_types = {ref.type for ref in removed}
-    changed = [
-        replace(change, refusals=(*change.refusals, *extra))
-        if (
-            extra := unsafe_together_refusals(
-                change.type,
-                old_index[change.urn].get("inputs", {}),
-                new_index[change.urn].get("inputs", {}),
-                removed_types,
-            )
-        )
-        else change
-        for change in changed
-    ]
+    changed, removed, refusals = whole_plan_verdicts(changed, added, removed, old_index, new_index)
 
     output_changes: list[tuple[Path, Any, Any]] = []
     old_outputs, new_outputs = old.get("outputs", {}), new.get("outputs", {})
@@ -419,6 +405,7 @@ def diff_plans(old: Mapping[str, Any], new: Mapping[str, Any]) -> PlanDiff:
         stack=stack if isinstance(stack, str) else None,
         outputs=tuple(PropertyChange(format_path(p), a, b) for p, a, b in output_changes),
         cost=cost_change(old.get("cost"), new.get("cost")),
+        refusals=tuple(refusals),
     )
 
 
@@ -491,7 +478,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if note:
             rendered = f"{note}\n{rendered}"
     sys.stdout.write(rendered)
-    if diff.rejected:
+    if diff.refused:
         return 1
     return 1 if args.fail_on_replace and diff.replaced else 0
 

@@ -62,6 +62,8 @@ class ResourceRef:
     parent: str | None = None
     # Removed but kept in the cloud (`retainOnDelete`): Pulumi only forgets it.
     kept: bool = False
+    # Removed: what that does to the nodes it runs (Cloud.removal_effects; "" for no nodes).
+    node_note: str = ""
 
 
 NodeEffectOrUnknown = Effect | Literal["unknown"]
@@ -131,6 +133,8 @@ class PlanDiff:
     outputs: tuple[PropertyChange, ...] = ()
     # What the stack costs idle and at full scale, before and after (None: neither plan says).
     cost: CostChange | None = None
+    # Why gpufleet refuses the plan as a whole (a move that removes and adds pools together).
+    refusals: tuple[str, ...] = ()
 
     @property
     def replaced(self) -> tuple[ResourceChange, ...]:
@@ -148,6 +152,11 @@ class PlanDiff:
         return tuple(change for change in self.changed if change.refusals)
 
     @property
+    def refused(self) -> bool:
+        """True when `pulumi up` must not run as planned (a change or the plan refused)."""
+        return bool(self.rejected or self.refusals)
+
+    @property
     def is_empty(self) -> bool:
         """True when ``pulumi up`` would do nothing (stack outputs aside)."""
         return not (self.added or self.removed or self.changed)
@@ -162,4 +171,5 @@ class PlanDiff:
             f"({len(self.replaced)} replaced{rolled}), {len(self.removed) - kept} to delete"
             + (f"; {kept} to forget, kept in the cloud" if kept else "")
             + (f"; {len(self.rejected)} refused by the cloud" if self.rejected else "")
+            + (f"; {len(self.refusals)} refused by gpufleet" if self.refusals else "")
         )

@@ -7,12 +7,14 @@ the cloud refuses because the new resource would take the old one's name while i
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from components.model.catalog import rejections
-from components.tooling.diff_model import ABSENT
+from components.tooling.diff_model import ABSENT, ResourceChange, ResourceRef
+from components.tooling.diff_nodes import with_removal_note, with_split_note
 from components.tooling.diff_paths import lookup, same
 
 # A refusal path: dict keys separated by dots, `[n]` indexing a list (`agentPoolProfiles[0].x`).
@@ -134,3 +136,30 @@ def unsafe_together_refusals(
         if new == rule.value and old != rule.value and rule.removed_type in removed_types:
             found.append(f"{rule.path}: {rule.reason}; instead: {rule.instead}")
     return found
+
+
+def whole_plan_verdicts(
+    changed: Sequence[ResourceChange],
+    added: Sequence[ResourceRef],
+    removed: Sequence[ResourceRef],
+    old_index: Mapping[str, Mapping[str, Any]],
+    new_index: Mapping[str, Mapping[str, Any]],
+) -> tuple[list[ResourceChange], list[ResourceRef], list[str]]:
+    """What only the whole plan shows: a change refused with a removal in the same `up`
+    (rejections.UNSAFE_TOGETHER), a roll with a change to split from it, what a removal does to
+    the nodes it runs, and a move between kinds of pool refused as a whole
+    (rejections.UNSAFE_MOVES)."""
+    removed_types = {ref.type for ref in removed}
+    verdicts = []
+    for change in changed:
+        extra = unsafe_together_refusals(
+            change.type,
+            old_index[change.urn].get("inputs", {}),
+            new_index[change.urn].get("inputs", {}),
+            removed_types,
+        )
+        if extra:
+            change = dataclasses.replace(change, refusals=(*change.refusals, *extra))
+        verdicts.append(with_split_note(change))
+    moves = rejections.unsafe_moves(removed_types, {ref.type for ref in added})
+    return verdicts, [with_removal_note(ref) for ref in removed], moves

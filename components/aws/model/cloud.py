@@ -71,6 +71,8 @@ class Aws(ManagedCloud):
     node_effects = aws_node_effects.NODE_EFFECTS
     control_plane_version = aws_node_effects.CONTROL_PLANE_VERSION
     version_bump_effects = aws_node_effects.VERSION_BUMP_EFFECTS
+    removal_effects = aws_node_effects.REMOVAL_EFFECTS
+    split_from_roll = aws_node_effects.SPLIT_FROM_ROLL
     existing_keys = ("autoscaler_installed", "karpenter_node_role", "node_security_group_ids")
     # Where the GPU nodes go, what brings them up, and how gpufleet's own autoscaler expands.
     adopted_cluster_keys = (
