@@ -501,6 +501,18 @@ def test_bottlerocket_pools_register_labels_and_taints_through_toml_settings() -
     assert registration.taints == (Taint("nvidia.com/gpu", "true", "NoSchedule"),)
     disks = {d["deviceName"]: d["ebs"] for d in template.inputs["blockDeviceMappings"]}
     assert disks["/dev/xvdb"]["volumeSize"] == 300  # Bottlerocket keeps images on xvdb
+    # Its own device plugin runs with Bottlerocket's defaults (a GPU per physical GPU), which
+    # gpufleet's tags and `fit` assume: nothing of gpufleet's configures it (review eks-3 R3-12).
+    assert "kubelet-device-plugins" not in document
+    (plugin,) = [
+        r
+        for r in plan.of_type("kubernetes:helm.sh/v3:Release")
+        if r.inputs["chart"] == "nvidia-device-plugin"
+    ]
+    terms = plugin.inputs["values"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]["nodeSelectorTerms"]
+    assert "a100-spot" not in json.dumps(terms)  # gpufleet's plugin stays off these nodes
 
 
 def test_parser_reads_a_hand_written_nodeadm_document() -> None:

@@ -130,3 +130,23 @@ def test_a_roll_with_a_bounds_change_says_to_split_them() -> None:
     assert "the bounds first, then the change that rolls" in note
     assert _h100_notes(_training("1.36")) == []  # a roll alone
     assert _h100_notes(_training(h100_max=4)) == []  # bounds alone
+
+
+# --- R3-10: the system group is replaced create-first -------------------------------------------
+
+
+def test_a_system_group_replacement_says_its_pods_move_and_a_gpu_group_s_says_what_goes() -> None:
+    raw = copy.deepcopy(dict(load_stack("aws-training").gpufleet))
+    raw["cluster"]["systemPool"]["machineType"] = "m6i.2xlarge"
+    raw["gpuPools"][0]["spot"] = True  # capacityType: fixed at creation
+    edited = {"gpufleet:cluster": raw["cluster"], "gpufleet:gpuPools": raw["gpuPools"]}
+    diff = diff_plans(plan_of("aws-training").to_json(), plan_of("aws-training", edited).to_json())
+    replaced = {c.name: c for c in diff.replaced if c.type == NODE_GROUP}
+    (system,) = [c for name, c in replaced.items() if name.endswith("-system")]
+    assert system.downtime == ""  # created before the old one goes: nothing is down
+    assert any("creates the new group before it deletes the old one" in n for n in system.notes)
+    assert (
+        "down while it is recreated" not in render_text(diff).split(system.name)[-1].split("\n")[0]
+    )
+    (h100,) = [c for name, c in replaced.items() if name.endswith("-h100-us-west-2a")]
+    assert h100.downtime == "every node of this group and the pods on it"

@@ -310,7 +310,7 @@ def _diff_resource(
 
     refusals = in_place_refusals(type_token, old_inputs, program_inputs, triggers)
     if triggers:
-        notes += replacement_notes(type_token, old_inputs, new_inputs)
+        notes += replacement_notes(type_token, old_inputs, new_inputs, new_options)
         same_name = same_name_refusal(type_token, old_inputs, new_inputs, new_options)
         refusals += [same_name] if same_name else []
     if not changes and refusals:
@@ -332,7 +332,7 @@ def _diff_resource(
         changes=tuple(changes),
         replace_paths=tuple(triggers),
         refusals=tuple(refusals),
-        downtime=verdict_note(type_token) if triggers else "",
+        downtime=verdict_note(type_token, new_inputs, new_options) if triggers else "",
         node_notes=nodes,
         notes=tuple(notes),
     )

@@ -105,14 +105,26 @@ def same_name_refusal(
     )
 
 
-def verdict_note(type_token: str) -> str:
-    """What a replacement of this type takes down."""
+def _created_first(type_token: str, new_inputs: Any, new_options: Mapping[str, Any]) -> str:
+    key = rejections.name_input(type_token)
+    named = key is not None and isinstance(lookup(new_inputs, (key,)), str)
+    return rejections.created_first(type_token, named, bool(new_options.get("deleteBeforeReplace")))
+
+
+def verdict_note(type_token: str, new_inputs: Any, new_options: Mapping[str, Any]) -> str:
+    """What a replacement of this type takes down ("": nothing, it is created first)."""
+    if _created_first(type_token, new_inputs, new_options):
+        return ""
     return rejections.downtime(type_token)
 
 
-def replacement_notes(type_token: str, old_inputs: Any, new_inputs: Any) -> list[str]:
-    """What else a reviewer must know about this replacement (rejections.REPLACEMENT_NOTES)."""
-    found = []
+def replacement_notes(
+    type_token: str, old_inputs: Any, new_inputs: Any, new_options: Mapping[str, Any]
+) -> list[str]:
+    """What else a reviewer must know about this replacement (rejections.REPLACEMENT_NOTES,
+    and what a replacement created first means)."""
+    first = _created_first(type_token, new_inputs, new_options)
+    found = [first] if first else []
     for note in rejections.replacement_notes(type_token):
         path = tuple(note.path.split("."))
         inner = tuple(note.inner.split("."))

@@ -379,6 +379,26 @@ DOWNTIME: Final[Mapping[str, str]] = MappingProxyType(
 )
 
 
+# A replacement Pulumi creates before it deletes the old resource (no deleteBeforeReplace, a
+# name the provider makes from a prefix): nothing is down, so instead of DOWNTIME the verdict
+# says what happens (review eks-3.md R3-10: the EKS system group).
+CREATE_FIRST: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "aws:eks/nodeGroup:NodeGroup": (
+            "Pulumi creates the new group before it deletes the old one (a name from a prefix, "
+            "no deleteBeforeReplace): EKS then drains the old group's nodes as it deletes it, "
+            "waiting a few minutes per node, and their pods move to the new group's nodes "
+            "(EKS user guide, delete-managed-node-group)"
+        ),
+    }
+)
+
+
+def created_first(type_token: str, name_given: bool, delete_first: bool) -> str:
+    """What a replacement created before the old resource goes means ("": not such a one)."""
+    return "" if name_given or delete_first else CREATE_FIRST.get(type_token, "")
+
+
 # What to do instead of a same-name replacement, where "delete it first" would be the wrong
 # advice: a cluster replaced delete-first takes every workload with it.
 _REBUILD_CLUSTER = (
