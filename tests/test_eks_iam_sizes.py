@@ -8,6 +8,7 @@ from them would be sized as for real here."""
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from collections import defaultdict
@@ -100,6 +101,23 @@ def test_no_policy_grows_with_the_number_of_groups() -> None:
     many_sizes = {p.name: _size(p.inputs["policy"]) for p in many.of_type(ROLE_POLICY)}
     assert few_sizes == {name: many_sizes[name] for name in few_sizes}
     assert any(name.endswith("-draining") for name in few_sizes)
+
+
+def test_karpenter_s_policies_do_not_grow_with_the_pools_either() -> None:
+    cluster = copy.deepcopy(dict(load_stack("aws-karpenter").gpufleet["cluster"]))
+    cluster["name"] = LONGEST
+
+    def sizes(count: int) -> dict[str, int]:
+        pools = [
+            {**pool, "name": f"pool-{i}", "maxNodes": 3} for i, pool in enumerate(_pools(count, 0))
+        ]
+        plan = plan_of("aws-karpenter", {"gpufleet:cluster": cluster, "gpufleet:gpuPools": pools})
+        assert len(plan.of_type("kubernetes:karpenter.sh/v1:NodePool")) == count
+        return {p.name: _size(p.inputs["policy"]) for p in plan.of_type(ROLE_POLICY)}
+
+    few, many = sizes(1), sizes(30)
+    assert few == many and any(name.endswith("-karpenter-controller") for name in few)
+    assert all(size <= INLINE_POLICIES_PER_ROLE for size in many.values())
 
 
 def _drainer_statement(plan: Plan) -> dict[str, Any]:
