@@ -149,6 +149,36 @@ def test_plan_says_what_it_cannot_see_of_the_owners_controllers() -> None:
     assert not any("cluster security group alone" in w for w in plan_of(STACK, named).warnings)
 
 
+def _karpenter_pools() -> list[dict[str, Any]]:
+    pools = copy.deepcopy(list(load_stack(STACK).gpufleet["gpuPools"]))
+    for pool in pools:
+        pool.pop("aws", None)
+    return pools
+
+
+def test_under_karpenter_plan_says_an_owner_s_karpenter_conflicts() -> None:
+    """gpufleet's Karpenter next to the owner's: the CRD release fails on Helm ownership, or two
+    controllers act on one cluster's NodePools; and NodePools share the cluster's one space
+    (review eks-3.md R3-6)."""
+    karpenter = _variant(_karpenter_pools(), aws={"provisioner": "karpenter"})
+    warnings = plan_of(STACK, karpenter).warnings
+    (said,) = [w for w in warnings if "whether its owner already runs Karpenter" in w]
+    assert "cannot be imported into the release" in said
+    assert "cluster.existing.autoscalerInstalled: true" in said
+    assert "karpenterNodeRole" in said
+    assert any("NodePools named like gpufleet's pools" in w for w in warnings)
+    assert not any("cluster autoscaler or aws-node-termination-handler" in w for w in warnings)
+    # With the owner's Karpenter taking the pools, only the names can still collide.
+    installed = _variant(
+        _karpenter_pools(),
+        aws={"provisioner": "karpenter"},
+        existing={"autoscalerInstalled": True, "karpenterNodeRole": "owner-karpenter-nodes"},
+    )
+    warnings = plan_of(STACK, installed).warnings
+    assert not any("whether its owner already runs Karpenter" in w for w in warnings)
+    assert any("NodePools named like gpufleet's pools" in w for w in warnings)
+
+
 def test_fit_reads_gpufleets_own_discovery_tag() -> None:
     assert pool_views.GPUFLEET_DISCOVERY_PREFIX == autoscaler_tags.GPUFLEET_PREFIX + "/"
     (group, *_) = plan_of(STACK).of_type("aws:autoscaling/group:Group")

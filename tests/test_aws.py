@@ -336,7 +336,7 @@ def test_autoscaler_release_is_pinned_and_configured_for_this_cluster(stack: str
     # GPU nodes whose pods use emptyDir still scale down; zones of one pool stay balanced
     # whatever labels one zone's running nodes carry.
     assert args["skip-nodes-with-local-storage"] is False
-    assert args["balancing-label"] == "gpufleet.io/pool"
+    assert args["balancing-label"] == "gpufleet.io/balancing-group"
     assert (args["scale-down-unneeded-time"], args["scale-down-delay-after-add"]) == ("10m", "10m")
     assert args["expander"] == config.cluster.aws.autoscaler_expander == "priority,least-waste"
     # It runs on the on-demand system pool.
@@ -501,6 +501,18 @@ def test_bottlerocket_pools_register_labels_and_taints_through_toml_settings() -
     assert registration.taints == (Taint("nvidia.com/gpu", "true", "NoSchedule"),)
     disks = {d["deviceName"]: d["ebs"] for d in template.inputs["blockDeviceMappings"]}
     assert disks["/dev/xvdb"]["volumeSize"] == 300  # Bottlerocket keeps images on xvdb
+    # Its own device plugin runs with Bottlerocket's defaults (a GPU per physical GPU), which
+    # gpufleet's tags and `fit` assume: nothing of gpufleet's configures it (review eks-3 R3-12).
+    assert "kubelet-device-plugins" not in document
+    (plugin,) = [
+        r
+        for r in plan.of_type("kubernetes:helm.sh/v3:Release")
+        if r.inputs["chart"] == "nvidia-device-plugin"
+    ]
+    terms = plugin.inputs["values"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]["nodeSelectorTerms"]
+    assert "a100-spot" not in json.dumps(terms)  # gpufleet's plugin stays off these nodes
 
 
 def test_parser_reads_a_hand_written_nodeadm_document() -> None:

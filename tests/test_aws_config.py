@@ -81,6 +81,26 @@ def test_a_minor_without_a_pinned_autoscaler_is_rejected() -> None:
     assert "minors with a pinned autoscaler: 1.32, 1.33, 1.34, 1.35, 1.36" in problem
 
 
+def test_only_a_stack_running_gpufleet_s_autoscaler_needs_its_pinned_release() -> None:
+    """Auto Mode and Karpenter run no cluster autoscaler of gpufleet's, nor does an adopted
+    cluster whose own autoscaler is installed (review eks-3.md R3-5)."""
+    auto_mode = load_stack("aws-auto-mode").gpufleet
+    raw = {**auto_mode, "cluster": {**auto_mode["cluster"], "kubernetesVersion": "1.37"}}
+    assert parse_config(raw, today=TODAY).cluster.kubernetes_version == "1.37"
+    karpenter = load_stack("aws-karpenter").gpufleet
+    raw = {**karpenter, "cluster": {**karpenter["cluster"], "kubernetesVersion": "1.37"}}
+    with pytest.raises(ConfigError) as caught:
+        parse_config(raw, today=TODAY)
+    (problem,) = [str(p) for p in caught.value.problems]  # Karpenter's matrix, alone
+    assert "Karpenter 1.14.1 (pinned) supports Kubernetes" in problem
+    adopted = copy.deepcopy(load_stack("aws-existing").gpufleet)
+    adopted["cluster"].update(kubernetesVersion="1.37", existing={"autoscalerInstalled": True})
+    assert parse_config(adopted, today=TODAY).cluster.kubernetes_version == "1.37"
+    adopted["cluster"]["existing"] = {}
+    with pytest.raises(ConfigError, match="pins no cluster-autoscaler release"):
+        parse_config(adopted, today=TODAY)
+
+
 def test_extended_support_needs_support_type_extended() -> None:
     # 1.33 left EKS standard support on 2026-07-28 (its last day); STANDARD would auto-upgrade.
     with pytest.raises(ConfigError) as caught:
@@ -153,18 +173,23 @@ def aws_pool(**fields: Any) -> dict[str, Any]:
 
 def test_asg_tags_stay_within_aws_limits() -> None:
     raw = load_stack("aws-dev").gpufleet
-    # 16 of gpufleet's own (nodeadm's nvidia.com/gpu.present from 1.35 and the termination
-    # handler's tag among them) + 34 = 50
-    labels = {f"team{i}": "x" for i in range(34)}
-    pools = [aws_pool(labels=labels)]
-    plan = plan_of("aws-dev", {"gpufleet:gpuPools": pools})
-    groups = [r for r in plan.resources if r.type == "aws:autoscaling/group:Group"]
-    assert groups and all(len(g.inputs["tags"]) == 50 for g in groups)
-    with pytest.raises(ConfigError) as caught:
-        parse_config({**raw, "gpuPools": [aws_pool(labels={**labels, "one-more": "x"})]})
-    assert str(caught.value.problems[0]).startswith(
-        "gpuPools[0].labels: too many labels and taints for one auto scaling group: 51 tags"
-    )
+    # 17 of gpufleet's own (nodeadm's nvidia.com/gpu.present from 1.35, the termination
+    # handler's tag and the autoscaler's balancing label among them) + 33 = 50; a pool with
+    # maxNodesPerZone has no balancing label: 16 + 34.
+    per_zone = {"aws": {"maxNodesPerZone": 2}, "zones": ["us-east-1a"], "maxNodes": 2}
+    for own, extra in ((17, {}), (16, per_zone)):
+        labels = {f"team{i}": "x" for i in range(50 - own)}
+        pools = [aws_pool(labels=labels, **extra)]
+        plan = plan_of("aws-dev", {"gpufleet:gpuPools": pools})
+        groups = [r for r in plan.resources if r.type == "aws:autoscaling/group:Group"]
+        assert groups and all(len(g.inputs["tags"]) == 50 for g in groups)
+        over = aws_pool(labels={**labels, "one-more": "x"}, **extra)
+        with pytest.raises(ConfigError) as caught:
+            parse_config({**raw, "gpuPools": [over]})
+        assert str(caught.value.problems[0]).startswith(
+            "gpuPools[0].labels: too many labels and taints for one auto scaling group: "
+            f"51 tags where AWS takes 50 ({own} are gpufleet's own)"
+        )
     long_key = "example.com/" + "k" * 71  # 83 characters: tag key 46 + 83 > 128
     with pytest.raises(ConfigError) as caught:
         parse_config({**raw, "gpuPools": [aws_pool(labels={long_key: "x"})]})

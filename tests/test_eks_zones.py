@@ -92,10 +92,10 @@ spec:
 """
 
 
-def _h100_notes(raw: dict[str, Any]) -> tuple[str, ...]:
+def _h100_notes(raw: dict[str, Any], job: str = TWO_NODE_JOB) -> tuple[str, ...]:
     config = parse_config(raw)
     plan = plan_of("aws-training", {"gpufleet:gpuPools": raw["gpuPools"]})
-    templates = read_workloads(TWO_NODE_JOB).templates
+    templates = read_workloads(job).templates
     (verdict,) = fit_templates(templates, pool_checks(config, plan.resources))
     (h100,) = [pool for pool in verdict.pools if pool.pool == "h100"]
     assert h100.fits
@@ -107,4 +107,72 @@ def test_fit_says_when_a_job_needs_more_nodes_than_one_zone_holds() -> None:
     assert "its 2 pods need 2 nodes of this pool, but one zone holds at most 1" in note
     per_zone = _training(maxNodes=4)
     per_zone["gpuPools"][0]["aws"]["maxNodesPerZone"] = 2
-    assert _h100_notes(per_zone) == ()
+    (note,) = _h100_notes(per_zone)
+    assert note.startswith("its 2 pods need 2 nodes, and nothing keeps them in one zone")
+
+
+PINNED = {
+    "nodeSelector": TWO_NODE_JOB.replace(
+        "nodeSelector: {gpufleet.io/pool: h100}",
+        "nodeSelector: {gpufleet.io/pool: h100, topology.kubernetes.io/zone: us-west-2a}",
+    ),
+    "podAffinity": TWO_NODE_JOB.replace(
+        "tolerations: [{operator: Exists}]",
+        "tolerations: [{operator: Exists}]\n"
+        "      affinity: {podAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+        "[{topologyKey: topology.kubernetes.io/zone, labelSelector: {matchLabels: {job: nccl}}}]}}",
+    ),
+}
+
+
+def test_fit_says_how_to_pin_a_multi_node_job_to_one_zone() -> None:
+    """The autoscaler balances a pool's zone groups, and scales each on its own: a job's pods
+    stay in one zone only if they say so (review eks-3.md R3-4)."""
+    per_zone = _training(maxNodes=4)
+    per_zone["gpuPools"][0]["aws"]["maxNodesPerZone"] = 2
+    (note,) = _h100_notes(per_zone)
+    assert "splits one scale-up over the zones of a pool without aws.maxNodesPerZone" in note
+    assert "nodeSelector topology.kubernetes.io/zone: <one of us-west-2a, us-west-2b>" in note
+    assert "required podAffinity to each other with topologyKey topology.kubernetes.io/zone" in note
+    for how, job in PINNED.items():
+        assert _h100_notes(per_zone, job) == (), how
+
+
+def _similar(plan: Any, balancing: str) -> set[frozenset[str]]:
+    """Pairs of groups the autoscaler balances one scale-up over: both carry the balancing
+    label with the same value (cluster-autoscaler label_nodegroups.go areLabelsSame), read from
+    what it sees at zero (a self-managed group's node-template tags, a managed group's labels)."""
+    prefix = "k8s.io/cluster-autoscaler/node-template/label/"
+    labels: dict[str, dict[str, str]] = {}
+    for group in plan.of_type(ASG):
+        tags = {t["key"]: t["value"] for t in group.inputs["tags"]}
+        labels[group.name] = {
+            k.removeprefix(prefix): v for k, v in tags.items() if k.startswith(prefix)
+        }
+    for group in plan.of_type(NODE_GROUP):
+        labels[group.name] = dict(group.inputs.get("labels") or {})
+    return {
+        frozenset((a, b))
+        for a in labels
+        for b in labels
+        if a < b and balancing in labels[a] and labels[a].get(balancing) == labels[b].get(balancing)
+    }
+
+
+def test_the_autoscaler_balances_a_pool_s_zone_groups_unless_it_sets_max_nodes_per_zone() -> None:
+    raw = _training(maxNodes=4)
+    raw["gpuPools"][0]["aws"]["maxNodesPerZone"] = 2  # h100: a job's nodes in one zone
+    plan = plan_of("aws-training", {"gpufleet:gpuPools": raw["gpuPools"]})
+    (release,) = [
+        r
+        for r in plan.of_type("kubernetes:helm.sh/v3:Release")
+        if r.inputs["name"] == "cluster-autoscaler"
+    ]
+    balancing = release.inputs["values"]["extraArgs"]["balancing-label"]
+    similar = _similar(plan, balancing)
+    assert not [pair for pair in similar if any("-h100-us-" in name for name in pair)]
+    a100 = sorted(g.name for g in plan.of_type(ASG) if "-a100-spot-" in g.name)
+    assert len(a100) == 4
+    assert {frozenset(p) for p in similar} == {
+        frozenset((a, b)) for a in a100 for b in a100 if a < b
+    }

@@ -20,7 +20,7 @@ import pulumi_kubernetes as k8s
 from components.aws import iam
 from components.aws.cluster import eks_kubeconfig
 from components.aws.live_groups import LiveNodeGroups
-from components.aws.model import autoscaler_tags
+from components.aws.model import autoscaler_tags, quotas
 from components.aws.model.adopted import (
     PRIVATE_SUBNET_TAG,
     EksClusterFacts,
@@ -48,6 +48,8 @@ class AdoptedEksClusterArgs:
     instance_profile: bool
     # Managed node groups: a node role (EKS creates its access entry).
     managed_nodes: bool
+    # gpufleet's managed node groups by name: with the owner's, within EKS's quota per cluster.
+    managed_group_names: tuple[str, ...] = ()
 
 
 class AdoptedEksCluster(pulumi.ComponentResource):
@@ -84,10 +86,15 @@ class AdoptedEksCluster(pulumi.ComponentResource):
         self.live_node_groups = LiveNodeGroups(cfg.name, invoke, exists=True)
         given = list(cluster_options(cfg).private_subnet_ids or [])
         self.facts = facts = look_up(cfg, given, invoke)
+        problems = adoption_problems(facts, cfg, args.needs, subnets_given=bool(given))
+        if args.managed_group_names and not problems:
+            # The owner's groups count toward the same quota (review eks-3.md R3-2).
+            over = quotas.live_problem(
+                cfg, args.managed_group_names, sorted(self.live_node_groups.names)
+            )
+            problems += [over] if over else []
         stop_unless_adoptable(
-            cfg.name,
-            adoption_problems(facts, cfg, args.needs, subnets_given=bool(given)),
-            adoption_warnings(facts, cfg, managed_groups=args.managed_nodes),
+            cfg.name, problems, adoption_warnings(facts, cfg, managed_groups=args.managed_nodes)
         )
 
         child = pulumi.ResourceOptions(parent=self, provider=self.aws_provider)

@@ -17,7 +17,7 @@ import pulumi_kubernetes as k8s
 
 from components.aws import iam
 from components.aws.event_queue import irsa_role
-from components.aws.model import autoscaler_tags, names
+from components.aws.model import autoscaler_tags, names, provisioners
 from components.aws.model import provisioning_requests as provisioning_requests_model
 from components.kubernetes.helm import pinned_release
 from components.model.catalog import charts
@@ -84,10 +84,11 @@ def autoscaler_values(
         },
         "extraArgs": {
             "balance-similar-node-groups": True,
-            # A pool's per-zone groups are similar because they share this label; the
-            # built-in comparison stops matching once one zone's nodes carry labels the
-            # others' templates lack (review eks.md S2).
-            "balancing-label": POOL_LABEL,
+            # A pool's per-zone groups are similar because they share this label, unless the
+            # pool sets aws.maxNodesPerZone (provisioners.BALANCING_LABEL); the built-in
+            # comparison stops matching once one zone's nodes carry labels the others'
+            # templates lack (review eks.md S2).
+            "balancing-label": provisioners.BALANCING_LABEL,
             "skip-nodes-with-system-pods": bool(own_tag),
             # GPU pods routinely use emptyDir (datasets, caches); left at true, a GPU node
             # running one is never scaled down.

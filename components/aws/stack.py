@@ -23,7 +23,7 @@ from components.aws.managed_gpu_pool import (
     ManagedGpuPoolArgs,
     group_name_pattern,
 )
-from components.aws.model import capacity, provisioners
+from components.aws.model import capacity, provisioners, quotas
 from components.aws.model.adopted import Needs
 from components.aws.model.cloud import AWS
 from components.aws.model.config import cluster_options, pool_options
@@ -101,6 +101,7 @@ def _adopt_cluster(config: StackConfig) -> ClusterHandle:
             self_managed_nodes=self_managed,
             instance_profile=kind != "karpenter",
             managed_nodes=per_group and any(o.node_group == "managed" for o in options),
+            managed_group_names=tuple(quotas.gpu_groups(cfg, list(enumerate(config.gpu_pools)))),
         ),
     )
     facts = cluster.facts

@@ -80,8 +80,9 @@ class NodeTerminationHandler(pulumi.ComponentResource):
             f"{name}-draining",
             **names.name_args(names.ROLE_POLICY, f"{name}-draining"),
             role=role.id,
-            policy=pulumi.Output.all(self.queue.arn, *[g.arn for g in args.groups.values()]).apply(
-                lambda arns: json.dumps(termination.handler_policy(arns[0], list(arns[1:])))
+            # The same size whatever the number of groups (IAM: 10,240 characters per role).
+            policy=self.queue.arn.apply(
+                lambda arn: json.dumps(termination.handler_policy(arn, args.cluster_name))
             ),
             opts=child,
         )

@@ -96,7 +96,14 @@ def nodeadm_user_data(join: ClusterJoin, labels: Mapping[str, str], taints: Sequ
 def bottlerocket_user_data(
     join: ClusterJoin, labels: Mapping[str, str], taints: Sequence[Taint]
 ) -> str:
-    """Bottlerocket TOML settings: cluster coordinates, node labels and taints."""
+    """Bottlerocket TOML settings: cluster coordinates, node labels and taints.
+
+    No `settings.kubelet-device-plugins.nvidia` section, on purpose: the NVIDIA variant's own
+    device plugin (which gpufleet's chart skips on these pools) then runs with Bottlerocket's
+    defaults, one `nvidia.com/gpu` per physical GPU, no sharing, no MIG (bottlerocket.dev, API
+    settings kubelet-device-plugins: device-sharing-strategy none, MIG off), which is what
+    gpufleet's config allows on Bottlerocket and what the autoscaler's tags and `fit` assume
+    (review eks-3.md R3-12). tests/test_aws.py pins it."""
     # json.dumps gives valid TOML basic strings for these (label keys, values and PEM base64).
     lines = [
         "[settings.kubernetes]",

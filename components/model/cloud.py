@@ -27,7 +27,7 @@ from components.model.capacity import (
     declared_order,
 )
 from components.model.catalog.gpus import GpuModel, MachineCatalog, MachineType
-from components.model.catalog.node_effects import NodeEffect
+from components.model.catalog.node_effects import NodeEffect, RemovalEffect, SplitFromRoll
 from components.model.daemonsets import NodeDaemonSet
 from components.model.lifecycle import Assessment, VersionLifecycle
 from components.model.pool_spec import PoolSpec
@@ -105,6 +105,10 @@ class Cloud(ABC):
     grant_waits: ClassVar[Mapping[tuple[str, str], str]] = MappingProxyType({})
     control_plane_version: ClassVar[Mapping[str, str]] = MappingProxyType({})
     version_bump_effects: ClassVar[Mapping[str, NodeEffect]] = MappingProxyType({})
+    # What deleting each node-carrying type does to its nodes, and which changes must not go
+    # in the `up` that rolls the same resource (components/model/catalog/node_effects.py).
+    removal_effects: ClassVar[Mapping[str, RemovalEffect]] = MappingProxyType({})
+    split_from_roll: ClassVar[Mapping[str, SplitFromRoll]] = MappingProxyType({})
     # The cloud's own per-node agents whose requests no source gives: a GPU pool's
     # allocatablePerNode is an upper bound by their requests (said by `plan` and `fit`).
     uncounted_daemonsets: ClassVar[tuple[str, ...]] = ()

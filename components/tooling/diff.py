@@ -58,7 +58,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from components.model.catalog.provider_changes import KUBERNETES_PROVIDER
@@ -101,8 +100,8 @@ from components.tooling.diff_render import render_markdown, render_text
 from components.tooling.diff_verdicts import (
     in_place_refusals,
     replacement_notes,
-    unsafe_together_refusals,
     verdict_note,
+    whole_plan_verdicts,
 )
 from components.tooling.diff_waits import with_grant_waits
 
@@ -205,7 +204,7 @@ def _diff_resource(
 
     refusals = in_place_refusals(type_token, old_inputs, program_inputs, triggers)
     if triggers:
-        notes += replacement_notes(type_token, old_inputs, new_inputs)
+        notes += replacement_notes(type_token, old_inputs, new_inputs, new_options)
         refusals += replacement_refusals(type_token, old, new, new_inputs, old_index, new_index)
     if not changes and refusals:
         # Only ignored properties changed: show them, since they will not be applied.
@@ -229,7 +228,7 @@ def _diff_resource(
         changes=tuple(changes),
         replace_paths=tuple(triggers),
         refusals=tuple(refusals),
-        downtime=verdict_note(type_token) if triggers else "",
+        downtime=verdict_note(type_token, new_inputs, new_options) if triggers else "",
         node_notes=nodes,
         notes=tuple(notes),
         state_only=state_only,
@@ -283,20 +282,7 @@ def diff_plans(old: Mapping[str, Any], new: Mapping[str, Any]) -> PlanDiff:
         key=_sort_key,
     )
 
-    removed_types = {ref.type for ref in removed}
-    changed = [
-        replace(change, refusals=(*change.refusals, *extra))
-        if (
-            extra := unsafe_together_refusals(
-                change.type,
-                old_index[change.urn].get("inputs", {}),
-                new_index[change.urn].get("inputs", {}),
-                removed_types,
-            )
-        )
-        else change
-        for change in changed
-    ]
+    changed, removed, refusals = whole_plan_verdicts(changed, added, removed, old_index, new_index)
 
     output_changes: list[tuple[Path, Any, Any]] = []
     old_outputs, new_outputs = old.get("outputs", {}), new.get("outputs", {})
@@ -318,6 +304,7 @@ def diff_plans(old: Mapping[str, Any], new: Mapping[str, Any]) -> PlanDiff:
         cost=cost_change(old.get("cost"), new.get("cost")),
         warnings=plan_warnings(new) or (),
         old_warnings=plan_warnings(old),
+        refusals=tuple(refusals),
     )
     return with_grant_waits(diff, new_index)
 
@@ -391,7 +378,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if note:
             rendered = f"{note}\n{rendered}"
     sys.stdout.write(rendered)
-    if diff.rejected:
+    if diff.refused:
         return 1
     return 1 if args.fail_on_replace and diff.replaced else 0
 

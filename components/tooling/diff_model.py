@@ -64,6 +64,8 @@ class ResourceRef:
     kept: bool = False
     # What the reviewer must know about it (an added pool that waits for a new grant).
     notes: tuple[str, ...] = ()
+    # Removed: what that does to the nodes it runs (Cloud.removal_effects; "" for no nodes).
+    node_note: str = ""
 
 
 NodeEffectOrUnknown = Effect | Literal["unknown"]
@@ -164,6 +166,9 @@ class PlanDiff:
             return ()
         return tuple(w for w in self.warnings if w not in self.old_warnings)
 
+    # Why gpufleet refuses the plan as a whole (a move that removes and adds pools together).
+    refusals: tuple[str, ...] = ()
+
     @property
     def replaced(self) -> tuple[ResourceChange, ...]:
         """The changed resources that are replaced."""
@@ -183,6 +188,11 @@ class PlanDiff:
     def rejected(self) -> tuple[ResourceChange, ...]:
         """The changed resources whose change the cloud refuses."""
         return tuple(change for change in self.changed if change.refusals)
+
+    @property
+    def refused(self) -> bool:
+        """True when `pulumi up` must not run as planned (a change or the plan refused)."""
+        return bool(self.rejected or self.refusals)
 
     @property
     def is_empty(self) -> bool:
@@ -209,4 +219,5 @@ class PlanDiff:
             + (f"; {kept} to forget, kept in the cloud" if kept else "")
             + (f"; {unsent} only in Pulumi's state, nothing sent" if unsent else "")
             + (f"; {len(self.rejected)} refused by the cloud" if self.rejected else "")
+            + (f"; {len(self.refusals)} refused by gpufleet" if self.refusals else "")
         )

@@ -10,9 +10,19 @@ import re
 from collections.abc import Sequence, Set
 from typing import Any
 
-from components.model.catalog.node_effects import EFFECTS, NodeEffect
+from components.model.catalog.node_effects import (
+    EFFECTS,
+    NodeEffect,
+    RemovalEffect,
+    SplitFromRoll,
+)
 from components.model.registry import CLOUDS
-from components.tooling.diff_model import NodeEffectOrUnknown, NodeNote, ResourceChange
+from components.tooling.diff_model import (
+    NodeEffectOrUnknown,
+    NodeNote,
+    ResourceChange,
+    ResourceRef,
+)
 from components.tooling.diff_paths import Path, format_path, lookup, parse_property_path, same
 
 _UNKNOWN = (
@@ -33,6 +43,12 @@ VERSION_BUMP_EFFECTS: dict[str, NodeEffect] = {
     token: effect
     for cloud in CLOUDS.values()
     for token, effect in cloud.version_bump_effects.items()
+}
+REMOVAL_EFFECTS: dict[str, RemovalEffect] = {
+    token: effect for cloud in CLOUDS.values() for token, effect in cloud.removal_effects.items()
+}
+SPLIT_FROM_ROLL: dict[str, SplitFromRoll] = {
+    token: rule for cloud in CLOUDS.values() for token, rule in cloud.split_from_roll.items()
 }
 
 
@@ -136,3 +152,20 @@ def with_version_bump_notes(change: ResourceChange, present: Set[str]) -> Resour
         return change
     merged = sorted((*change.node_notes, *notes), key=lambda note: _ORDER[note.effect])
     return dataclasses.replace(change, node_notes=tuple(merged))
+
+
+def with_removal_note(ref: ResourceRef) -> ResourceRef:
+    """A removed resource that runs nodes, with what its removal does to them."""
+    effect = REMOVAL_EFFECTS.get(ref.type)
+    return dataclasses.replace(ref, node_note=effect.says) if effect and not ref.kept else ref
+
+
+def with_split_note(change: ResourceChange) -> ResourceChange:
+    """A change that rolls the resource's nodes together with a change that must not ride
+    along (SplitFromRoll): noted, to be split into two `up`s."""
+    rule = SPLIT_FROM_ROLL.get(change.type)
+    if rule is None or not change.rolls:
+        return change
+    if not any(c.path.startswith(rule.paths) for c in change.changes):
+        return change
+    return dataclasses.replace(change, notes=(*change.notes, rule.says))

@@ -210,16 +210,28 @@ def _grouped_lines(sign: str, refs: Iterable[ResourceRef], labels: dict[str, str
         reason = role(head.type)
         if not under:
             lines.append(f"{sign} {label(head)}")
-            lines += [f"    note: {note}" for note in head.notes]
-            continue
-        why = f"; exists only while {reason}" if reason else ""
-        noun = "resource" if len(under) == 1 else "resources"
-        lines.append(f"{sign} {label(head)} (with the {len(under)} {noun} under it{why})")
+        else:
+            why = f"; exists only while {reason}" if reason else ""
+            noun = "resource" if len(under) == 1 else "resources"
+            lines.append(f"{sign} {label(head)} (with the {len(under)} {noun} under it{why})")
         lines += [f"    note: {note}" for note in head.notes]
         for ref in under:
             lines.append(f"    {sign} {label(ref)}")
             lines += [f"        note: {note}" for note in ref.notes]
+        lines += _removal_lines(group)
     return lines
+
+
+def _removal_lines(group: list[ResourceRef]) -> list[str]:
+    """``running nodes:`` under removed resources that run nodes, once per kind."""
+    kinds: dict[tuple[str, str], int] = {}
+    for ref in group:
+        if ref.node_note:
+            kinds[(ref.type, ref.node_note)] = kinds.get((ref.type, ref.node_note), 0) + 1
+    return [
+        f"    running nodes ({count} {type_token} removed): {note}"
+        for (type_token, note), count in kinds.items()
+    ]
 
 
 def _labels(items: Iterable[ResourceRef | ResourceChange]) -> dict[str, str]:
@@ -302,6 +314,7 @@ def _body_lines(diff: PlanDiff) -> list[str]:
         lines += _roll_lines(change, labels[change.urn], "starts")
     for change in diff.rejected:
         lines += _reject_lines(change, labels[change.urn])
+    lines += [f"!! REJECTED {refusal}" for refusal in diff.refusals]
     return lines
 
 
@@ -350,6 +363,14 @@ def render_markdown(diff: PlanDiff) -> str:
         ]
         for change in diff.rejected:
             parts += [f"> - {_md_code(labels[change.urn])}: {reason}" for reason in change.refusals]
+    if diff.refusals:
+        parts += [
+            "",
+            "> [!CAUTION]",
+            "> **Refused by gpufleet**: `pulumi up` would take running nodes down. Do this "
+            "instead:",
+            *(f"> - {refusal}" for refusal in diff.refusals),
+        ]
     replaced = diff.replaced
     if replaced:
         noun, pronoun = ("resource is", "it") if len(replaced) == 1 else ("resources are", "them")

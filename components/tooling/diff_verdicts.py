@@ -7,12 +7,14 @@ the cloud refuses because the new resource would take the old one's name while i
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from components.model.catalog import rejections
-from components.tooling.diff_model import ABSENT
+from components.tooling.diff_model import ABSENT, ResourceChange, ResourceRef
+from components.tooling.diff_nodes import with_removal_note, with_split_note
 from components.tooling.diff_paths import lookup, same
 
 # A refusal path: dict keys separated by dots, `[n]` indexing a list (`agentPoolProfiles[0].x`).
@@ -117,14 +119,26 @@ def protected_refusal(old_options: Mapping[str, Any], new_options: Mapping[str, 
     )
 
 
-def verdict_note(type_token: str) -> str:
-    """What a replacement of this type takes down."""
+def _created_first(type_token: str, new_inputs: Any, new_options: Mapping[str, Any]) -> str:
+    key = rejections.name_input(type_token)
+    named = key is not None and isinstance(lookup(new_inputs, (key,)), str)
+    return rejections.created_first(type_token, named, bool(new_options.get("deleteBeforeReplace")))
+
+
+def verdict_note(type_token: str, new_inputs: Any, new_options: Mapping[str, Any]) -> str:
+    """What a replacement of this type takes down ("": nothing, it is created first)."""
+    if _created_first(type_token, new_inputs, new_options):
+        return ""
     return rejections.downtime(type_token)
 
 
-def replacement_notes(type_token: str, old_inputs: Any, new_inputs: Any) -> list[str]:
-    """What else a reviewer must know about this replacement (rejections.REPLACEMENT_NOTES)."""
-    found = []
+def replacement_notes(
+    type_token: str, old_inputs: Any, new_inputs: Any, new_options: Mapping[str, Any]
+) -> list[str]:
+    """What else a reviewer must know about this replacement (rejections.REPLACEMENT_NOTES,
+    and what a replacement created first means)."""
+    first = _created_first(type_token, new_inputs, new_options)
+    found = [first] if first else []
     for note in rejections.replacement_notes(type_token):
         path = tuple(note.path.split("."))
         inner = tuple(note.inner.split("."))
@@ -148,3 +162,30 @@ def unsafe_together_refusals(
         if new == rule.value and old != rule.value and rule.removed_type in removed_types:
             found.append(f"{rule.path}: {rule.reason}; instead: {rule.instead}")
     return found
+
+
+def whole_plan_verdicts(
+    changed: Sequence[ResourceChange],
+    added: Sequence[ResourceRef],
+    removed: Sequence[ResourceRef],
+    old_index: Mapping[str, Mapping[str, Any]],
+    new_index: Mapping[str, Mapping[str, Any]],
+) -> tuple[list[ResourceChange], list[ResourceRef], list[str]]:
+    """What only the whole plan shows: a change refused with a removal in the same `up`
+    (rejections.UNSAFE_TOGETHER), a roll with a change to split from it, what a removal does to
+    the nodes it runs, and a move between kinds of pool refused as a whole
+    (rejections.UNSAFE_MOVES)."""
+    removed_types = {ref.type for ref in removed}
+    verdicts = []
+    for change in changed:
+        extra = unsafe_together_refusals(
+            change.type,
+            old_index[change.urn].get("inputs", {}),
+            new_index[change.urn].get("inputs", {}),
+            removed_types,
+        )
+        if extra:
+            change = dataclasses.replace(change, refusals=(*change.refusals, *extra))
+        verdicts.append(with_split_note(change))
+    moves = rejections.unsafe_moves(removed_types, {ref.type for ref in added})
+    return verdicts, [with_removal_note(ref) for ref in removed], moves

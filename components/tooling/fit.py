@@ -137,14 +137,59 @@ def zone_notes(pod_spec: Mapping[str, Any], pods: int, spec: PoolSpec) -> list[s
     if pods < 2 or per_pod <= 0 or per_node < per_pod or spec.zone_max_nodes is None:
         return []
     nodes = -(-pods // (per_node // per_pod))
-    if nodes <= spec.zone_max_nodes or len(spec.zones) < 2:
+    if nodes < 2 or len(spec.zones) < 2:
         return []
+    if nodes > spec.zone_max_nodes:
+        return [
+            f"its {pods} pods need {nodes} nodes of this pool, but one zone holds at most "
+            f"{spec.zone_max_nodes} (maxNodes {spec.max_nodes} split over {len(spec.zones)} "
+            "zones): a job that must run in one zone (NCCL, EFA) never gets all its nodes; set "
+            "gpuPools[].aws.maxNodesPerZone or give the pool a single zone"
+        ]
+    if _pins_zone(pod_spec):
+        return []
+    # The autoscaler scales each zone's group on its own, and balances one scale-up over the
+    # zone groups of a pool without maxNodesPerZone (review eks-3.md R3-4).
     return [
-        f"its {pods} pods need {nodes} nodes of this pool, but one zone holds at most "
-        f"{spec.zone_max_nodes} (maxNodes {spec.max_nodes} split over {len(spec.zones)} zones): "
-        "a job that must run in one zone (NCCL, EFA) never gets all its nodes; set "
-        "gpuPools[].aws.maxNodesPerZone or give the pool a single zone"
+        f"its {pods} pods need {nodes} nodes, and nothing keeps them in one zone: the "
+        "autoscaler scales each zone's group on its own (and splits one scale-up over the "
+        "zones of a pool without aws.maxNodesPerZone); for a job that must run in one zone "
+        f"(NCCL, EFA), give its pods the nodeSelector {ZONE_LABEL}: <one of {', '.join(spec.zones)}> "
+        f"or a required podAffinity to each other with topologyKey {ZONE_LABEL}"
     ]
+
+
+ZONE_LABEL = "topology.kubernetes.io/zone"
+
+
+def _pins_zone(pod_spec: Mapping[str, Any]) -> bool:
+    """Whether the pod is held to one zone: a zone nodeSelector, a required node affinity to one
+    zone in every term, or a required pod affinity over the zone key."""
+    selector = pod_spec.get("nodeSelector")
+    if isinstance(selector, Mapping) and ZONE_LABEL in selector:
+        return True
+    affinity = pod_spec.get("affinity")
+    if not isinstance(affinity, Mapping):
+        return False
+    required = "requiredDuringSchedulingIgnoredDuringExecution"
+    terms = ((affinity.get("nodeAffinity") or {}).get(required) or {}).get("nodeSelectorTerms")
+    if isinstance(terms, list) and terms and all(_one_zone(term) for term in terms):
+        return True
+    pod_terms = (affinity.get("podAffinity") or {}).get(required) or []
+    return any(
+        isinstance(term, Mapping) and term.get("topologyKey") == ZONE_LABEL for term in pod_terms
+    )
+
+
+def _one_zone(term: Any) -> bool:
+    expressions = term.get("matchExpressions") if isinstance(term, Mapping) else None
+    return any(
+        isinstance(e, Mapping)
+        and e.get("key") == ZONE_LABEL
+        and e.get("operator") == "In"
+        and len(e.get("values") or []) == 1
+        for e in expressions or []
+    )
 
 
 def fit_check(

@@ -130,8 +130,9 @@ def adoption_problems(
 def adoption_warnings(
     facts: EksClusterFacts, cluster: ClusterConfig, managed_groups: bool
 ) -> list[str]:
-    """What gpufleet cannot see of the adopted cluster and the user must check: an autoscaler or
-    termination handler of the owner's would act on gpufleet's nodes too."""
+    """What gpufleet cannot see of the adopted cluster and the user must check: an autoscaler,
+    Karpenter or termination handler of the owner's would act on gpufleet's nodes too, and its
+    NodePools share one namespace-less space with gpufleet's."""
     network = (
         []
         if existing_cluster.cluster_options(cluster).node_security_group_ids is not None
@@ -142,32 +143,58 @@ def adoption_warnings(
             "cluster.existing.nodeSecurityGroupIds"
         ]
     )
+    provisioner = cluster_options(cluster).provisioner
     if existing_cluster.cluster_options(cluster).autoscaler_installed:
-        # The owner's autoscaler is the one meant to scale gpufleet's groups.
+        # The owner's autoscaler (or Karpenter) is the one meant to scale gpufleet's pools.
+        names = node_pool_warnings(facts.name, "auto-mode") if provisioner == "karpenter" else []
         return [
             f"cluster {facts.name}: not checked: whether its owner already runs "
             "aws-node-termination-handler (gpufleet cannot see the cluster's workloads at plan "
             "time); ask its owner",
+            *names,
             *network,
         ]
+    if provisioner != "cluster-autoscaler":
+        return [*node_pool_warnings(facts.name, provisioner), *network]
     said = [
         f"cluster {facts.name}: not checked: whether its owner already runs a cluster autoscaler "
         "or aws-node-termination-handler (gpufleet cannot see the cluster's workloads at plan "
-        "time); ask its owner"
+        "time); ask its owner",
+        f"cluster {facts.name}: gpufleet's self-managed GPU groups carry only its own "
+        f"discovery tag {autoscaler_tags.gpufleet_owner_tag(facts.name)}, so an autoscaler "
+        f"of the owner's with the default discovery ({autoscaler_tags.ENABLED_TAG} and "
+        f"{autoscaler_tags.owner_tag(facts.name)}) does not find them"
+        + (
+            "; gpufleet's managed node groups carry that pair anyway (EKS tags every managed "
+            "group's auto scaling group with it), so if the owner runs one, two autoscalers "
+            "resize them: use gpuPools[].aws.nodeGroup: self-managed, or have the owner "
+            "narrow its autoscaler's autoDiscovery tags"
+            if managed_groups
+            else ""
+        ),
     ]
-    if cluster_options(cluster).provisioner == "cluster-autoscaler":
-        said.append(
-            f"cluster {facts.name}: gpufleet's self-managed GPU groups carry only its own "
-            f"discovery tag {autoscaler_tags.gpufleet_owner_tag(facts.name)}, so an autoscaler "
-            f"of the owner's with the default discovery ({autoscaler_tags.ENABLED_TAG} and "
-            f"{autoscaler_tags.owner_tag(facts.name)}) does not find them"
-            + (
-                "; gpufleet's managed node groups carry that pair anyway (EKS tags every managed "
-                "group's auto scaling group with it), so if the owner runs one, two autoscalers "
-                "resize them: use gpuPools[].aws.nodeGroup: self-managed, or have the owner "
-                "narrow its autoscaler's autoDiscovery tags"
-                if managed_groups
-                else ""
-            )
-        )
     return said + network
+
+
+def node_pool_warnings(cluster_name: str, provisioner: str) -> list[str]:
+    """Under Karpenter (gpufleet's own) or Auto Mode: what of the owner's would collide with
+    gpufleet's NodePools, which are cluster-scoped and named after the pools (review eks-3.md
+    R3-6). Karpenter runs one controller per cluster, and Helm refuses to install CRDs that
+    another release owns ("exists and cannot be imported into the current release")."""
+    pools = (
+        f"cluster {cluster_name}: not checked: whether its owner has NodePools named like "
+        "gpufleet's pools (NodePools are cluster-scoped, and gpufleet names each after its "
+        "pool): `pulumi up` fails creating one that exists; rename the pool"
+    )
+    if provisioner != "karpenter":  # Auto Mode's Karpenter, or one the owner runs for gpufleet
+        return [pools]
+    return [
+        f"cluster {cluster_name}: not checked: whether its owner already runs Karpenter "
+        "(gpufleet cannot see the cluster's workloads at plan time): gpufleet installs its own "
+        "(the karpenter-crd and karpenter releases in kube-system), and next to the owner's the "
+        "CRD release fails (Helm: the CRDs exist and cannot be imported into the release) or two "
+        "controllers act on the same NodePools and NodeClaims; if the owner runs Karpenter, set "
+        "cluster.existing.autoscalerInstalled: true and cluster.existing.karpenterNodeRole to "
+        "use it instead; ask its owner",
+        pools,
+    ]

@@ -19,10 +19,15 @@ ENABLED_TAG = f"{PREFIX}/enabled"
 TEMPLATE_PREFIX = f"{PREFIX}/node-template"
 
 
+# Which gpufleet cluster a resource belongs to (a default tag; the node termination handler's
+# permissions are conditioned on it).
+CLUSTER_TAG = "gpufleet-cluster"
+
+
 def default_tags(cluster_name: object) -> dict[str, object]:
     """Tags on every resource of the stack (the AWS provider's default tags); groups and the
     instances they launch must carry them explicitly (review eks.md S3-2)."""
-    return {"managed-by": "gpufleet", "gpufleet-cluster": cluster_name}
+    return {"managed-by": "gpufleet", CLUSTER_TAG: cluster_name}
 
 
 def owner_tag(cluster_name: str) -> str:

@@ -14,12 +14,13 @@ from typing import Any, ClassVar, Literal
 
 from components.aws.model import allocatable as aws_allocatable
 from components.aws.model import (
-    autoscaler_tags,
+    asg_limits,
     capacity,
     capacity_checks,
     groups,
     prices,
     provisioners,
+    quotas,
     version_rules,
     versions,
 )
@@ -27,6 +28,7 @@ from components.aws.model import config as aws_config
 from components.aws.model import daemonsets as aws_daemonsets
 from components.aws.model import node_effects as aws_node_effects
 from components.aws.model import offerings as aws_offerings
+from components.aws.model.asg_limits import ACCELERATOR_LABEL
 from components.aws.model.catalog import CATALOG, MACHINE_NAMES
 from components.model.allocatable import NodeAllocatable
 from components.model.capacity import CapacityOrder, ReservationCap
@@ -59,8 +61,6 @@ AUTOSCALER_EXPANDERS = (
 IAM_PRINCIPAL_ARN = re.compile(
     r"arn:aws(-cn|-us-gov)?:iam::[0-9]{12}:(role|user)/[\w+=,.@/-]{1,512}"
 )
-# Lets the cluster autoscaler wait for the device plugin instead of scaling up twice.
-ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
 
 
 class Aws(ManagedCloud):
@@ -71,9 +71,17 @@ class Aws(ManagedCloud):
     node_effects = aws_node_effects.NODE_EFFECTS
     control_plane_version = aws_node_effects.CONTROL_PLANE_VERSION
     version_bump_effects = aws_node_effects.VERSION_BUMP_EFFECTS
+    removal_effects = aws_node_effects.REMOVAL_EFFECTS
+    split_from_roll = aws_node_effects.SPLIT_FROM_ROLL
     existing_keys = ("autoscaler_installed", "karpenter_node_role", "node_security_group_ids")
     # Where the GPU nodes go, what brings them up, and how gpufleet's own autoscaler expands.
-    adopted_cluster_keys = ("private_subnet_ids", "provisioner", "autoscaler_expander")
+    adopted_cluster_keys = (
+        "private_subnet_ids",
+        "provisioner",
+        "autoscaler_expander",
+        "managed_node_group_quota",
+        "nodes_per_managed_node_group_quota",
+    )
     pool_options = aws_config.AwsPoolOptions
     stack_module = "components.aws.stack"
     catalog = CATALOG
@@ -273,6 +281,16 @@ class Aws(ManagedCloud):
             warnings.append(provisioners.auto_mode_lifetime_warning(path))
         return super().check_pool(cluster, mode, pool, path, warnings)
 
+    def pools_problems(
+        self, cluster: ClusterConfig, pools: Sequence[tuple[int, GpuPoolConfig]]
+    ) -> list[Problem]:
+        return quotas.quota_problems(cluster, pools, adopted=self.adopted(cluster))
+
+    def pools_warnings(
+        self, cluster: ClusterConfig, pools: Sequence[tuple[int, GpuPoolConfig]]
+    ) -> list[str]:
+        return quotas.adopted_warning(cluster, pools) if self.adopted(cluster) else []
+
     def check_pool_limits(
         self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str
     ) -> list[Problem]:
@@ -297,7 +315,7 @@ class Aws(ManagedCloud):
         if options.node_group == "managed":
             problems += groups.managed_group_limits(pool, path)
         else:
-            problems += self._asg_tag_limits(cluster, pool, path)
+            problems += asg_limits.tag_problems(cluster, pool, path, self.adopted(cluster))
         # One node-template tag per taint key: the GPU taint's key and repeats cannot be expressed.
         keys = [self.gpu_taint[0], *(t.key for t in pool.taints)]
         repeated = sorted({k for k in keys if keys.count(k) > 1})
@@ -307,56 +325,6 @@ class Aws(ManagedCloud):
                     f"{path}.taints",
                     "taint keys must be unique on aws (nvidia.com/gpu is already the GPU taint)",
                     repeated,
-                )
-            )
-        return problems
-
-    def _asg_tag_limits(
-        self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str
-    ) -> list[Problem]:
-        """Every label and taint becomes an auto scaling group tag: 128-character keys, 50 tags."""
-        problems = []
-        label_prefix = f"{autoscaler_tags.TEMPLATE_PREFIX}/label/"
-        taint_prefix = f"{autoscaler_tags.TEMPLATE_PREFIX}/taint/"
-        for key in pool.labels:
-            if len(label_prefix + key) > autoscaler_tags.MAX_TAG_KEY_LENGTH:
-                problems.append(
-                    Problem(
-                        f"{path}.labels.{key}",
-                        f"at most {autoscaler_tags.MAX_TAG_KEY_LENGTH - len(label_prefix)} "
-                        "characters on aws self-managed pools (the autoscaler's tag "
-                        f"{label_prefix}<key> takes at most {autoscaler_tags.MAX_TAG_KEY_LENGTH})",
-                        key,
-                    )
-                )
-        for index, taint in enumerate(pool.taints):
-            if len(taint_prefix + taint.key) > autoscaler_tags.MAX_TAG_KEY_LENGTH:
-                problems.append(
-                    Problem(
-                        f"{path}.taints[{index}].key",
-                        f"at most {autoscaler_tags.MAX_TAG_KEY_LENGTH - len(taint_prefix)} "
-                        "characters on aws self-managed pools (autoscaler tag key limit)",
-                        taint.key,
-                    )
-                )
-        # gpufleet's own tags per group: discovery (2, and gpufleet's own on an adopted
-        # cluster), instance (5 and the node termination handler's), resources (2) and the
-        # labels and taints every GPU pool gets (see resolve_pool and the GPU taint).
-        configured_by_label = pool.sharing is not None or pool.mig_partition_size is not None
-        instance = 6
-        labelled_by_nodeadm = provisioners.nodeadm_labels_gpu(cluster, pool)
-        own_labels = len(FIXED_GPU_LABELS) + (1 if labelled_by_nodeadm else 0)
-        own_labels += 1 if pool.spot else 0  # provisioners.SPOT_LABEL
-        discovery = 3 if self.adopted(cluster) else 2
-        fixed = discovery + instance + 2 + own_labels + 1 + (1 if configured_by_label else 0)
-        total = fixed + len(pool.labels) + len(pool.taints)
-        if total > autoscaler_tags.MAX_TAGS_PER_GROUP:
-            problems.append(
-                Problem(
-                    f"{path}.labels",
-                    f"too many labels and taints for one auto scaling group: {total} tags where "
-                    f"AWS takes {autoscaler_tags.MAX_TAGS_PER_GROUP} ({fixed} are gpufleet's own)",
-                    len(pool.labels) + len(pool.taints),
                 )
             )
         return problems
@@ -483,16 +451,6 @@ class Aws(ManagedCloud):
     def gpu_operator_preset(self, config: StackConfig) -> dict[str, Any]:
         # The AL2023 NVIDIA AMI ships the driver and the container toolkit.
         return {"driver": {"enabled": False}, "toolkit": {"enabled": False}}
-
-
-# Labels every GPU pool's nodes get from gpufleet on EKS (pool, accelerator, nvidia.com/gpu, and
-# the autoscaler's accelerator label).
-FIXED_GPU_LABELS = (
-    "gpufleet.io/pool",
-    "gpufleet.io/accelerator",
-    "nvidia.com/gpu",
-    ACCELERATOR_LABEL,
-)
 
 
 AWS = Aws()

@@ -69,6 +69,10 @@ class AwsClusterOptions(ConfigModel):
     provisioner: Literal["cluster-autoscaler", "karpenter", "auto-mode"] = "cluster-autoscaler"
     # single: one NAT gateway for all zones (cheap); per-zone: one per zone (survives a zone outage).
     nat_gateways: Literal["single", "per-zone"] = "single"
+    # The account's EKS quotas where raised through Service Quotas (unset: EKS's defaults, 30
+    # managed node groups per cluster and 450 nodes per group; components/aws/model/quotas.py).
+    managed_node_group_quota: int | None = Field(default=None, ge=1)
+    nodes_per_managed_node_group_quota: int | None = Field(default=None, ge=1)
 
 
 def principal_slug(arn: str) -> str:

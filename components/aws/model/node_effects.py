@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
-from components.model.catalog.node_effects import NodeEffect
+from components.model.catalog.node_effects import NodeEffect, RemovalEffect, SplitFromRoll
 
 # --- EKS --------------------------------------------------------------------------------------
 
@@ -227,5 +227,58 @@ NODE_EFFECTS: Final[Mapping[str, tuple[NodeEffect, ...]]] = MappingProxyType(
         "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass": _KARPENTER_NODE_CLASS,
         "kubernetes:eks.amazonaws.com/v1:NodeClass": _KARPENTER_NODE_CLASS,
         "kubernetes:karpenter.sh/v1alpha1:NodeOverlay": _KARPENTER_NODE_OVERLAY,
+    }
+)
+
+# --- Removing a node-carrying resource (a pool, a zone, a provisioner) ---------------------------
+
+# (review eks-3.md R3-8: `diff` listed such removals with nothing about the nodes.)
+REMOVAL_EFFECTS: Final[Mapping[str, RemovalEffect]] = MappingProxyType(
+    {
+        "aws:autoscaling/group:Group": RemovalEffect(
+            "terminated with the group, undrained: Pulumi deletes what depends on a group "
+            "first, its termination lifecycle hook (and the termination handler too when this "
+            "was the last self-managed pool), so nothing holds an instance for the handler's "
+            "drain and pods get only the kubelet's graceful shutdown (150 s); drain the nodes "
+            "first (`kubectl drain`) or run this `up` when no job runs on them",
+            "Pulumi deletes dependents before what they depend on (the hook's "
+            "autoscalingGroupName); terraform-provider-aws internal/service/autoscaling/group.go "
+            "drainGroup (capacity 0, waits for the instances to go, then deletes); gpufleet "
+            "components/aws/user_data.py (shutdownGracePeriod 150s)",
+        ),
+        "aws:eks/nodeGroup:NodeGroup": RemovalEffect(
+            "EKS scales the group to zero and sends each node a drain before terminating it, "
+            "but waits only a few minutes for its pods before the instance goes: a training "
+            "job that does not checkpoint within minutes is lost; drain the nodes first "
+            "(`kubectl drain`) or run this `up` when no job runs on them",
+            "EKS user guide, delete-managed-node-group ('If the Pods haven't drained after a "
+            "few minutes, Amazon EKS lets Auto Scaling continue the termination')",
+        ),
+        "kubernetes:karpenter.sh/v1:NodePool": RemovalEffect(
+            "Karpenter deletes the NodePool's NodeClaims with it and drains each node before "
+            "terminating it, as long as its controller runs (it goes in the same `up` only when "
+            "the provisioner changes)",
+            "Karpenter v1.14 docs, concepts/disruption ('NodePool Deletion: NodeClaims are "
+            "owned by the NodePool through an owner reference ... Karpenter will gracefully "
+            "terminate nodes through cascading deletion')",
+        ),
+    }
+)
+
+# A managed group's bounds sent in the `up` that rolls it: the live desired size is read while
+# planning and sent after the roll (terraform-provider-aws does the version update first, then
+# UpdateNodegroupConfig), which may be 30 minutes and more later (review eks-3.md R3-7).
+SPLIT_FROM_ROLL: Final[Mapping[str, SplitFromRoll]] = MappingProxyType(
+    {
+        "aws:eks/nodeGroup:NodeGroup": SplitFromRoll(
+            ("scalingConfig.minSize", "scalingConfig.maxSize"),
+            "this `up` rolls the group and changes its bounds: EKS gets the size read while "
+            "planning only after the roll, which can take 30 minutes and more, and by then the "
+            "autoscaler may have added nodes that it then scales back in (draining them, busy or "
+            "not); split it into two `up`s, the bounds first, then the change that rolls",
+            "terraform-provider-aws internal/service/eks/node_group.go resourceNodeGroupUpdate "
+            "('Do any version update first', then UpdateNodegroupConfig); gpufleet "
+            "components/aws/live_groups.py",
+        ),
     }
 )

@@ -49,6 +49,20 @@ MANAGED_CAPACITY_TYPES = {"spot": "SPOT", "capacity-block": "CAPACITY_BLOCK"}
 # no cloud label at all): declared, so it reaches the kubelet's --node-labels, a self-managed
 # group's node-template tag and a managed group's labels, which the autoscaler reads at zero.
 SPOT_LABEL = ("gpufleet.io/capacity-type", "spot")
+# The cluster autoscaler's `--balancing-label`: groups are similar, and one scale-up is split
+# between them, only when both carry it with the same value (cluster-autoscaler
+# processors/nodegroupset/label_nodegroups.go areLabelsSame: a label missing on either node
+# makes them not similar; cloudprovider/builder/cloud_provider_builder.go puts this comparator
+# in place of AWS's own when the flag is set). A pool's zone groups carry it, valued the pool's
+# name, so they are balanced; a pool with `aws.maxNodesPerZone` leaves it off, so the autoscaler
+# never splits a scale-up over its zones and a multi-node job can get its nodes in one zone
+# (review eks-3.md R3-4; before, the balancing label was gpufleet.io/pool, which every pool has).
+BALANCING_LABEL = "gpufleet.io/balancing-group"
+
+
+def zone_balanced(pool: GpuPoolConfig) -> bool:
+    """Whether the autoscaler balances the pool's zone groups (a pool without maxNodesPerZone)."""
+    return aws_config.pool_options(pool).max_nodes_per_zone is None
 
 
 def provisioner(cluster: ClusterConfig) -> str:
@@ -307,6 +321,8 @@ def node_facts(
         if pool.spot:
             key, value = SPOT_LABEL
             facts.declared[key] = value
+        if zone_balanced(pool):
+            facts.declared[BALANCING_LABEL] = pool.name
 
 
 def _node_pool_labels(

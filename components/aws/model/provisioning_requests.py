@@ -24,7 +24,8 @@ when Kueue starts (kubernetes-sigs/kueue v0.19.2 cmd/kueue/main.go: "Skipping ad
 controller setup: Provisioning Requests not supported"), so Kueue waits for the CRD.
 
 The best-effort-atomic class scales one node group and its similar groups (the pool's per-zone
-groups share gpufleet's balancing label) by every node at once or not at all
+groups share gpufleet's balancing label, unless the pool sets aws.maxNodesPerZone: then one
+group, in one zone) by every node at once or not at all
 (core/scaleup/orchestrator/orchestrator.go ScaleUp with allOrNothing; the estimate counts the
 similar groups); AWS auto scaling groups do not implement AtomicIncreaseSize, so the scale-up
 is requested whole but EC2 may still deliver part of it.

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from components.aws.model.autoscaler_tags import CLUSTER_TAG
 from components.model.catalog.charts import ChartPin
 
 # The chart is published to ECR Public as an OCI artifact.
@@ -79,27 +80,51 @@ DESCRIBE_ACTIONS = (
     "ec2:DescribeInstances",
 )
 QUEUE_ACTIONS = ("sqs:DeleteMessage", "sqs:ReceiveMessage")
+LIFECYCLE_ACTIONS = (
+    "autoscaling:CompleteLifecycleAction",
+    # The heartbeats (NTH pkg/monitor/sqsevent/asg-lifecycle-event.go).
+    "autoscaling:RecordLifecycleActionHeartbeat",
+)
 
 
-def handler_policy(queue_arn: str, group_arns: list[str]) -> dict[str, Any]:
-    """Describe anywhere (no resource-level scoping exists for them); complete lifecycle actions
-    only on gpufleet's Spot groups; read and delete only its own queue's messages."""
+def handler_policy(queue_arn: str, cluster_name: str) -> dict[str, Any]:
+    """Describe anywhere (no resource-level scoping exists for them); read and delete only its
+    own queue's messages; complete lifecycle actions only in the groups that carry the handler's
+    tag and this cluster's gpufleet tag.
+
+    The lifecycle statement names no group: listing one ARN per group (about 116 characters plus
+    the name each) passed IAM's 10,240 characters of inline policy per role at 45-60 groups
+    (review eks-3.md R3-1). NTH's README grants the lifecycle actions on `*`; kops conditions
+    them on a cluster tag (kubernetes/kops pkg/model/iam/iam_builder.go,
+    AddNodeTerminationHandlerSQSPermissions); both actions take `aws:ResourceTag` on the
+    autoScalingGroup resource (Service Authorization Reference, Amazon EC2 Auto Scaling). Every
+    group gpufleet hooks carries both tags (components/aws/gpu_pool.py), an owner's group on an
+    adopted cluster not gpufleet's, and the resource stays in the queue's account and region."""
+    partition, _, region, account = queue_arn.split(":")[1:5]
     return {
         "Version": "2012-10-17",
         "Statement": [
             {"Effect": "Allow", "Action": list(DESCRIBE_ACTIONS), "Resource": "*"},
             {
                 "Effect": "Allow",
-                "Action": [
-                    "autoscaling:CompleteLifecycleAction",
-                    # The heartbeats (NTH pkg/monitor/sqsevent/asg-lifecycle-event.go).
-                    "autoscaling:RecordLifecycleActionHeartbeat",
-                ],
-                "Resource": group_arns,
+                "Action": list(LIFECYCLE_ACTIONS),
+                "Resource": f"arn:{partition}:autoscaling:{region}:{account}:"
+                "autoScalingGroup:*:autoScalingGroupName/*",
+                "Condition": {
+                    "StringEquals": {
+                        f"aws:ResourceTag/{key}": value
+                        for key, value in drained_group_tags(cluster_name).items()
+                    }
+                },
             },
             {"Effect": "Allow", "Action": list(QUEUE_ACTIONS), "Resource": queue_arn},
         ],
     }
+
+
+def drained_group_tags(cluster_name: str) -> dict[str, str]:
+    """The tags (key: value) of a group whose lifecycle actions the handler may complete."""
+    return {MANAGED_TAG: "true", CLUSTER_TAG: cluster_name}
 
 
 def handler_values(

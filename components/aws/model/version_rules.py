@@ -5,9 +5,12 @@
   be automatically upgraded" at the end of standard support
   (https://docs.aws.amazon.com/eks/latest/userguide/view-upgrade-policy.html), so a minor past
   standard support with STANDARD is a cluster EKS upgrades under the GPU pools at once.
-- gpufleet runs the cluster autoscaler itself on EKS, and "CA minor version must match the
-  Kubernetes minor" (FACTS.md, CA flags; cluster-autoscaler README, "Releases"): a minor with no
-  pinned cluster-autoscaler release cannot be planned.
+- Where gpufleet runs the cluster autoscaler itself (`provisioner: cluster-autoscaler` without
+  `cluster.existing.autoscalerInstalled`), "CA minor version must match the Kubernetes minor"
+  (FACTS.md, CA flags; cluster-autoscaler README, "Releases"): a minor with no pinned
+  cluster-autoscaler release cannot be planned. Karpenter and Auto Mode stacks run no autoscaler
+  of gpufleet's and are not held to it (review eks-3.md R3-5); Karpenter's own matrix is checked
+  in provisioners.py.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from components.aws.model import config as aws_config
+from components.model import existing_cluster
 from components.model.catalog import charts
 from components.model.lifecycle import Assessment
 from components.model.problems import Problem
@@ -39,7 +43,7 @@ def version_problems(
                 minor,
             )
         )
-    if minor not in charts.CLUSTER_AUTOSCALER_IMAGE_TAGS:
+    if runs_autoscaler(cluster) and minor not in charts.CLUSTER_AUTOSCALER_IMAGE_TAGS:
         pinned = ", ".join(charts.CLUSTER_AUTOSCALER_IMAGE_TAGS)
         problems.append(
             Problem(
@@ -50,6 +54,12 @@ def version_problems(
             )
         )
     return problems
+
+
+def runs_autoscaler(cluster: ClusterConfig) -> bool:
+    """Whether gpufleet installs the cluster autoscaler on this cluster."""
+    installed = existing_cluster.cluster_options(cluster).autoscaler_installed
+    return aws_config.cluster_options(cluster).provisioner == "cluster-autoscaler" and not installed
 
 
 def version_advice(cluster: ClusterConfig, verdict: Assessment, adopted: bool = False) -> str:

@@ -28,6 +28,11 @@ diff through `Cloud.node_effects`, with the control plane's version input and wh
 bump does to nodes that do not follow it (`Cloud.control_plane_version`,
 `Cloud.version_bump_effects`).
 
+What removing such a resource does to its nodes (``RemovalEffect``, `Cloud.removal_effects`):
+`diff` says it under the removal, with the number of such resources that go. And a change that
+rolls a resource's nodes together with another change of the same resource that should go in an
+`up` of its own (``SplitFromRoll``, `Cloud.split_from_roll`) gets a note saying to split it.
+
 An entry may hold only ``when`` a Kubernetes version value changes its minor (``minor-changes``)
 or keeps it (``minor-kept``: also a version named where none was): AKS upgrades a pool when its
 ``orchestratorVersion`` moves to another minor, and naming the minor it runs upgrades nothing.
@@ -56,3 +61,20 @@ class NodeEffect:
     says: str  # one sentence about the running nodes, read after "running nodes: "
     source: str
     when: When = "always"
+
+
+@dataclass(frozen=True)
+class RemovalEffect:
+    """What deleting a node-carrying resource does to its running nodes."""
+
+    says: str  # read after "running nodes: "
+    source: str
+
+
+@dataclass(frozen=True)
+class SplitFromRoll:
+    """Changes of ``paths`` that must not ride along with a roll of the same resource."""
+
+    paths: tuple[str, ...]
+    says: str  # the note: why, and what to do instead
+    source: str

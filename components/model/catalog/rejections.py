@@ -231,6 +231,49 @@ def unsafe_together(type_token: str) -> tuple[UnsafeTogether, ...]:
     return UNSAFE_TOGETHER.get(type_token, ())
 
 
+@dataclass(frozen=True)
+class UnsafeMove:
+    """A plan that removes one kind of pool and adds another in the same `up`, refused as a
+    whole: the old pools' nodes go before anything runs the workloads elsewhere."""
+
+    removed_types: tuple[str, ...]  # any of these removed...
+    added_types: tuple[str, ...]  # ...while any of these is added
+    what: str  # names the move, after "!! REJECTED "
+    reason: str
+    instead: str
+
+
+# The cluster autoscaler's groups to NodePools (Karpenter or Auto Mode) in one `up` (review
+# eks-3.md R3-8): Pulumi creates the NodePools first and deletes the groups last, terminating
+# every node of them in that `up`, the self-managed ones without the termination handler's drain
+# (components/aws/model/node_effects.py REMOVAL_EFFECTS). The way back is not refused: deleting
+# a NodePool makes the running Karpenter drain its nodes, and Pulumi waits for its node class.
+UNSAFE_MOVES: Final[tuple[UnsafeMove, ...]] = (
+    UnsafeMove(
+        ("gpufleet:aws:SelfManagedGpuPool", "gpufleet:aws:ManagedGpuPool"),
+        ("gpufleet:aws:KarpenterGpuPool",),
+        "moving GPU pools from the cluster autoscaler's node groups to NodePools",
+        "gpufleet refuses it in one `up`, as it refuses the move to Auto Mode: Pulumi creates "
+        "the NodePools first and deletes the node groups last, and with them every node they "
+        "run and the pods on them, the self-managed groups' without the termination handler's "
+        "drain",
+        "two `up`s: first drain the pools' nodes (`kubectl drain`, or wait until no job runs) "
+        "and remove those pools from gpuPools; then set cluster.aws.provisioner and add them "
+        "back; or, with no gap in capacity, create the new provisioner's cluster in a new "
+        "stack, move the workloads there, then destroy this one",
+    ),
+)
+
+
+def unsafe_moves(removed: set[str], added: set[str]) -> list[str]:
+    """Why gpufleet refuses a plan that removes and adds these component types together."""
+    return [
+        f"{move.what}: {move.reason}; instead: {move.instead}"
+        for move in UNSAFE_MOVES
+        if removed & set(move.removed_types) and added & set(move.added_types)
+    ]
+
+
 REFUSED_IN_PLACE: Final[Mapping[str, tuple[Refusal, ...]]] = MappingProxyType(
     {
         "azure-native:containerservice:AgentPool": _AKS_POOL_REFUSALS,
@@ -345,6 +388,26 @@ DOWNTIME: Final[Mapping[str, str]] = MappingProxyType(
         ),
     }
 )
+
+
+# A replacement Pulumi creates before it deletes the old resource (no deleteBeforeReplace, a
+# name the provider makes from a prefix): nothing is down, so instead of DOWNTIME the verdict
+# says what happens (review eks-3.md R3-10: the EKS system group).
+CREATE_FIRST: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "aws:eks/nodeGroup:NodeGroup": (
+            "Pulumi creates the new group before it deletes the old one (a name from a prefix, "
+            "no deleteBeforeReplace): EKS then drains the old group's nodes as it deletes it, "
+            "waiting a few minutes per node, and their pods move to the new group's nodes "
+            "(EKS user guide, delete-managed-node-group)"
+        ),
+    }
+)
+
+
+def created_first(type_token: str, name_given: bool, delete_first: bool) -> str:
+    """What a replacement created before the old resource goes means ("": not such a one)."""
+    return "" if name_given or delete_first else CREATE_FIRST.get(type_token, "")
 
 
 # What to do instead of a same-name replacement, where "delete it first" would be the wrong

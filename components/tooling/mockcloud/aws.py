@@ -119,12 +119,27 @@ def _with_id(prefix: str) -> Any:
 def _node_group(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, Any]:
     group = inputs.get("nodeGroupName") or f"{inputs.get('nodeGroupNamePrefix', name)}20260101"
     # EKS names the group's auto scaling group eks-<node group>-<uuid>.
-    digest = hashlib.sha256(group.encode()).hexdigest()
-    uuid = f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
     return {
         "nodeGroupName": group,
         "status": "ACTIVE",
-        "resources": [{"autoscalingGroups": [{"name": f"eks-{group}-{uuid}"}]}],
+        "resources": [{"autoscalingGroups": [{"name": f"eks-{group}-{_uuid(group)}"}]}],
+    }
+
+
+def _uuid(text: str) -> str:
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
+
+
+def _auto_scaling_group(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, Any]:
+    """An auto scaling group's ARN as EC2 Auto Scaling makes it (Service Authorization
+    Reference, resource type autoScalingGroup): about 116 characters before the name, so what
+    is sized from ARNs (an IAM policy listing them) is sized as for real."""
+    group = physical_name(name, inputs)
+    return {
+        "name": group,
+        "arn": f"arn:aws:autoscaling:{region(world)}:{ACCOUNT}:autoScalingGroup:"
+        f"{_uuid(group)}:autoScalingGroupName/{group}",
     }
 
 
@@ -219,8 +234,17 @@ def _cluster_name(world: World) -> str | None:
     return cluster.get("name") if isinstance(cluster, Mapping) else None
 
 
+def _denied(world: World, action: str) -> None:
+    if world.eks_reads_denied:
+        raise NotFound(
+            f"AccessDeniedException: User: arn:aws:iam::{ACCOUNT}:user/gpufleet-ci is not "
+            f"authorized to perform: {action}"
+        )
+
+
 def _get_clusters(args: Mapping[str, Any], world: World) -> dict[str, Any]:
     """The region's EKS clusters: the stack's, once it exists."""
+    _denied(world, "eks:ListClusters")
     name = _cluster_name(world)
     names = [name] if world.exists and name else []
     return {"names": names, "id": region(world)}
@@ -228,6 +252,7 @@ def _get_clusters(args: Mapping[str, Any], world: World) -> dict[str, Any]:
 
 def _get_node_groups(args: Mapping[str, Any], world: World) -> dict[str, Any]:
     cluster = args.get("clusterName")
+    _denied(world, "eks:ListNodegroups")
     if not world.exists or cluster != _cluster_name(world):
         raise NotFound(f"ResourceNotFoundException: No cluster found for name: {cluster}.")
     return {"clusterName": cluster, "names": sorted(world.eks_node_groups), "id": cluster}
@@ -239,14 +264,17 @@ def _get_node_group(args: Mapping[str, Any], world: World) -> dict[str, Any]:
     found = world.eks_node_groups.get(group) if world.exists else None
     if found is None or cluster != _cluster_name(world):
         raise NotFound(f"ResourceNotFoundException: No node group found for name: {group}.")
+    sizes = ("minSize", "maxSize", "desiredSize")
+    described = all(key in found for key in sizes)
     return {
         "clusterName": cluster,
         "nodeGroupName": group,
         "id": f"{cluster}:{group}",
-        "status": "ACTIVE",
+        # A group described without sizes is one that failed to create: EKS gives it none.
+        "status": found.get("status", "ACTIVE" if described else "CREATE_FAILED"),
         "labels": dict(found.get("labels", {})),
         "tags": dict(found.get("tags", {})),
-        "scalingConfigs": [{key: found[key] for key in ("minSize", "maxSize", "desiredSize")}],
+        "scalingConfigs": [{key: found[key] for key in sizes}] if described else [],
     }
 
 
@@ -263,6 +291,7 @@ def _get_oidc_provider(args: Mapping[str, Any], world: World) -> dict[str, Any]:
 RESOURCES: dict[str, Any] = {
     "aws:eks/cluster:Cluster": _cluster,
     "aws:eks/nodeGroup:NodeGroup": _node_group,
+    "aws:autoscaling/group:Group": _auto_scaling_group,
     "aws:iam/role:Role": _named("role"),
     "aws:iam/instanceProfile:InstanceProfile": _named("instance-profile"),
     "aws:iam/openIdConnectProvider:OpenIdConnectProvider": _oidc_provider,

@@ -30,6 +30,8 @@ class World:
     # {"minSize", "maxSize", "desiredSize"}, "labels" and "tags" (a running stack's groups, grown by
     # the autoscaler or not). None of gpufleet's by default: a first `up` creates them.
     eks_node_groups: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # EKS: the deployer may not list or describe the cluster's node groups (AccessDenied).
+    eks_reads_denied: bool = False
     # AKS: the cluster's agent pools as `agentPoolProfiles` lists them (None: one System pool
     # on the cluster's VNet), its pod network, node OS channel and Entra ID. A stack that
     # creates its cluster finds it only when `exists` (an earlier `up` created it).

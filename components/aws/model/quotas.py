@@ -1,0 +1,183 @@
+"""EKS service quotas a stack's managed node groups count against, checked before `pulumi up`.
+
+Under the cluster autoscaler a managed pool is one EKS managed node group per zone (S2-7), and
+the cluster gpufleet creates has one more, the system group. EKS refuses CreateNodegroup past
+the "Managed node groups per cluster" quota (ResourceLimitExceededException), halfway through an
+`up`, and a group whose maximum passes "Nodes per managed node group" (review eks-3.md R3-2).
+
+Sources: AWS General Reference, "Amazon Elastic Kubernetes Service endpoints and quotas"
+(docs.aws.amazon.com/general/latest/gr/eks.html) and the EKS user guide, "View and manage Amazon
+EKS and Fargate service quotas" (service-quotas.adoc): both adjustable, per cluster and per
+group, with the Service Quotas codes below; defaults as read on 2026-11-28. An account's raised
+value is not visible offline: a stack states it (`cluster.aws.managedNodeGroupQuota`,
+`cluster.aws.nodesPerManagedNodeGroupQuota`). Self-managed groups are plain auto scaling groups,
+limited per region and account (500 by default, EC2 Auto Scaling quotas), which gpufleet cannot
+count for the account: not checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from components.aws.model import config as aws_config
+from components.aws.model.groups import group_max_sizes
+from components.aws.model.provisioners import launches_per_pod
+from components.model.problems import Problem
+from components.model.schema import ClusterConfig, GpuPoolConfig
+
+
+@dataclass(frozen=True)
+class Quota:
+    default: int
+    code: str  # the Service Quotas code (service `eks`)
+    name: str
+    key: str  # the stack key that states a raised value (under cluster.aws)
+
+    def request(self, needed: int, region: str) -> str:
+        return (
+            f"raise the quota (Service Quotas console, or `aws service-quotas "
+            f"request-service-quota-increase --service-code eks --quota-code {self.code} "
+            f"--desired-value {needed} --region {region}`) and, once granted, set "
+            f"cluster.aws.{self.key}: {needed}"
+        )
+
+
+MANAGED_NODE_GROUPS: Final = Quota(
+    30, "L-6D54EA21", "Managed node groups per cluster", "managedNodeGroupQuota"
+)
+NODES_PER_MANAGED_GROUP: Final = Quota(
+    450, "L-BD136A63", "Nodes per managed node group", "nodesPerManagedNodeGroupQuota"
+)
+
+
+def quota(cluster: ClusterConfig, which: Quota) -> int:
+    options = aws_config.cluster_options(cluster)
+    stated = (
+        options.managed_node_group_quota
+        if which is MANAGED_NODE_GROUPS
+        else options.nodes_per_managed_node_group_quota
+    )
+    return stated or which.default
+
+
+def _managed(cluster: ClusterConfig, pool: GpuPoolConfig) -> bool:
+    return aws_config.pool_options(pool).node_group == "managed"
+
+
+def gpu_groups(cluster: ClusterConfig, pools: Sequence[tuple[int, GpuPoolConfig]]) -> list[str]:
+    """The managed node groups gpufleet makes for the GPU pools, by name (`<pool>-<zone>`)."""
+    if launches_per_pod(cluster):
+        return []
+    return [
+        f"{pool.name}-{zone}"
+        for _, pool in pools
+        if _managed(cluster, pool)
+        for zone in pool.zones or cluster.zones or []
+    ]
+
+
+def quota_problems(
+    cluster: ClusterConfig, pools: Sequence[tuple[int, GpuPoolConfig]], adopted: bool
+) -> list[Problem]:
+    """More managed groups than the cluster's quota, and groups that may grow past theirs."""
+    problems = []
+    region = cluster.region or ""
+    groups = gpu_groups(cluster, pools)
+    # The system group: on a cluster gpufleet creates, under every provisioner.
+    count = len(groups) + (0 if adopted else 1)
+    limit = quota(cluster, MANAGED_NODE_GROUPS)
+    if count > limit:
+        per_pool = {
+            pool.name: len(pool.zones or cluster.zones or [])
+            for _, pool in pools
+            if _managed(cluster, pool)
+        }
+        system = "" if adopted else " and the system group"
+        problems.append(
+            Problem(
+                "gpuPools",
+                f"needs {count} EKS managed node groups (one per managed pool and zone"
+                f"{system}) where the cluster may have {limit} ('{MANAGED_NODE_GROUPS.name}' "
+                f"quota {MANAGED_NODE_GROUPS.code}); "
+                "CreateNodegroup would fail past it halfway through `pulumi up`. Put some pools "
+                "on self-managed groups (aws.nodeGroup: self-managed), list fewer zones, or "
+                + MANAGED_NODE_GROUPS.request(count, region),
+                per_pool,
+            )
+        )
+    per_group = quota(cluster, NODES_PER_MANAGED_GROUP)
+    for index, pool in pools:
+        if launches_per_pod(cluster) or not _managed(cluster, pool):
+            continue
+        options = aws_config.pool_options(pool)
+        zones = pool.zones or cluster.zones or []
+        largest = max(group_max_sizes(pool.max_nodes, zones, options.max_nodes_per_zone).values())
+        if largest > per_group:
+            key = "aws.maxNodesPerZone" if options.max_nodes_per_zone else "maxNodes"
+            value = options.max_nodes_per_zone or pool.max_nodes
+            problems.append(
+                _nodes_problem(f"gpuPools[{index}].{key}", largest, per_group, value, region)
+            )
+    if not adopted and cluster.system_pool.max_nodes > per_group:
+        problems.append(
+            _nodes_problem(
+                "cluster.systemPool.maxNodes",
+                cluster.system_pool.max_nodes,
+                per_group,
+                cluster.system_pool.max_nodes,
+                region,
+            )
+        )
+    return problems
+
+
+def _nodes_problem(path: str, largest: int, limit: int, value: int, region: str) -> Problem:
+    return Problem(
+        path,
+        f"lets one EKS managed node group grow to {largest} nodes where a group may have "
+        f"{limit} ('{NODES_PER_MANAGED_GROUP.name}' quota {NODES_PER_MANAGED_GROUP.code}); EKS "
+        "refuses a larger maxSize. Lower it, "
+        "spread the pool over more zones, or " + NODES_PER_MANAGED_GROUP.request(largest, region),
+        value,
+    )
+
+
+def adopted_warning(
+    cluster: ClusterConfig, pools: Sequence[tuple[int, GpuPoolConfig]]
+) -> list[str]:
+    """On a cluster gpufleet adopts, the owner's managed node groups count toward the same quota
+    and are not in the stack: read while `pulumi preview` plans (components/aws/adopted.py),
+    never offline."""
+    groups = gpu_groups(cluster, pools)
+    if not groups:
+        return []
+    return [
+        f"gpuPools: not checked offline: the managed node groups cluster {cluster.name} already "
+        f"has (its owner's) count toward EKS's '{MANAGED_NODE_GROUPS.name}' quota "
+        f"({quota(cluster, MANAGED_NODE_GROUPS)}) with gpufleet's {len(groups)}; "
+        "`pulumi preview` lists them (eks:ListNodegroups) and refuses the stack when together "
+        "they exceed it"
+    ]
+
+
+def live_problem(
+    cluster: ClusterConfig, planned: Sequence[str], running: Sequence[str]
+) -> Problem | None:
+    """The adopted cluster's groups as EKS lists them (`running`) and gpufleet's (`planned`,
+    some of which may run already), against the quota."""
+    owners = sorted(set(running) - set(planned))
+    count = len(owners) + len(planned)
+    limit = quota(cluster, MANAGED_NODE_GROUPS)
+    if count <= limit:
+        return None
+    return Problem(
+        "gpuPools",
+        f"cluster {cluster.name} has {len(owners)} managed node groups of its owner's and "
+        f"gpufleet adds {len(planned)}: {count} where the cluster may have {limit} "
+        f"('{MANAGED_NODE_GROUPS.name}' quota {MANAGED_NODE_GROUPS.code}); put gpufleet's pools on self-managed groups "
+        "(aws.nodeGroup: self-managed), list fewer zones, or "
+        + MANAGED_NODE_GROUPS.request(count, cluster.region or ""),
+        len(planned),
+    )
