@@ -16,8 +16,9 @@ from datetime import date
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from components.model import existing_cluster
+from components.model import admission, existing_cluster
 from components.model import offerings as offering_tables
+from components.model.admission import ExtendedResourceToleration
 from components.model.allocatable import NodeAllocatable
 from components.model.capacity import (
     ON_DEMAND,
@@ -105,6 +106,9 @@ class Cloud(ABC):
     # The cloud's own per-node agents whose requests no source gives: a GPU pool's
     # allocatablePerNode is an upper bound by their requests (said by `plan` and `fit`).
     uncounted_daemonsets: ClassVar[tuple[str, ...]] = ()
+    # Whether the control plane runs the ExtendedResourceToleration admission plugin, which
+    # tolerates a GPU taint for a pod that requests the GPU (components/model/admission.py).
+    extended_resource_toleration: ClassVar[ExtendedResourceToleration] = admission.NOT_KNOWN
 
     def adopted(self, cluster: ClusterConfig | None) -> bool:
         """Whether this stack adds GPU pools to a cluster it looks up rather than creates."""
