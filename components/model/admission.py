@@ -6,7 +6,7 @@ resource (such as `nvidia.com/gpu`) that a container or init container of the po
 a GPU pod tolerates a node taint keyed by that resource without listing it, where the plugin
 runs. kube-apiserver does not enable it by default; a managed cloud says whether its control
 plane runs it. Each cloud states it, with its source, in its own folder
-(`Cloud.extended_resource_toleration`).
+(`components/<cloud>/model/admission.py`, read through `Cloud.extended_resource_toleration`).
 """
 
 from __future__ import annotations

@@ -106,9 +106,19 @@ class Cloud(ABC):
     # The cloud's own per-node agents whose requests no source gives: a GPU pool's
     # allocatablePerNode is an upper bound by their requests (said by `plan` and `fit`).
     uncounted_daemonsets: ClassVar[tuple[str, ...]] = ()
-    # Whether the control plane runs the ExtendedResourceToleration admission plugin, which
-    # tolerates a GPU taint for a pod that requests the GPU (components/model/admission.py).
-    extended_resource_toleration: ClassVar[ExtendedResourceToleration] = admission.NOT_KNOWN
+
+    @property
+    def extended_resource_toleration(self) -> ExtendedResourceToleration:
+        """Whether the control plane runs the ExtendedResourceToleration admission plugin, which
+        tolerates a GPU taint for a pod that requests the GPU: `EXTENDED_RESOURCE_TOLERATION` of
+        `components/<cloud>/model/admission.py`, the cloud's data with its source (not known
+        for a cloud without one)."""
+        try:
+            module = importlib.import_module(f"components.{self.name}.model.admission")
+        except ModuleNotFoundError:
+            return admission.NOT_KNOWN
+        fact: ExtendedResourceToleration = module.EXTENDED_RESOURCE_TOLERATION
+        return fact
 
     def adopted(self, cluster: ClusterConfig | None) -> bool:
         """Whether this stack adds GPU pools to a cluster it looks up rather than creates."""

@@ -28,7 +28,6 @@ from components.aws.model import daemonsets as aws_daemonsets
 from components.aws.model import node_effects as aws_node_effects
 from components.aws.model import offerings as aws_offerings
 from components.aws.model.catalog import CATALOG, MACHINE_NAMES
-from components.model.admission import ExtendedResourceToleration
 from components.model.allocatable import NodeAllocatable
 from components.model.capacity import CapacityOrder, ReservationCap
 from components.model.catalog.gpus import GpuModel, MachineType
@@ -88,12 +87,6 @@ class Aws(ManagedCloud):
     region_rule = NameRule(r"^[a-z]{2}(-gov)?-[a-z]+-[0-9]$", "an AWS region such as us-east-1")
     distribution = "eks"
     gpu_taint = ("nvidia.com/gpu", "true")
-    extended_resource_toleration = ExtendedResourceToleration(
-        True,
-        "every EKS platform version enables the ExtendedResourceToleration admission controller "
-        "(docs.aws.amazon.com/eks/latest/userguide/platform-versions.html; since Kubernetes 1.19, "
-        "aws/containers-roadmap#739)",
-    )
     default_system_machine = "m6i.large"
     pricing = prices.PRICING
     machine_name_rule = MACHINE_NAMES

@@ -27,7 +27,6 @@ from components.azure.model.cluster_checks import (
     check_cluster_options,
     node_resource_group_problems,
 )
-from components.model.admission import ExtendedResourceToleration
 from components.model.allocatable import NodeAllocatable
 from components.model.capacity import ON_DEMAND, QUEUED, SPOT, CapacityOrder, ReservationCap
 from components.model.catalog.gpus import GpuModel, MachineType
@@ -92,13 +91,6 @@ class Azure(ManagedCloud):
     region_rule = NameRule(r"^[a-z]+[a-z0-9]*$", "an Azure location such as eastus2")
     distribution = "aks"
     gpu_taint = ("sku", "gpu")
-    # It tolerates a taint keyed by the requested resource (nvidia.com/gpu), not AKS's `sku`.
-    extended_resource_toleration = ExtendedResourceToleration(
-        True,
-        "AKS runs ExtendedResourceToleration among its admission controllers, which users cannot "
-        'change (learn.microsoft.com/azure/aks/faq, "What Kubernetes admission controllers '
-        'does AKS support?"; Azure/AKS#1449)',
-    )
     default_system_machine = "Standard_D4s_v5"
     pricing = prices.PRICING
     machine_name_rule = MACHINE_NAMES

@@ -19,7 +19,6 @@ from components.gcp.model import daemonsets as gke_daemonsets
 from components.gcp.model import node_effects as gcp_node_effects
 from components.gcp.model import offerings as gcp_offerings
 from components.gcp.model.catalog import CATALOG, MACHINE_NAMES
-from components.model.admission import ExtendedResourceToleration
 from components.model.allocatable import NodeAllocatable
 from components.model.capacity import (
     SPOT,
@@ -126,11 +125,6 @@ class Gcp(ManagedCloud):
     machine_name_rule = MACHINE_NAMES
     # Compute Engine's general-purpose types, sourced (review gke-2.md N14).
     system_machine_shapes: ClassVar[Mapping[str, tuple[int, float]]] = system_machines.SHAPES
-    extended_resource_toleration = ExtendedResourceToleration(
-        True,
-        "GKE runs the ExtendedResourceToleration admission controller, which adds the toleration "
-        "to pods requesting GPUs (cloud.google.com/kubernetes-engine/docs/how-to/gpus)",
-    )
     pool_label_key = "cloud.google.com/gke-nodepool"
     accelerator_label = "cloud.google.com/gke-accelerator"
     # Only GKE labels nodes with the bare MIG partition size.
