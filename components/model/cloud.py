@@ -156,6 +156,15 @@ class Cloud(ABC):
             problems.append(Problem(path, "zones must not repeat", list(zones)))
         return problems
 
+    def region_known(self, cluster: ClusterConfig) -> bool:
+        """Whether the cluster's region is one this cloud knows (its form, and its dated region
+        table where it has one): zones, reservations and offerings are judged against a known
+        region only, so a mistyped region is one mistake, not one per zone."""
+        region = cluster.region
+        if region is None or self.region_rule is None or not self.region_rule.accepts(region):
+            return False
+        return not any(p.path == "cluster.region" for p in self.region_problems(cluster))
+
     def check_cluster(self, cluster: ClusterConfig) -> list[Problem]:
         """This cloud's cluster rules, after the shared name, version, region and zone checks."""
         return []

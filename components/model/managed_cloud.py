@@ -93,7 +93,7 @@ class ManagedCloud(Cloud):
                 )
             )
         region = cluster.region
-        if region is not None and self.region_rule and self.region_rule.accepts(region):
+        if region is not None and self.region_known(cluster):
             problems += self.zone_problems(region, pool.zones or [], f"{path}.zones")
         problems += self.check_machines(pool, cluster, path, warnings)
         problems += self.check_pool_limits(cluster, pool, path)

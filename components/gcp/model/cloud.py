@@ -353,9 +353,7 @@ class Gcp(ManagedCloud):
     ) -> list[Problem]:
         machines = self.machines(pool)
         problems = capacity_checks.capacity_problems(cluster, pool, order, path, machines)
-        region = cluster.region or ""
-        zones_known = self.region_rule is not None and self.region_rule.accepts(region)
-        zone_problems = self.zone_problems if zones_known else None
+        zone_problems = self.zone_problems if cluster.region else None
         return problems + capacity_checks.reservation_zone_problems(
             cluster, pool, order, path, zone_problems
         )
