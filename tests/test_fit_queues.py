@@ -199,3 +199,15 @@ def test_an_aks_queued_pool_takes_only_what_its_queue_admits() -> None:
     unqueued = verdict_of(job(2, namespace="default", **pod), stack="azure-reserved")
     assert "train" in fitting(admitted)
     assert "train" not in fitting(unqueued)
+
+
+def test_a_queued_pool_that_refuses_the_pod_says_nothing_of_its_queue() -> None:
+    """Review capacity-cost-3 N-S5-2: the all-or-nothing note was printed on a pool row that
+    fails because a node has fewer GPUs than the pod asks for."""
+    pod: dict[str, Any] = {"queue": "train", "tolerate": ("sku",), "gpus": 8}
+    (train,) = [
+        p for p in verdict_of(job(1, **pod), stack="azure-reserved").pools if p.pool == "train"
+    ]
+    assert not train.fits
+    assert train.reasons[0].startswith("requests nvidia.com/gpu: 8 but a node offers 4")
+    assert not any(note.startswith("queued, all or nothing") for note in train.notes)
