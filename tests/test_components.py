@@ -5,7 +5,6 @@ from __future__ import annotations
 import collections
 
 from components.tooling.engine import Plan
-from components.tooling.stacks import load_stack
 from tests.conftest import over_every_stack, plan_of
 
 
@@ -30,9 +29,9 @@ def test_an_eks_stack_with_a_queued_pool_registers_every_components_outputs() ->
     """aws-dev with a queued pool: the cluster autoscaler's ProvisioningRequest CRD comes as a
     yaml/v2 ConfigFile, a component pulumi-kubernetes implements (issue 31: this stack, which
     plan accepts, failed the every-stack test)."""
-    pools = [dict(pool) for pool in load_stack("aws-dev").gpufleet["gpuPools"]]
-    pools[0] = {**{k: v for k, v in pools[0].items() if k != "spot"}, "capacity": "queued"}
-    plan = plan_of("aws-dev", {"gpufleet:gpuPools": pools})
+    from tests.test_eks_capacity import queued_dev  # planned once for both tests
+
+    plan = plan_of("aws-dev", queued_dev())
     (crds,) = plan.of_type("kubernetes:yaml/v2:ConfigFile")
     assert crds.urn in plan.remote_components
     _components_register_their_outputs(plan)

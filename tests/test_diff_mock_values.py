@@ -12,10 +12,11 @@ from tests.conftest import plan_of
 
 
 def _minor_bump() -> PlanDiff:
-    raw = dict(load_stack("aws-training").gpufleet)
-    bumped = {**raw["cluster"], "kubernetesVersion": "1.36"}
-    old = plan_of("aws-training").to_json()
-    return diff_plans(old, plan_of("aws-training", {"gpufleet:cluster": bumped}).to_json())
+    """aws-dev one minor up (the plan test_aws.py makes too, so it is planned once)."""
+    cluster = dict(load_stack("aws-dev").config["gpufleet:cluster"])
+    old = plan_of("aws-dev").to_json()
+    new = plan_of("aws-dev", {"gpufleet:cluster": {**cluster, "kubernetesVersion": "1.36"}})
+    return diff_plans(old, new.to_json())
 
 
 def test_a_minor_bump_marks_the_mocks_versions_and_nothing_else() -> None:

@@ -50,12 +50,10 @@ def job(
 
 
 def verdicts(stack: str, manifest: str, raw: dict[str, Any] | None = None) -> list[TemplateVerdict]:
-    gpufleet = raw if raw is not None else dict(load_stack(stack).gpufleet)
-    config = parse_config(gpufleet)
-    resources = None
-    if needs_plan(config):
-        overrides = {"gpufleet:gpuPools": gpufleet["gpuPools"]} if raw is not None else None
-        resources = plan_of(stack, overrides).resources
+    """`raw` edits only pools whose autoscaler view is their own (managed groups): the shipped
+    stack's planned auto scaling groups still stand for its self-managed ones."""
+    config = parse_config(raw if raw is not None else dict(load_stack(stack).gpufleet))
+    resources = plan_of(stack).resources if needs_plan(config) else None
     return fit_templates(read_workloads(manifest).templates, pool_checks(config, resources))
 
 
