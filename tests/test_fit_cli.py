@@ -100,7 +100,7 @@ def test_unknown_kind_is_bad_input_unless_skipped(capsys: pytest.CaptureFixture[
     assert err.splitlines() == [
         f"error: {manifest}: document 1 (RayCluster/ray): fit does not know kind RayCluster "
         "(apiVersion ray.io/v1), so it cannot check the pods it may run; it reads CronJob, "
-        "DaemonSet, Deployment, Job, Pod, PodTemplate, ReplicaSet, ReplicationController, "
+        "DaemonSet, Deployment, Job, JobSet, Pod, PodTemplate, ReplicaSet, ReplicationController, "
         "StatefulSet, List or a bare pod spec, and skips kinds that run no pods (Namespace, "
         "Service, ConfigMap, ...)",
         "hint: --skip-other-kinds skips objects of kinds fit does not know (RayCluster); their "
@@ -255,7 +255,7 @@ def test_manifest_of_only_skipped_kinds_is_bad_input(
     assert (code, out) == (2, "")
     assert err.endswith(
         "no workloads found: expected a pod spec or one of CronJob, DaemonSet, "
-        "Deployment, Job, Pod, PodTemplate, ReplicaSet, ReplicationController, StatefulSet, "
+        "Deployment, Job, JobSet, Pod, PodTemplate, ReplicaSet, ReplicationController, StatefulSet, "
         "List; skipped Namespace/ns (document 1)\n"
     )
     assert err.startswith("error: standard input: ")

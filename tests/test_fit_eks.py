@@ -94,7 +94,10 @@ def test_a_bare_effect_taint_tag_is_ignored_so_scale_up_happens_but_the_node_ref
         resources.append(dataclasses.replace(asg, inputs={**asg.inputs, "tags": tags}))
     t4 = next(c for c in pool_checks(config, resources) if c.name == "t4")
     assert any("is ignored by the autoscaler (expected <value>:<Effect>)" in n for n in t4.notes)
-    untolerating = gpu_pod(tolerations=[])
+    # A GPU pod needs no toleration on EKS (the API server adds it: ExtendedResourceToleration);
+    # a pod that requests no GPU, a monitoring agent pinned to the pool, gets none.
+    assert fit_check(gpu_pod(tolerations=[]), t4).fits
+    untolerating = gpu_pod(tolerations=[], containers=[{"name": "agent"}])
     verdict = fit_check(untolerating, t4)
     assert not verdict.fits
     assert verdict.reasons[0].startswith("the cluster autoscaler would add a node for this pod")

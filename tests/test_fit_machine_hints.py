@@ -126,7 +126,15 @@ def test_fit_prints_and_returns_the_hints(
     document = json.loads(capsys.readouterr().out)
     assert list(document) == ["stack", "cloud", "templates", "ok"]
     big_doc, small_doc = document["templates"]
-    assert list(big_doc) == ["source", "fits", "pools", "machine_hints"]  # one key added
+    assert list(big_doc) == [
+        "source",
+        "fits",
+        "pools",
+        "machine_hints",
+        "pods",
+        "together",
+        "notes",
+    ]  # keys only added, after the earlier ones
     assert small_doc["machine_hints"] == []
     assert big_doc["machine_hints"][0] == {
         "accelerator": "t4",

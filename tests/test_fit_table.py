@@ -196,18 +196,13 @@ CASES = {
             "h100": ["cloud.google.com/gke-accelerator In [nvidia-tesla-t4, nvidia-l4] but"],
         },
     ),
-    # --- EKS: no admission plugin; the pod must tolerate nvidia.com/gpu=true itself.
-    "eks-docs-pod-missing-toleration": Case(
+    # --- EKS runs ExtendedResourceToleration (every platform version): a pod requesting
+    # nvidia.com/gpu tolerates nvidia.com/gpu=true without listing it, as on GKE.
+    "eks-docs-pod-tolerated-by-admission": Case(
         "eks",
         "eks-nvidia-smi-pod.yaml",
-        frozenset(),
-        {
-            pool: [
-                "taint nvidia.com/gpu=true:NoSchedule is not tolerated (this cluster does not "
-                "add a toleration for requested nvidia.com/gpu automatically"
-            ]
-            for pool in ("t4", "l4m", "a100")
-        },
+        frozenset({"t4", "l4m", "a100"}),
+        {"system": ["requests nvidia.com/gpu: 1 but the node offers none"]},
     ),
     "eks-accelerator-selector-exists-toleration": Case(
         "eks",
@@ -255,13 +250,16 @@ CASES = {
         frozenset({"t4spot"}),
         {"a100mig": ["nodeSelector kubernetes.azure.com/scalesetpriority=spot: no such label"]},
     ),
+    # AKS runs the plugin too, but it tolerates the requested resource's key, not AKS's sku.
     "aks-eks-style-pod": Case(
         "aks",
         "eks-nvidia-smi-pod.yaml",
         frozenset(),
         {
             "t4spot": [
-                "taint sku=gpu:NoSchedule is not tolerated",
+                "taint sku=gpu:NoSchedule is not tolerated (the API server adds tolerations only "
+                "for the resources the pod requests (nvidia.com/gpu, NoSchedule), not for sku; "
+                "the pod must list one)",
                 "taint kubernetes.azure.com/scalesetpriority=spot:NoSchedule is not tolerated",
             ]
         },

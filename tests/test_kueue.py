@@ -228,9 +228,12 @@ def test_the_flavor_puts_admitted_pods_on_the_pool_and_nowhere_else() -> None:
     checks = checks_of(copy.deepcopy(load_stack(STACK).gpufleet))
     assert fit_check(pod, checks["h100"]).fits
     assert not fit_check(pod, checks["l4"]).fits
-    # The flavor's taints are the pool's own: without the tolerations the pod is kept off.
+    # The flavor's taints are the pool's own: without the tolerations a pod is kept off, unless
+    # the API server tolerates the GPU taint for it (this cluster is EKS: a GPU pod is).
     untolerated = {k: v for k, v in pod.items() if k != "tolerations"}
-    assert not fit_check(untolerated, checks["h100"]).fits
+    assert fit_check(untolerated, checks["h100"]).fits
+    no_gpu = {**untolerated, "containers": [{"name": "main"}]}
+    assert not fit_check(no_gpu, checks["h100"]).fits
 
 
 def test_resolved_pools_carry_the_queue_the_objects_are_built_from() -> None:

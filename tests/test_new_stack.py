@@ -42,6 +42,13 @@ CASES = {
         [],
         ("a10080gb", "Standard_NC24ads_A100_v4"),
     ),
+    "aks-adopted-subscription": (
+        "--cloud azure --existing-cluster research-aks --resource-group rg-research "
+        "--subscription 1c9a8f2e-5b7d-4e11-9a3c-2f6b8d0e4a71 --gpu t4",
+        [],
+        ("t4", "Standard_NC4as_T4_v3"),
+    ),
+    "eks-prod": ("--cloud aws --region us-west-2 --api-cidr 62.157.140.0/28", [], None),
     "existing": ("--cloud existing --gpu a10 --node-label hardware=a10 --context lab", [], None),
 }
 
@@ -67,7 +74,9 @@ def test_the_written_stack_plans_cleanly(
     stack = load_stack(str(path))
     assert [p.path for p in find_placeholders(stack.gpufleet)] == placeholders
     # The header names every placeholder, so the file says what to fill in by itself.
-    header = path.read_text().split("\nconfig:", 1)[0]
+    text = path.read_text()
+    assert text.endswith("\n") and not text.endswith("\n\n")  # a POSIX text file
+    header = text.split("\nconfig:", 1)[0]
     for placeholder in placeholders:
         assert f"# - {placeholder}: " in header
     plan = plan_stack(stack)
@@ -162,3 +171,113 @@ def test_help_says_the_exit_statuses(capsys: pytest.CaptureFixture[str]) -> None
     with pytest.raises(SystemExit) as done:
         main(["new", "x"])
     assert done.value.code == 2
+
+
+NAMES = {
+    "prod": True,
+    "ml-prod": True,
+    "prod-eu": True,
+    "Production": True,
+    "team.prod.v2": True,
+    "ml_production": True,
+    "product": False,
+    "reprod": False,
+    "ml-dev": False,
+    "prodigy-ml": False,
+}
+
+
+def test_production_names_are_the_ones_the_policy_pack_treats_as_production() -> None:
+    from components.model.production import looks_like_production
+    from policy import pack_config
+
+    for name, production in NAMES.items():
+        assert looks_like_production(name) == production, name
+        assert pack_config.is_production(name, {}) == production, name
+
+
+@pytest.mark.parametrize(
+    ("name", "production"), sorted((n, p) for n, p in NAMES.items() if "." not in n)
+)
+def test_a_production_name_gets_a_protected_cluster_where_gpufleet_creates_it(
+    name: str, production: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "stack.yaml"
+    code, _, err = new(capsys, name, "--cloud", "azure", "--output", str(path))
+    assert code == 0, err
+    cluster = load_stack(str(path)).gpufleet["cluster"]
+    assert cluster.get("protect", False) is production
+    assert ("cluster.protect: true, as the name looks like production" in path.read_text()) == (
+        production
+    )
+
+
+@pytest.mark.parametrize(
+    "choices",
+    [
+        "--cloud azure --existing-cluster shared --resource-group rg",
+        "--cloud gcp --existing-cluster shared --project acme-ml-4711",
+        "--cloud existing --gpu a10 --node-label hardware=a10",
+    ],
+)
+def test_an_adopted_or_existing_cluster_is_never_protected_by_gpufleet(
+    choices: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The cluster is its owner's: protect is refused there (check_adopted), and the policy has
+    no cluster resource to check."""
+    path = tmp_path / "stack.yaml"
+    code, _, err = new(capsys, "ml-prod", *shlex.split(choices), "--output", str(path))
+    assert code == 0, err
+    assert "protect" not in load_stack(str(path)).gpufleet["cluster"]
+
+
+def test_plan_warns_before_ci_refuses_an_unprotected_production_stack(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from components.tooling.commands import load_validated
+
+    written = load_stack("gcp-dev").path.read_text()
+    unprotected = tmp_path / "Pulumi.ml-prod.yaml"
+    unprotected.write_text(written)
+    load_validated(str(unprotected), name_placeholders=True)
+    assert (
+        "warning: cluster.protect: stack ml-prod looks like production by its name, and its "
+        "cluster is not protected: the policy pack's clusters-protected-in-production refuses "
+        "its preview in CI"
+    ) in capsys.readouterr().err
+    protected = tmp_path / "Pulumi.prod.yaml"
+    protected.write_text(
+        written.replace("    name: gpufleet-dev\n", "    name: gpufleet-dev\n    protect: true\n")
+    )
+    load_validated(str(protected), name_placeholders=True)
+    assert "cluster.protect" not in capsys.readouterr().err
+    dev = tmp_path / "Pulumi.ml-dev.yaml"
+    dev.write_text(written)
+    load_validated(str(dev), name_placeholders=True)
+    assert "cluster.protect" not in capsys.readouterr().err
+
+
+def test_subscription_is_written_for_azure_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "stack.yaml"
+    guid = "1c9a8f2e-5b7d-4e11-9a3c-2f6b8d0e4a71"
+    args = ["--existing-cluster", "research-aks", "--resource-group", "rg"]
+    assert (
+        new(capsys, "r", "--cloud", "azure", *args, "--subscription", guid, "--output", str(path))[
+            0
+        ]
+        == 0
+    )
+    assert load_stack(str(path)).gpufleet["cluster"]["azure"]["subscriptionId"] == guid
+    # Without it, the header says where the adopted cluster is looked up.
+    header = new(capsys, "r", "--cloud", "azure", *args, "--output", "-")[1].replace("\n# ", " ")
+    assert "no subscription: research-aks is looked up in ARM_SUBSCRIPTION_ID's subscription" in (
+        header
+    )
+    code, out, err = new(capsys, "r", "--cloud", "aws", "--subscription", guid, "--output", "-")
+    assert (code, out) == (2, "")
+    assert "--subscription: does not apply to --cloud aws" in err
+    code, _, err = new(capsys, "r", "--cloud", "azure", "--subscription", "mine", "--output", "-")
+    assert code == 2
+    assert "cluster.azure.subscriptionId: must be a subscription id (a GUID) (got 'mine')" in err

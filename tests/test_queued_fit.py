@@ -116,12 +116,16 @@ def test_fit_says_a_queued_job_waits_for_all_its_nodes_at_once() -> None:
         "than the pool's maxNodes 4 (its ClusterQueue quota), so it waits in the queue forever; "
         "run fewer pods at once or raise maxNodes"
     ) in too_big.reasons
-    # In a namespace without the pool's LocalQueue.
+    # In a namespace Kueue does not manage (its webhooks and reconciler skip it): the Job runs
+    # at once, unqueued, so the pool takes its pods one by one, as any other workload's.
     elsewhere = verdict(job(1, 8, namespace="default"), checks)
-    assert not elsewhere.fits
+    assert elsewhere.fits
     assert any(
-        "created in namespace default, where the pool has no LocalQueue" in r
-        for r in (elsewhere.reasons)
+        n.startswith(
+            f"the pool is queued, but a workload labelled {QUEUE_LABEL}=h100 in a namespace "
+            "Kueue does not manage bypasses its queue"
+        )
+        for n in elsewhere.notes
     )
     # Without the label, the cluster autoscaler still scales the pool, one pod at a time.
     unlabelled = verdict(job(2, 8, queue=None), checks)

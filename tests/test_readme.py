@@ -188,3 +188,38 @@ def test_the_example_table_names_exactly_the_shipped_examples() -> None:
     table = README.split("## Example stacks", 1)[1].split("\n## ", 1)[0]
     assert re.findall(r"^\| `([\w-]+)` \|", table, flags=re.M) != []
     assert sorted(re.findall(r"^\| `([\w-]+)` \|", table, flags=re.M)) == shipped_stacks()
+
+
+def test_the_readmes_plan_output_is_what_plan_prints() -> None:
+    """The README's abridged `plan gcp-dev` output: every line it shows is a line the command
+    prints, in the same order (regenerate the block from `plan gcp-dev` when this fails)."""
+    from components.tooling.render import render_pool_table, render_tree
+    from tests.conftest import plan_of
+
+    section = README.split("What `plan` prints for `gcp-dev` (abridged)", 1)[1]
+    (shown,) = re.findall(r"```\n(.*?)\n```", section.split("\n## ", 1)[0], flags=re.S)[:1]
+    plan = plan_of("gcp-dev")
+    printed = iter(
+        f"{render_tree(plan)}\n\n{render_pool_table(plan.outputs['gpuPools'])}".splitlines()
+    )
+    for line in shown.splitlines():
+        assert any(line == real for real in printed), f"not printed (in this order): {line}"
+
+
+# Where a path outside the repository would be: a sibling checkout, a machine's own directories.
+OUTSIDE = re.compile(r"(?<![\w.])(\.\./[\w.-]+|/(?:work|home|tmp|Users|mnt)/[\w./-]+|~/[\w.-]+)")
+# Paths a user's own machine has, which the docs show on purpose.
+USERS_OWN = ("~/.kube/", "~/.aws/", "~/.azure/", "~/.config/")
+
+
+@pytest.mark.parametrize(
+    "path", [PROJECT_DIR / "README.md", *DOCS], ids=lambda p: p.relative_to(PROJECT_DIR).as_posix()
+)
+def test_no_doc_names_a_path_outside_the_repository(path: Path) -> None:
+    """A reader has the repository only: a doc that points at ../shared (the maintainers'
+    reference copies) or at a machine's directories sends them nowhere. Link targets between
+    docs (`](file.md)`, checked above) stay inside; commands run from the repository's root, so
+    a `../` in text leaves it; a user's own ~/.kube and the like are theirs."""
+    text = re.sub(r"\]\([^)\s]+\)", "]()", path.read_text())
+    found = [match for match in OUTSIDE.findall(text) if not match.startswith(USERS_OWN)]
+    assert found == [], f"{path.name} names paths outside the repository: {found}"

@@ -59,7 +59,7 @@ def term(*expressions: dict[str, Any]) -> dict[str, Any]:
 
 
 def check(
-    spec: dict[str, Any], template: NodeTemplate | None = None, gke: bool = False
+    spec: dict[str, Any], template: NodeTemplate | None = None, gke: bool | None = False
 ) -> list[str]:
     return evaluate(spec, template or node(), extended_resource_toleration=gke)
 
@@ -345,10 +345,33 @@ def test_gke_extended_resource_toleration(
     assert (got == []) == fits, got
 
 
-def test_missing_gpu_toleration_hint_outside_gke() -> None:
-    (reason,) = check(pod(GPU_LIMIT), node(taints=(GPU_TAINT,)))
-    assert reason.startswith("taint nvidia.com/gpu=present:NoSchedule is not tolerated (")
-    assert "as GKE does" in reason
+def test_a_missing_gpu_toleration_says_why_the_api_server_did_not_add_it() -> None:
+    """Without the admission plugin the pod must list the toleration; where it is not known
+    whether the plugin runs (a cluster of unknown distribution) fit says so, and judges the
+    pod as if it did not; where it runs, a taint of another key still needs a toleration."""
+    (without,) = check(pod(GPU_LIMIT), node(taints=(GPU_TAINT,)), gke=False)
+    assert without == (
+        "taint nvidia.com/gpu=present:NoSchedule is not tolerated (this cluster's API server "
+        "does not add a toleration for requested nvidia.com/gpu: it does not run the "
+        "ExtendedResourceToleration admission plugin; the pod must list one)"
+    )
+    (unknown,) = check(pod(GPU_LIMIT), node(taints=(GPU_TAINT,)), gke=None)
+    assert unknown.startswith(
+        "taint nvidia.com/gpu=present:NoSchedule is not tolerated (whether this cluster's API "
+        "server adds a toleration for requested nvidia.com/gpu is not known"
+    )
+    assert check(pod(GPU_LIMIT), node(taints=(GPU_TAINT,)), gke=True) == []
+    sku = Taint("sku", "gpu", "NoSchedule")
+    (other,) = check(pod(GPU_LIMIT), node(taints=(sku,)), gke=True)
+    assert other == (
+        "taint sku=gpu:NoSchedule is not tolerated (the API server adds tolerations only for "
+        "the resources the pod requests (nvidia.com/gpu, NoSchedule), not for sku; the pod must "
+        "list one)"
+    )
+    # A NoExecute taint keyed by the GPU is not tolerated by the NoSchedule toleration added.
+    evicting = Taint("nvidia.com/gpu", "present", "NoExecute")
+    (effect,) = check(pod(GPU_LIMIT), node(taints=(evicting,)), gke=True)
+    assert effect.startswith("taint nvidia.com/gpu=present:NoExecute is not tolerated")
 
 
 # --------------------------------------------------------------------------- resources

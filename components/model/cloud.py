@@ -16,8 +16,9 @@ from datetime import date
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from components.model import existing_cluster
+from components.model import admission, existing_cluster
 from components.model import offerings as offering_tables
+from components.model.admission import ExtendedResourceToleration
 from components.model.allocatable import NodeAllocatable
 from components.model.capacity import (
     ON_DEMAND,
@@ -113,6 +114,19 @@ class Cloud(ABC):
     # allocatablePerNode is an upper bound by their requests (said by `plan` and `fit`).
     uncounted_daemonsets: ClassVar[tuple[str, ...]] = ()
 
+    @property
+    def extended_resource_toleration(self) -> ExtendedResourceToleration:
+        """Whether the control plane runs the ExtendedResourceToleration admission plugin, which
+        tolerates a GPU taint for a pod that requests the GPU: `EXTENDED_RESOURCE_TOLERATION` of
+        `components/<cloud>/model/admission.py`, the cloud's data with its source (not known
+        for a cloud without one)."""
+        try:
+            module = importlib.import_module(f"components.{self.name}.model.admission")
+        except ModuleNotFoundError:
+            return admission.NOT_KNOWN
+        fact: ExtendedResourceToleration = module.EXTENDED_RESOURCE_TOLERATION
+        return fact
+
     def adopted(self, cluster: ClusterConfig | None) -> bool:
         """Whether this stack adds GPU pools to a cluster it looks up rather than creates."""
         return (
@@ -148,6 +162,15 @@ class Cloud(ABC):
         if len(set(zones)) != len(zones):
             problems.append(Problem(path, "zones must not repeat", list(zones)))
         return problems
+
+    def region_known(self, cluster: ClusterConfig) -> bool:
+        """Whether the cluster's region is one this cloud knows (its form, and its dated region
+        table where it has one): zones, reservations and offerings are judged against a known
+        region only, so a mistyped region is one mistake, not one per zone."""
+        region = cluster.region
+        if region is None or self.region_rule is None or not self.region_rule.accepts(region):
+            return False
+        return not any(p.path == "cluster.region" for p in self.region_problems(cluster))
 
     def check_cluster(self, cluster: ClusterConfig) -> list[Problem]:
         """This cloud's cluster rules, after the shared name, version, region and zone checks."""

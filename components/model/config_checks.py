@@ -136,10 +136,11 @@ def check_cluster(
                 )
             else:
                 problems += cloud.region_problems(cluster)
-                # Zones are judged against a valid region only: a wrong region is one mistake.
-                problems += cloud.zone_problems(
-                    cluster.region, cluster.zones or [], "cluster.zones"
-                )
+                # Zones are judged against a known region only: a wrong region is one mistake.
+                if cloud.region_known(cluster):
+                    problems += cloud.zone_problems(
+                        cluster.region, cluster.zones or [], "cluster.zones"
+                    )
     problems += cloud.check_cluster(cluster)
     warnings += cloud.cluster_warnings(cluster)
     if not re.fullmatch(r"([01][0-9]|2[0-3]):[0-5][0-9]", cluster.maintenance.start_time):
@@ -245,7 +246,10 @@ def check_capacity(
                 pool.capacity if written else pool.spot,
             )
         ]
-    problems = cloud.check_capacity(cluster, pool, order, path)
+    # A reservation's zones are judged against a known region only: a mistyped region is said
+    # once, on cluster.region, not again for every zone derived from it.
+    judged = cluster if cloud.region_known(cluster) else cluster.model_copy(update={"region": None})
+    problems = cloud.check_capacity(judged, pool, order, path)
     if "queued" in order and not problems and cloud.provisioning_class(cluster, pool) is None:
         # A cloud that lists `queued` names its class; say so rather than build half of it.
         problems.append(

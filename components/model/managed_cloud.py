@@ -72,7 +72,6 @@ class ManagedCloud(Cloud):
     mig_in_device_plugin_config: ClassVar[bool] = False
     # The GPU Operator's MIG manager partitions this cloud's MIG pools.
     operator_partitions_mig: ClassVar[bool] = True
-    extended_resource_toleration: ClassVar[bool] = False
 
     # --- config checks ---------------------------------------------------------------------
 
@@ -94,7 +93,7 @@ class ManagedCloud(Cloud):
                 )
             )
         region = cluster.region
-        if region is not None and self.region_rule and self.region_rule.accepts(region):
+        if region is not None and self.region_known(cluster):
             problems += self.zone_problems(region, pool.zones or [], f"{path}.zones")
         problems += self.check_machines(pool, cluster, path, warnings)
         problems += self.check_pool_limits(cluster, pool, path)
@@ -404,7 +403,7 @@ class ManagedCloud(Cloud):
             autoscaler_resources={
                 GPU_RESOURCE: self.autoscaler_gpus(sharing_via, gpus_per_node, gpus_allocatable)
             },
-            extended_resource_toleration=self.extended_resource_toleration,
+            extended_resource_toleration=self.extended_resource_toleration.runs,
             disk_size_gb=pool.disk_size_gb,
             selector_keys=self.selector_keys(config, pool, sharing_via),
             container_env=self.container_env(config, pool),
@@ -476,7 +475,7 @@ class ManagedCloud(Cloud):
             vcpus=vcpus,
             memory_gib=memory,
             autoscaler_labels=labels,
-            extended_resource_toleration=self.extended_resource_toleration,
+            extended_resource_toleration=self.extended_resource_toleration.runs,
             selector_keys=(self.pool_label_key,),
             disk_size_gb=self.system_disk_size_gb,
         )

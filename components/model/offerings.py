@@ -96,6 +96,30 @@ def not_offered(
     )
 
 
+@dataclass(frozen=True)
+class PoolZones:
+    """The zones a pool's nodes go to, and the key a problem with them names: the pool's own
+    `zones` also when it takes cluster.zones, since the cluster's zones suit its system pool and
+    the fix is the pool's own list (`inherited` says so first)."""
+
+    key: str
+    zones: list[str]
+    inherited: str
+
+    def problem(self, message: str) -> Problem:
+        if self.inherited:
+            return Problem(self.key, f"{self.inherited}; {message}", has_value=False)
+        return Problem(self.key, message, self.zones)
+
+
+def pool_zones(cluster: ClusterConfig, pool: GpuPoolConfig, path: str) -> PoolZones:
+    if pool.zones:
+        return PoolZones(f"{path}.zones", list(pool.zones), "")
+    zones = list(cluster.zones or [])
+    said = f"not set, so the pool takes cluster.zones ({', '.join(zones)})"
+    return PoolZones(f"{path}.zones", zones, said)
+
+
 def not_checked(path: str, what: str, why: str, how: str) -> str:
     """The warning for what a table cannot answer: what, why, and how to check it by hand."""
     return f"{path}: {what} not checked: {why}; {how}"

@@ -89,7 +89,9 @@ class PoolSpec:
     autoscaler_shape_note: str | None = None  # why, and what to do about it
     # What scales the pool from zero (in fit's messages).
     provisioner: str = "the cluster autoscaler"
-    extended_resource_toleration: bool = False  # GKE's admission plugin
+    # Whether the API server tolerates the taint of a requested extended resource for the pod
+    # (ExtendedResourceToleration; None: not known for this cluster).
+    extended_resource_toleration: bool | None = False
     disk_size_gb: int = 100
     # The node labels a pod selects this pool by (its podScheduling nodeSelector).
     selector_keys: tuple[str, ...] = (POOL_LABEL,)

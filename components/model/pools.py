@@ -16,7 +16,7 @@ from components.model.labels import (
 )
 from components.model.managed_cloud import ManagedCloud
 from components.model.pool_spec import PoolSpec, Taint
-from components.model.registry import CLOUDS, cloud_of
+from components.model.registry import CLOUDS, cloud_of, software_platform
 from components.model.schema import GpuPoolConfig, StackConfig
 
 __all__ = [
@@ -68,7 +68,13 @@ def resolve_pool(config: StackConfig, pool: GpuPoolConfig) -> PoolSpec:
             provisioning_class=provisioning,
         )
     return replace(
-        spec, capacity=order, queue=queue, reservation_cap=cloud.reservation_cap(config, pool)
+        spec,
+        capacity=order,
+        queue=queue,
+        reservation_cap=cloud.reservation_cap(config, pool),
+        # The API server's: on a cluster gpufleet did not create, its distribution's (GKE,
+        # EKS, AKS), else not known.
+        extended_resource_toleration=software_platform(config).extended_resource_toleration.runs,
     )
 
 

@@ -39,6 +39,8 @@ class StarterChoices:
     provisioner: str | None = None
     project: str | None = None
     resource_group: str | None = None
+    # azure: the subscription the cluster is (or goes) in.
+    subscription: str | None = None
     api_cidrs: tuple[str, ...] = ()
     # cloud existing: a label the GPU nodes already carry, and the kubeconfig context.
     node_label: str | None = None
@@ -66,6 +68,7 @@ OPTION = {
     "provisioner": "--provisioner",
     "project": "--project",
     "resource_group": "--resource-group",
+    "subscription": "--subscription",
     "api_cidrs": "--api-cidr",
     "node_label": "--node-label",
     "context": "--context",

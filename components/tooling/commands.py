@@ -14,6 +14,8 @@ from components.model.config_namespace import stack_key_problems
 from components.model.placeholders import find_placeholders
 from components.model.pools import PoolSpec
 from components.model.problems import Problem
+from components.model.production import unprotected_warning
+from components.model.registry import cloud_of
 from components.tooling.stack_yaml import StackFileError
 from components.tooling.stacks import StackFile, load_stack
 
@@ -51,6 +53,9 @@ def load_validated(ref: str, *, name_placeholders: bool = False) -> tuple[StackF
         raise BadInput(f"{stack.path}: {ConfigError(typos).render()}")
     for warning in config.warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    unprotected = unprotected_warning(stack.name, cloud_of(config), config)
+    if unprotected is not None and name_placeholders:
+        print(f"warning: {unprotected}", file=sys.stderr)
     for placeholder in find_placeholders(stack.gpufleet) if name_placeholders else ():
         print(
             f"warning: {placeholder}; a real `pulumi preview` or `pulumi up` refuses this stack "

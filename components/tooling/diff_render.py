@@ -21,6 +21,7 @@ from components.tooling.diff_model import (
 )
 from components.tooling.diff_paths import Path, format_path, same, walk
 from components.tooling.diff_warnings import warning_lines, warning_markdown
+from components.tooling.mockcloud import mocked_input
 
 # --------------------------------------------------------------------------------------------
 # Rendering
@@ -305,6 +306,8 @@ def _body_lines(diff: PlanDiff) -> list[str]:
         lines.append(f"~ {labels[change.urn]} ({_verdict_words(change)})")
         for item in change.changes:
             lines += _property_lines(item)
+            mocked = mocked_input(change.type, item.path)
+            lines += [f"      ^ {mocked}"] if mocked else []
         lines += _node_lines(change)
         lines += [f"    note: {note}" for note in change.notes]
     lines += [_replace_line(change, labels[change.urn]) for change in diff.replaced]

@@ -109,6 +109,9 @@ class Plan:
     warnings: list[str] = field(default_factory=list)
     # URNs of the resources that called register_outputs (every component must, last).
     outputs_registered: frozenset[str] = frozenset()
+    # URNs of components a provider implements (remote=True, such as pulumi-kubernetes'
+    # yaml/v2 ConfigFile): the provider registers their outputs, which Pulumi's mocks never do.
+    remote_components: frozenset[str] = frozenset()
     # What the stack costs idle and at full scale (`components.model.cost`), as JSON.
     cost: dict[str, Any] | None = None
 
@@ -162,6 +165,7 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
         super().__init__(mocks)
         self.recorded: list[RecordedResource] = []
         self.outputs_registered: set[str] = set()
+        self.remote_components: set[str] = set()
         self._lock = threading.Lock()
 
     def RegisterResourceOutputs(self, request: Any) -> Any:
@@ -201,6 +205,8 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
         )
         with self._lock:
             self.recorded.append(record)
+            if request.remote:
+                self.remote_components.add(response.urn)
         return response
 
 
@@ -266,6 +272,7 @@ def plan_stack(
         outputs=outputs,
         warnings=collector.messages,
         outputs_registered=frozenset(monitor.outputs_registered),
+        remote_components=frozenset(monitor.remote_components),
         cost=_cost(config, stack.secret_keys),
     )
 

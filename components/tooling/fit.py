@@ -18,6 +18,7 @@ skipped objects are named on stderr, which keeps the report (and `--json`) uncha
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from collections.abc import Mapping, Sequence
@@ -30,8 +31,10 @@ from components.model.registry import CLOUDS
 from components.model.schema import StackConfig
 from components.tooling.capacity_fit import Workload, admitted_pod, capacity_verdict
 from components.tooling.commands import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, load_validated
+from components.tooling.gang_fit import one_zone
 from components.tooling.machine_fit import MachineHint, machine_hints, render_hints
 from components.tooling.pool_views import PoolCheck, stack_pool_checks
+from components.tooling.queue_fit import Routing, route
 from components.tooling.scheduling import (
     PodTemplate,
     WorkloadError,
@@ -39,6 +42,7 @@ from components.tooling.scheduling import (
     quantity,
 )
 from components.tooling.scheduling.resources import pod_requests
+from components.tooling.scheduling.workload_objects import PodSet
 from components.tooling.scheduling.workloads import Manifest, read_workloads
 
 
@@ -68,6 +72,11 @@ class TemplateVerdict:
     pools: tuple[PoolVerdict, ...]
     # For a template no pool takes: the machine types of the pools' GPUs that would.
     machine_hints: tuple[MachineHint, ...] = ()
+    # What holds for every pool: how Kueue treats the workload (its queue, its namespace).
+    notes: tuple[str, ...] = ()
+    # The pods it runs at once, and why they must run together (None: each on its own).
+    pods: int = 1
+    together: str | None = None
 
     @property
     def fits(self) -> bool:
@@ -79,6 +88,9 @@ class TemplateVerdict:
             "fits": self.fits,
             "pools": [pool.to_json() for pool in self.pools],
             "machine_hints": [hint.to_json() for hint in self.machine_hints],
+            "pods": self.pods,
+            "together": self.together,
+            "notes": list(self.notes),
         }
 
 
@@ -128,16 +140,18 @@ def time_sharing_reasons(pod_spec: Mapping[str, Any], spec: PoolSpec) -> list[st
 
 
 def zone_notes(pod_spec: Mapping[str, Any], pods: int, spec: PoolSpec) -> list[str]:
-    """A workload of several GPU pods that needs more nodes than one zone of the pool holds:
-    the autoscaler limits each zone's group, so its pods span zones (no EFA between zones,
-    inter-zone traffic) or, kept to one zone, the rest never start (review eks-2.md N8)."""
+    """A workload of several GPU pods that needs more nodes than one zone of the pool holds,
+    and does not keep to one zone: the autoscaler limits each zone's group, so its pods span
+    zones (no EFA between zones, inter-zone traffic) or, kept to one zone, the rest never start
+    (review eks-2.md N8; a workload that does keep to one zone is judged by `gang_fit`)."""
     requested, _ = pod_requests(pod_spec)
     per_pod = requested[spec.gpu_resource].total if spec.gpu_resource in requested else 0
     per_node = spec.gpus_allocatable
     if pods < 2 or per_pod <= 0 or per_node < per_pod or spec.zone_max_nodes is None:
         return []
     nodes = -(-pods // (per_node // per_pod))
-    if nodes < 2 or len(spec.zones) < 2:
+    if nodes < 2 or len(spec.zones) < 2 or _pins_zone(pod_spec) or one_zone(pod_spec):
+        # A workload kept to one zone is judged whole by gang_fit.
         return []
     if nodes > spec.zone_max_nodes:
         return [
@@ -146,8 +160,6 @@ def zone_notes(pod_spec: Mapping[str, Any], pods: int, spec: PoolSpec) -> list[s
             "zones): a job that must run in one zone (NCCL, EFA) never gets all its nodes; set "
             "gpuPools[].aws.maxNodesPerZone or give the pool a single zone"
         ]
-    if _pins_zone(pod_spec):
-        return []
     # The autoscaler scales each zone's group on its own, and balances one scale-up over the
     # zone groups of a pool without maxNodesPerZone (review eks-3.md R3-4).
     return [
@@ -192,24 +204,51 @@ def _one_zone(term: Any) -> bool:
     )
 
 
+def _siblings(
+    pod_spec: Mapping[str, Any], check: PoolCheck, workload: Workload, routing: Routing
+) -> tuple[PodSet, ...]:
+    """The workload's other pod sets (a JobSet's other replicated jobs) this pool takes too."""
+    others = [p for p in workload.pod_sets if p.spec is not pod_spec and p.count > 0]
+    view = check.views[0][1]
+    return tuple(
+        p for p in others if fit_pool(admitted_pod(p.spec, check.spec, routing), view).fits
+    )
+
+
 def fit_check(
-    pod_spec: Mapping[str, Any], check: PoolCheck, workload: Workload | None = None
+    pod_spec: Mapping[str, Any],
+    check: PoolCheck,
+    workload: Workload | None = None,
+    routing: Routing | None = None,
 ) -> PoolVerdict:
     """One pod spec against one pool. A pool with several autoscaler templates (EKS ASGs whose
     tags differ) takes the pod if any of them does. `workload` (the object around the pod:
     how many pods at once, its labels) lets a queued, reservation-capped or zone-split pool
-    say how the pods get nodes."""
+    say how the pods get nodes; `routing` is where Kueue sends it among all the stack's pools
+    (by default, judged from this pool alone)."""
     workload = workload or Workload()
-    pod_spec = admitted_pod(pod_spec, check.spec, workload)
+    if routing is None:
+        routing = route(workload.labels, workload.namespace, [check.spec])
+    written = pod_spec
+    pod_spec = admitted_pod(pod_spec, check.spec, routing)
     extra = time_sharing_reasons(pod_spec, check.spec)
-    capacity = capacity_verdict(check.spec, pod_spec, check.views[0][1].node, workload)
+    siblings = _siblings(written, check, workload, routing) if workload.together else ()
+    capacity = capacity_verdict(
+        check.spec, pod_spec, check.views[0][1].node, workload, routing, siblings
+    )
     extra += capacity.reasons
     notes = (*check.notes, *capacity.notes)
     results = [(label, fit_pool(pod_spec, view)) for label, view in check.views]
     fitting = [result for _, result in results if result.fits]
+    if routing.elsewhere is not None and routing.pool != check.name:
+        # Kueue never lets its pods reach this pool: the scheduler's view does not matter.
+        return PoolVerdict(check.name, check.kind, False, results[0][1].via, (routing.elsewhere,))
     if fitting or len(results) == 1:
         chosen = fitting[0] if fitting else results[0][1]
         reasons = (*chosen.reasons, *extra)
+        if not reasons:  # the pool takes the pod: does it take all the workload's at once?
+            reasons = capacity.gang_reasons
+            notes = (*notes, *capacity.gang_notes)
         if not reasons:
             notes = (*notes, *zone_notes(pod_spec, workload.pods, check.spec))
         return PoolVerdict(check.name, check.kind, not reasons, chosen.via, reasons, notes)
@@ -221,6 +260,16 @@ def fit_check(
     return PoolVerdict(check.name, check.kind, False, results[0][1].via, (*reasons, *extra), notes)
 
 
+def workload_of(template: PodTemplate) -> Workload:
+    return Workload(
+        template.pods,
+        template.labels,
+        template.namespace,
+        template.together,
+        template.pod_sets,
+    )
+
+
 def fit_templates(
     templates: Sequence[PodTemplate],
     checks: Sequence[PoolCheck],
@@ -229,15 +278,20 @@ def fit_templates(
     """Every template against every pool; with the stack's config, a template no pool takes
     also gets the machine types of the pools' GPUs that would take it."""
     verdicts = []
+    specs = [check.spec for check in checks]
     for template in templates:
-        workload = Workload(template.pods, template.labels, template.namespace)
+        workload = workload_of(template)
+        routing = route(workload.labels, workload.namespace, specs)
         verdict = TemplateVerdict(
             template.source,
-            tuple(fit_check(template.spec, check, workload) for check in checks),
+            tuple(fit_check(template.spec, check, workload, routing) for check in checks),
+            notes=routing.notes,
+            pods=template.pods,
+            together=template.together,
         )
         if config is not None and not verdict.fits:
             hints = tuple(machine_hints(config, template.spec))
-            verdict = TemplateVerdict(verdict.source, verdict.pools, hints)
+            verdict = dataclasses.replace(verdict, machine_hints=hints)
         verdicts.append(verdict)
     return verdicts
 
@@ -273,6 +327,7 @@ def render_text(stack: str, cloud: str, verdicts: Sequence[TemplateVerdict]) -> 
     lines: list[str] = []
     for verdict in verdicts:
         lines.append(verdict.source)
+        lines.extend(f"  note: {note}" for note in verdict.notes)
         width = max(len(pool.pool) for pool in verdict.pools)
         for pool in verdict.pools:
             mark, word = ("✓", "fits") if pool.fits else ("✗", "does not fit")

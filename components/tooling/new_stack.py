@@ -16,8 +16,10 @@ from pathlib import Path
 
 import yaml
 
+from components.model.cloud import Cloud
 from components.model.config import ConfigError, parse_config
 from components.model.placeholders import find_placeholders
+from components.model.production import creates_cluster, looks_like_production
 from components.model.registry import CLOUDS
 from components.model.starter import DEFAULT_MAX_NODES, Starter, StarterChoices, StarterError
 from components.tooling.commands import EXIT_OK, BadInput
@@ -33,7 +35,7 @@ examples:
   python -m components new ml-eks --cloud aws --region us-west-2 --gpu l4 \\
       --provisioner karpenter --api-cidr 198.51.100.0/24
   python -m components new research --cloud azure --existing-cluster research-aks \\
-      --resource-group rg-research --gpu a100-80gb
+      --resource-group rg-research --subscription <subscription id> --gpu a100-80gb
   python -m components new lab --cloud existing --gpu a10 --node-label hardware=a10
 
 Every other key keeps gpufleet's default (docs/configuration.md); edit the file to change it.
@@ -72,6 +74,12 @@ def parser() -> argparse.ArgumentParser:
     parse.add_argument("--provisioner", choices=PROVISIONERS, help="aws: what scales GPU nodes")
     parse.add_argument("--project", help="gcp: your project id")
     parse.add_argument("--resource-group", help="azure: the resource group")
+    parse.add_argument(
+        "--subscription",
+        metavar="ID",
+        help="azure: the subscription (a GUID) the cluster is in or goes to; else "
+        "ARM_SUBSCRIPTION_ID or the az CLI's default, which may not be an adopted cluster's",
+    )
     parse.add_argument(
         "--api-cidr",
         action="append",
@@ -128,6 +136,27 @@ def render(name: str, command: str, starter: Starter) -> str:
     return "".join(f"# {line}\n" for line in lines) + body
 
 
+def protected_if_production(name: str, cloud: Cloud, starter: Starter) -> Starter:
+    """A stack named like production gets `cluster.protect: true` where gpufleet creates the
+    cluster: the policy pack (policy/pack_config.py) treats it as production and refuses it
+    unprotected."""
+    if not looks_like_production(name):
+        return starter
+    try:
+        config = parse_config(starter.config)
+    except ConfigError:
+        return starter  # reported below, as for any other stack
+    if not creates_cluster(cloud, config):
+        return starter
+    cluster = {**starter.config["cluster"], "protect": True}
+    note = (
+        "cluster.protect: true, as the name looks like production (the policy pack refuses a "
+        "production stack whose cluster is not protected); to delete the cluster later, set "
+        "it false and run `pulumi up` first"
+    )
+    return Starter({**starter.config, "cluster": cluster}, (*starter.notes, note))
+
+
 def main(argv: list[str]) -> int:
     options = parser().parse_args(argv)
     if not STACK_NAME.fullmatch(options.name):
@@ -147,6 +176,7 @@ def main(argv: list[str]) -> int:
         provisioner=options.provisioner,
         project=options.project,
         resource_group=options.resource_group,
+        subscription=options.subscription,
         api_cidrs=tuple(options.api_cidr),
         node_label=options.node_label,
         context=options.context,
@@ -156,6 +186,7 @@ def main(argv: list[str]) -> int:
     except StarterError as error:
         problems = "\n".join(f"  - {problem}" for problem in error.problems)
         raise BadInput(f"error: cannot write stack {options.name}:\n{problems}") from None
+    starter = protected_if_production(options.name, CLOUDS[options.cloud], starter)
     try:
         config = parse_config(starter.config)
     except ConfigError as error:

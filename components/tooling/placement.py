@@ -39,7 +39,7 @@ class Target:
 
     node: NodeTemplate
     gpu: bool
-    extended_resource_toleration: bool = False
+    extended_resource_toleration: bool | None = False
 
 
 @dataclass

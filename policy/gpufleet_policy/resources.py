@@ -49,7 +49,7 @@ NODE_TEMPLATE_GPUS = NODE_TEMPLATE + "resources/" + GPU_RESOURCE
 EKS_ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
 
 # EC2 GPU families (p2..p6, g3..g6 incl. g4dn/g5g/g6e, gr6); AKS N-series (NC, ND, NV, NG).
-EC2_GPU_TYPE = re.compile(r"^(p\d+|g\d+|gr\d+)[a-z-]*\.")
+EC2_GPU_TYPE = re.compile(r"^(p\d+|g\d+|gr\d+)[a-z0-9-]*\.")
 AZURE_GPU_SIZE = re.compile(r"^Standard_N[CDVG]", re.IGNORECASE)
 EFFECTS = {
     "NO_SCHEDULE": "NoSchedule",

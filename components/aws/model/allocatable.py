@@ -80,6 +80,7 @@ MAX_PODS: Mapping[str, int] = {
     "p5.48xlarge": 100,
     "p5e.48xlarge": 100,
     "p5en.48xlarge": 198,
+    "p6-b200.48xlarge": 198,
     # The system pool's general-purpose types.
     "m6i.large": 29,
     "m6i.xlarge": 58,

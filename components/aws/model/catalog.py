@@ -42,6 +42,9 @@ _ROWS: list[MachineType] = [
     *fixed("aws", "a100-80gb", [("p4de.24xlarge", 8, 96, 1152)]),
     *fixed("aws", "h100-80gb", [("p5.48xlarge", 8, 192, 2048), ("p5.4xlarge", 1, 16, 256)]),
     *fixed("aws", "h200-141gb", [("p5e.48xlarge", 8, 192, 2048), ("p5en.48xlarge", 8, 192, 2048)]),
+    # p6-b200: 8 B200 (179 GiB each), 192 vCPU, 2 TiB (aws.amazon.com/ec2/instance-types/p6;
+    # SkyPilot catalog v8 aws/vms.csv rows, commit 00148f2a).
+    *fixed("aws", "b200", [("p6-b200.48xlarge", 8, 192, 2048)]),
 ]
 
 CATALOG = MachineCatalog(
@@ -56,6 +59,7 @@ CATALOG = MachineCatalog(
         "a100-80gb": "p4de.24xlarge",
         "h100-80gb": "p5.48xlarge",
         "h200-141gb": "p5e.48xlarge",
+        "b200": "p6-b200.48xlarge",
     },
 )
 

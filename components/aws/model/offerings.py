@@ -97,20 +97,18 @@ def pool_problems(
     if problems or provisioners.launches_per_pod(cluster):
         # Karpenter and Auto Mode launch only where EC2 offers the type: zones need no check.
         return problems
-    zones = list(pool.zones or cluster.zones or [])
-    where = f"{path}.zones" if pool.zones else "cluster.zones"
+    placed = offerings.pool_zones(cluster, pool, path)
+    zones, where = placed.zones, placed.key
     ids = sorted({zone for name in names for zone in zone_ids(name, region)})
     region_ids = data["offerings"]["region_zone_ids"].get(region, [])
     if len(zones) > len(ids):
         problems.append(
-            Problem(
-                where,
+            placed.problem(
                 f"{' and '.join(names)} {'is' if len(names) == 1 else 'are'} offered in "
                 f"{len(ids)} zone(s) of {region} ({', '.join(ids)}), fewer than the "
                 f"{len(zones)} listed: each zone gets its own group, which never launches in "
-                f"a zone without the type; list at most {len(ids)} zone(s), those "
-                f"`aws ec2 describe-availability-zones --region {region}` maps to these ids",
-                zones,
+                f"a zone without the type; list at most {len(ids)} zone(s) for the pool, those "
+                f"`aws ec2 describe-availability-zones --region {region}` maps to these ids"
             )
         )
     elif zones and set(ids) != set(region_ids):

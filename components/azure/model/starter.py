@@ -27,6 +27,7 @@ READS = frozenset(
         "kubernetes_version",
         "existing_cluster",
         "resource_group",
+        "subscription",
         "api_cidrs",
     }
 )
@@ -69,11 +70,19 @@ def starter(choices: StarterChoices, cloud: ManagedCloud) -> Starter:
         "zones": zones,
     }
     azure: dict[str, Any] = {}
+    if choices.subscription:
+        azure["subscriptionId"] = choices.subscription
     if choices.resource_group:
         azure["resourceGroupName"] = choices.resource_group
     if choices.existing_cluster:
         cluster["azure"] = azure
         cluster["existing"] = {}
+        if not choices.subscription:
+            notes.append(
+                f"no subscription: {choices.existing_cluster} is looked up in "
+                "ARM_SUBSCRIPTION_ID's subscription, else the az CLI's default (`az account "
+                "show`); if it is in another, give --subscription"
+            )
     else:
         cluster["systemPool"] = {
             "machineType": cloud.default_system_machine,

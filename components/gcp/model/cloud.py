@@ -117,8 +117,6 @@ class Gcp(ManagedCloud):
     machine_name_rule = MACHINE_NAMES
     # Compute Engine's general-purpose types, sourced (review gke-2.md N14).
     system_machine_shapes: ClassVar[Mapping[str, tuple[int, float]]] = system_machines.SHAPES
-    # GKE's ExtendedResourceToleration admission plugin tolerates the GPU taint for GPU pods.
-    extended_resource_toleration = True
     pool_label_key = "cloud.google.com/gke-nodepool"
     accelerator_label = "cloud.google.com/gke-accelerator"
     # Only GKE labels nodes with the bare MIG partition size.
@@ -282,9 +280,7 @@ class Gcp(ManagedCloud):
     ) -> list[Problem]:
         machines = self.machines(pool)
         problems = capacity_checks.capacity_problems(cluster, pool, order, path, machines)
-        region = cluster.region or ""
-        zones_known = self.region_rule is not None and self.region_rule.accepts(region)
-        zone_problems = self.zone_problems if zones_known else None
+        zone_problems = self.zone_problems if cluster.region else None
         return problems + capacity_checks.reservation_zone_problems(
             cluster, pool, order, path, zone_problems
         )

@@ -52,7 +52,8 @@ def pool_problems(
 ) -> list[Problem]:
     """Zones where Compute Engine does not offer the pool's accelerator type (GKE refuses to
     create nodes there), judged where the zone table covers the region; said otherwise."""
-    zones = pool.zones or cluster.zones or []
+    placed = offerings.pool_zones(cluster, pool, path)
+    zones = placed.zones
     region = cluster.region or ""
     if not zones or region not in regions():
         return []  # no zones: required elsewhere; a wrong region: reported on cluster.region
@@ -62,7 +63,7 @@ def pool_problems(
     if machine is None:
         return []  # refused by the catalog checks
     accelerator = machine.gke_accelerator
-    where = f"{path}.zones" if pool.zones else "cluster.zones"
+    where = placed.key
     missing = gpu_zones.zones_without(accelerator, region, zones)
     if missing is None:
         known = gpu_zones.GPU_ZONES.get(accelerator, {})
@@ -85,12 +86,12 @@ def pool_problems(
     if not missing:
         return []
     offered = gpu_zones.GPU_ZONES[accelerator][region]
+    keep = [zone for zone in zones if zone not in missing] or list(offered)
     return [
-        Problem(
-            where,
+        placed.problem(
             f"{accelerator} is not offered in {', '.join(missing)}; in {region} it is in "
             f"{', '.join(offered)} (Compute Engine's accelerator zones as of "
-            f"{gpu_zones.SOURCE_READ})",
-            list(zones),
+            f"{gpu_zones.SOURCE_READ})"
+            + (f"; give the pool its own zones: [{', '.join(keep)}]" if placed.inherited else "")
         )
     ]

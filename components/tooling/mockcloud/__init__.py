@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -28,11 +29,23 @@ LOOKUPS: dict[str, LookupFake] = {}
 # What a rotated control plane answers instead (World.endpoint_rotated): endpoint hosts and CA
 # data, as (before, after) text, from every cloud.
 ROTATED: tuple[tuple[str, str], ...] = ()
+# Input paths (regular expressions) of each resource type whose values the mock makes up, with
+# what the real value will be (`diff` marks them).
+MOCKED_INPUTS: dict[str, dict[str, str]] = {}
 for _module in (gcp, aws, azure, kubernetes):
     RESOURCES.update(_module.RESOURCES)
     CALLS.update(_module.CALLS)
     LOOKUPS.update(getattr(_module, "LOOKUPS", {}))
     ROTATED += tuple(getattr(_module, "ROTATED", ()))
+    MOCKED_INPUTS.update(getattr(_module, "MOCKED_INPUTS", {}))
+
+
+def mocked_input(type_: str, path: str) -> str | None:
+    """What the real value of a resource's input at `path` will be, where the mock made it up."""
+    for pattern, says in MOCKED_INPUTS.get(type_, {}).items():
+        if re.fullmatch(pattern, path):
+            return says
+    return None
 
 
 def resource_state(

@@ -345,6 +345,33 @@ def _ssm_parameter(args: Mapping[str, Any], world: World) -> dict[str, Any]:
     }
 
 
+# What the mock makes up that lands in a resource's inputs, by type and input path (a regular
+# expression), with what the real value will be: `diff` marks such values as the mock's, so a
+# made-up number is not read as the cloud's (the change itself is real: a new minor, an edited
+# template).
+_TEMPLATE_VERSION = (
+    "the numbers are the mock's: EC2 gives the edited launch template its next version at "
+    "`pulumi up`"
+)
+MOCKED_INPUTS: dict[str, dict[str, str]] = {
+    "aws:eks/addon:Addon": {
+        r"addonVersion": "the versions are the mock's: EKS's default build of the add-on for the "
+        "minor is read at `pulumi up` (aws eks describe-addon-versions)",
+    },
+    "aws:ec2/launchTemplate:LaunchTemplate": {
+        r"imageId": "the AMI ids are the mock's: the pinned SSM parameter or image name resolves "
+        "to your region's AMI at `pulumi up`",
+    },
+    "aws:eks/nodeGroup:NodeGroup": {
+        r"launchTemplate\.version": _TEMPLATE_VERSION,
+        r"releaseVersion": "the Kubernetes patch (x.y.3) and a Bottlerocket build suffix are the "
+        "mock's: they are the pinned image's, read at `pulumi up`",
+    },
+    "aws:autoscaling/group:Group": {
+        r"(mixedInstancesPolicy\.launchTemplate\.launchTemplateSpecification|launchTemplate)"
+        r"\.version": _TEMPLATE_VERSION,
+    },
+}
 LOOKUPS: dict[str, Any] = {
     "aws:ssm/getParameter:getParameter": _ssm_parameter,
     "aws:ec2/getSubnets:getSubnets": _subnets,

@@ -20,7 +20,7 @@ from components.tooling.scheduling.taints import taint_reasons
 
 
 def evaluate(
-    pod_spec: Mapping[str, Any], node: NodeTemplate, *, extended_resource_toleration: bool
+    pod_spec: Mapping[str, Any], node: NodeTemplate, *, extended_resource_toleration: bool | None
 ) -> list[str]:
     """Every reason the pod cannot be placed on a node like `node`; [] means it fits."""
     reasons: list[str] = []

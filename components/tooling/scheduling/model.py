@@ -79,8 +79,9 @@ class PoolView:
     # None: the cluster autoscaler cannot build a template for the empty pool, so it never
     # scales it up from zero.
     scale_from_zero: NodeTemplate | None
-    # GKE's ExtendedResourceToleration admission plugin; EKS and AKS do not run it.
-    extended_resource_toleration: bool
+    # Whether the API server's ExtendedResourceToleration admission plugin runs (None: not
+    # known; judged as if it did not).
+    extended_resource_toleration: bool | None
     # What scales the pool up from zero, by name, and why its picture of a new node may offer
     # less than the node will (None: it pictures the node as it registers).
     provisioner: str = "the cluster autoscaler"

@@ -1,4 +1,5 @@
-"""The TaintToleration filter, with GKE's ExtendedResourceToleration admission where it applies."""
+"""The TaintToleration filter, after the API server's ExtendedResourceToleration admission where
+it runs (components/model/admission.py)."""
 
 from __future__ import annotations
 
@@ -64,12 +65,14 @@ def _tolerations(pod_spec: Mapping[str, Any]) -> tuple[list[Mapping[str, Any]], 
 
 
 def taint_reasons(
-    pod_spec: Mapping[str, Any], node: NodeTemplate, extended_resource_toleration: bool
+    pod_spec: Mapping[str, Any], node: NodeTemplate, extended_resource_toleration: bool | None
 ) -> list[str]:
+    """Every NoSchedule or NoExecute taint of `node` the pod does not tolerate, after the API
+    server's ExtendedResourceToleration plugin, where it runs (`True`; `None`: not known, so
+    judged without it), added `<resource> Exists NoSchedule` for each requested resource."""
     tolerations, reasons = _tolerations(pod_spec)
     extended = _requested_extended(pod_spec)
     if extended_resource_toleration:
-        # GKE's ExtendedResourceToleration admission plugin.
         tolerations += [
             {"key": name, "operator": "Exists", "effect": "NoSchedule"} for name in sorted(extended)
         ]
@@ -78,11 +81,34 @@ def taint_reasons(
             continue
         if any(_tolerates(toleration, taint) for toleration in tolerations):
             continue
-        reason = f"taint {taint} is not tolerated"
-        if taint.key in extended and not extended_resource_toleration:
-            reason += (
-                f" (this cluster does not add a toleration for requested {taint.key} "
-                "automatically as GKE does; the pod must list one)"
-            )
-        reasons.append(reason)
+        reasons.append(
+            f"taint {taint} is not tolerated{_hint(taint, extended, extended_resource_toleration)}"
+        )
     return reasons
+
+
+def _hint(taint: Taint, requested: set[str], admission: bool | None) -> str:
+    """Why the API server did not tolerate it for the pod, where that is what a user expects."""
+    if taint.key in requested and admission is None:
+        return (
+            f" (whether this cluster's API server adds a toleration for requested {taint.key} "
+            "is not known: its ExtendedResourceToleration admission plugin is off unless "
+            "enabled (EKS, GKE and AKS run it); list one in the pod)"
+        )
+    if taint.key in requested and not admission:
+        return (
+            f" (this cluster's API server does not add a toleration for requested {taint.key}: "
+            "it does not run the ExtendedResourceToleration admission plugin; the pod must list one)"
+        )
+    if admission and taint.key in requested:
+        return (
+            f" (the API server's toleration for requested {taint.key} is for NoSchedule only; "
+            "the pod must list one for this effect)"
+        )
+    if admission and requested:
+        added = ", ".join(sorted(requested))
+        return (
+            f" (the API server adds tolerations only for the resources the pod requests "
+            f"({added}, NoSchedule), not for {taint.key}; the pod must list one)"
+        )
+    return ""

@@ -1,8 +1,10 @@
 """Find the pod templates in a YAML file of Kubernetes workloads, and what the API server rejects.
 
 Accepts what people feed `kubectl apply`: multi-document YAML with Pods, Deployments,
-StatefulSets, ReplicaSets, ReplicationControllers, DaemonSets, Jobs, CronJobs, PodTemplates,
-`List`s of those, or a bare pod spec (a mapping with `containers`).
+StatefulSets, ReplicaSets, ReplicationControllers, DaemonSets, Jobs, CronJobs, JobSets (one
+template per replicated job), PodTemplates, `List`s of those, or a bare pod spec (a mapping with
+`containers`). What the object says about its pods (how many at once, whether together, the
+labels Kueue reads) is `workload_objects`'.
 
 Objects of a kind that runs no pods (Namespace, Service, ConfigMap, RBAC, PriorityClass, ...)
 are skipped and listed in `Manifest.skipped`. A kind this module does not know at all (a custom
@@ -25,6 +27,14 @@ from typing import Any
 import yaml
 
 from components.tooling.scheduling import quantity
+from components.tooling.scheduling.workload_objects import (
+    JOBSET_GROUP,
+    Around,
+    PodSet,
+    around,
+    jobset_around,
+    replicated_jobs,
+)
 
 # Where each kind keeps its pod spec.
 _SPEC_PATHS: dict[str, tuple[str, ...]] = {
@@ -38,7 +48,7 @@ _SPEC_PATHS: dict[str, tuple[str, ...]] = {
     "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
     "PodTemplate": ("template", "spec"),
 }
-ACCEPTED_KINDS = (*sorted(_SPEC_PATHS), "List")
+ACCEPTED_KINDS = (*sorted([*_SPEC_PATHS, "JobSet"]), "List")
 
 # The API groups of the workload kinds above ("" is the core group, apiVersion "v1"); the same
 # kind name in another group (Volcano's batch.volcano.sh Job) is a different, unknown kind.
@@ -129,6 +139,10 @@ class PodTemplate:
     pods: int = 1
     labels: Mapping[str, str] = field(default_factory=dict)
     namespace: str | None = None
+    # Why the object's pods must all run at once (a Job's parallelism, a JobSet; None: they
+    # need not), and every pod set it runs (what Kueue admits as one workload).
+    together: str | None = None
+    pod_sets: tuple[PodSet, ...] = ()
 
     @property
     def label(self) -> str:
@@ -255,7 +269,7 @@ def _from_object(obj: object, where: str, skip_unknown_kinds: bool, found: _Foun
     if kind is None:
         if "containers" in obj:
             source = f"{where} (pod spec)"
-            _add_template(found, source, obj, where)
+            _add_template(found, source, obj, where, Around(pod_sets=(PodSet("pod", obj, 1),)))
             return
         found.problems.append(
             f"{where} has neither `kind` nor `containers`: expected a pod spec or one of "
@@ -281,18 +295,14 @@ def _from_object(obj: object, where: str, skip_unknown_kinds: bool, found: _Foun
             if spec is None:
                 found.problems.append(f"{source} has no {'.'.join(path)}")
                 return
-        pods, labels = _workload(obj, name)
-        metadata = obj.get("metadata")
-        namespace = metadata.get("namespace") if isinstance(metadata, Mapping) else None
-        _add_template(
-            found,
-            source,
-            spec,
-            where,
-            pods,
-            labels,
-            namespace if isinstance(namespace, str) else None,
-        )
+        namespace = _namespace(obj)
+        if isinstance(spec, Mapping):
+            _add_template(found, source, spec, where, around(obj, name, spec), namespace)
+        else:
+            _add_template(found, source, spec, where, Around(), namespace)
+        return
+    if name == "JobSet" and group in (None, JOBSET_GROUP):
+        _from_jobset(obj, source, where, found)
         return
     if name in _NO_POD_KINDS and (group is None or group in _NO_POD_KINDS[name]):
         found.skipped.append(Skipped(source, where, known=True))
@@ -308,7 +318,7 @@ def _unknown_kind_message(obj: Mapping[str, Any], kind: object, where: str, sour
     version = obj.get("apiVersion")
     what = f"kind {kind}" + (f" (apiVersion {version})" if version else "")
     guess = (
-        difflib.get_close_matches(kind, [*_SPEC_PATHS, *_NO_POD_KINDS], n=1, cutoff=0.8)
+        difflib.get_close_matches(kind, [*_SPEC_PATHS, "JobSet", *_NO_POD_KINDS], n=1, cutoff=0.8)
         if isinstance(kind, str)
         else []
     )
@@ -320,13 +330,34 @@ def _unknown_kind_message(obj: Mapping[str, Any], kind: object, where: str, sour
     )
 
 
+def _namespace(obj: Mapping[str, Any]) -> str | None:
+    metadata = obj.get("metadata")
+    namespace = metadata.get("namespace") if isinstance(metadata, Mapping) else None
+    return namespace if isinstance(namespace, str) else None
+
+
+def _from_jobset(obj: Mapping[str, Any], source: str, where: str, found: _Found) -> None:
+    """A template per replicated job, each knowing that the JobSet runs them all at once."""
+    jobs = replicated_jobs(obj)
+    if not jobs:
+        found.problems.append(f"{source} has no spec.replicatedJobs")
+        return
+    for job in jobs:
+        label = f"{source} replicatedJob {job.name}"
+        if job.pod_spec is None:
+            found.problems.append(f"{label} has no template.spec.template.spec")
+            continue
+        _add_template(
+            found, label, job.pod_spec, where, jobset_around(obj, jobs, job), _namespace(obj)
+        )
+
+
 def _add_template(
     found: _Found,
     source: str,
     spec: object,
     where: str,
-    pods: int = 1,
-    labels: Mapping[str, str] | None = None,
+    workload: Around,
     namespace: str | None = None,
 ) -> None:
     if not isinstance(spec, Mapping):
@@ -337,39 +368,17 @@ def _add_template(
         found.problems.append(problem)
     else:
         found.templates.append(
-            PodTemplate(source, spec, where, pods, dict(labels or {}), namespace)
+            PodTemplate(
+                source,
+                spec,
+                where,
+                workload.pods,
+                dict(workload.labels),
+                namespace,
+                workload.together,
+                workload.pod_sets,
+            )
         )
-
-
-def _count(value: object, default: int) -> int:
-    """A replica count as written (the API server refuses what is not a whole number >= 0)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else default
-
-
-def _workload(obj: Mapping[str, Any], kind: str) -> tuple[int, dict[str, str]]:
-    """How many pods the object runs at once, and the labels Kueue reads (its own metadata's;
-    a CronJob's job template's, which its Jobs get)."""
-    owner: Any = obj
-    if kind == "CronJob":
-        spec = obj.get("spec")
-        owner = spec.get("jobTemplate") if isinstance(spec, Mapping) else None
-        owner = owner if isinstance(owner, Mapping) else {}
-    metadata = owner.get("metadata")
-    raw = metadata.get("labels") if isinstance(metadata, Mapping) else None
-    labels = {str(k): str(v) for k, v in raw.items()} if isinstance(raw, Mapping) else {}
-    spec = owner.get("spec")
-    spec = spec if isinstance(spec, Mapping) else {}
-    if kind in ("Job", "CronJob"):
-        # kueue pkg/controller/jobs/job podsCount: parallelism (defaulted to 1), at most the
-        # completions.
-        pods = _count(spec.get("parallelism"), 1)
-        completions = spec.get("completions")
-        if isinstance(completions, int) and not isinstance(completions, bool):
-            pods = min(pods, completions)
-        return pods, labels
-    if kind in ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController"):
-        return _count(spec.get("replicas"), 1), labels
-    return 1, labels
 
 
 def _source(obj: Mapping[str, Any], kind: object, where: str) -> str:

@@ -1,0 +1,157 @@
+"""Which pools a workload labelled for a Kueue queue can run on, and whether its queue admits it.
+
+Kueue as gpufleet installs it (components/model/kueue.py; facts from kubernetes-sigs/kueue
+v0.19.2):
+
+- It manages a Job only in the namespaces of `managedJobsNamespaceSelector`, which gpufleet sets
+  to `queues.namespaces`: the chart gives its webhooks that namespace selector (charts/kueue
+  templates/webhook/manifests.yaml), and the Job reconciler skips any other namespace
+  (pkg/controller/jobframework/reconciler.go, "Namespace not opted in"; the feature gate
+  ManagedJobsNamespaceSelectorAlwaysRespected is GA and locked on in 0.19). A Job labelled for
+  a queue elsewhere is created unsuspended and runs at once, unqueued: its pods no longer start
+  all together.
+- In a managed namespace it manages only Jobs with a `kueue.x-k8s.io/queue-name` label
+  (`manageJobsWithoutQueueName` is false by default, and gpufleet keeps it so). Such a Job is
+  suspended on creation (jobframework WorkloadShouldBeSuspended) and waits until its queue
+  admits it; a LocalQueue that does not exist admits nothing.
+- A LocalQueue leads to its ClusterQueue, whose one ResourceFlavor is the queued pool: Kueue
+  adds the flavor's node labels and tolerations to the admitted pods, so they run on that pool
+  only. The ClusterQueue's quota is maxNodes nodes' worth of the pool's resources, and a
+  resource it does not cover blocks admission (flavorassigner, quotaCheckStrategy
+  BlockUndeclared): a Job asking for more never leaves the queue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from components.model import kueue
+from components.model.capacity import QUEUE_LABEL
+from components.model.pool_spec import PoolSpec
+from components.tooling.gang_fit import plural
+from components.tooling.scheduling import quantity
+from components.tooling.scheduling.resources import pod_requests
+from components.tooling.scheduling.workload_objects import PodSet
+
+
+@dataclass(frozen=True)
+class Routing:
+    """What Kueue does with a workload: whether it admits it whole (`managed`), the one pool
+    its queue places it on (`pool`), why every other pool is out, and what to say of it."""
+
+    managed: bool = False
+    pool: str | None = None
+    elsewhere: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+def route(labels: Mapping[str, str], namespace: str | None, specs: Sequence[PoolSpec]) -> Routing:
+    """Where Kueue sends a workload with these labels, created in `namespace` (None: the
+    manifest does not say)."""
+    queue_name = labels.get(QUEUE_LABEL)
+    queued = [spec for spec in specs if spec.queue is not None]
+    if queue_name is None:
+        return Routing()
+    label = f"{QUEUE_LABEL}={queue_name}"
+    if not queued:
+        return Routing(
+            notes=(
+                f"labelled {label}, but this stack has no queued pool and installs no Kueue: "
+                "the label does nothing unless the cluster runs a Kueue of its own (not checked)",
+            )
+        )
+    first = queued[0].queue
+    namespaces = first.namespaces if first is not None else ()
+    listed = ", ".join(namespaces)
+    if namespace is not None and namespace not in namespaces:
+        return Routing(
+            notes=(
+                f"labelled {label}, but namespace {namespace} is not managed by Kueue (it manages "
+                f"queues.namespaces: {listed}): the workload runs at once, unqueued, and its "
+                "pods no longer start all together; create it in one of those namespaces",
+            )
+        )
+    notes = []
+    if namespace is None:
+        notes.append(
+            f"no namespace in the manifest: judged as created in one Kueue manages "
+            f"(queues.namespaces: {listed}); in any other it runs at once, unqueued"
+        )
+    where = namespace or " or ".join(namespaces)
+    for spec in queued:
+        if spec.queue is not None and spec.queue.local_queue == queue_name:
+            return Routing(
+                managed=True,
+                pool=spec.name,
+                elsewhere=(
+                    f"Kueue admits it through LocalQueue {queue_name}, whose ResourceFlavor "
+                    f"{spec.queue.cluster_queue} puts its pods on pool {spec.name} only"
+                ),
+                notes=tuple(notes),
+            )
+    known = ", ".join(spec.queue.local_queue for spec in queued if spec.queue is not None)
+    return Routing(
+        managed=True,
+        elsewhere=(
+            f"labelled {label}, but this stack makes no LocalQueue {queue_name} in namespace "
+            f"{where} (its queues: {known}): Kueue keeps the workload suspended until a queue "
+            "of that name exists; label it for one of them"
+        ),
+        notes=tuple(notes),
+    )
+
+
+def _quota(spec: PoolSpec) -> dict[str, int]:
+    """The ClusterQueue's nominal quota, in the simulator's units (millicores, bytes, counts)."""
+    quota: dict[str, int] = {}
+    for name, value in kueue.node_resources(spec).items():
+        if isinstance(value, int):
+            amount = value
+        elif name == "cpu":
+            amount = quantity.cpu_millis(value)
+        else:
+            amount = quantity.memory_bytes(value)
+        quota[name] = amount * spec.max_nodes
+    return quota
+
+
+def _shown(name: str, amount: int) -> str:
+    if name == "cpu":
+        return quantity.format_cpu(amount)
+    if name in ("memory", "ephemeral-storage"):
+        return f"{quantity.format_gib(amount)} GiB"
+    return str(amount)
+
+
+def quota_reasons(spec: PoolSpec, pod_sets: Sequence[PodSet], *, amounts: bool = True) -> list[str]:
+    """Why the pool's ClusterQueue never admits the workload: a resource its quota does not
+    cover, or (with `amounts`) more of one than maxNodes nodes' worth."""
+    quota = _quota(spec)
+    totals: dict[str, int] = {}
+    for pod_set in pod_sets:
+        requested, _ = pod_requests(pod_set.spec)
+        for name, amount in requested.items():
+            if amount.total > 0:
+                totals[name] = totals.get(name, 0) + amount.total * pod_set.count
+    pods = sum(pod_set.count for pod_set in pod_sets)
+    reasons = []
+    uncovered = sorted(name for name in totals if name not in quota)
+    if uncovered:
+        reasons.append(
+            f"it requests {', '.join(uncovered)}, which ClusterQueue {_cluster_queue(spec)} does "
+            f"not cover (it covers {', '.join(quota)}): Kueue never admits it"
+        )
+    for name, total in totals.items() if amounts else ():
+        if name in quota and total > quota[name]:
+            reasons.append(
+                f"its {plural(pods, 'pod')} request {_shown(name, total)} {name} in all, more "
+                f"than ClusterQueue {_cluster_queue(spec)}'s quota of {_shown(name, quota[name])} "
+                f"(maxNodes {spec.max_nodes} nodes' worth): Kueue never admits it; request "
+                "less or raise maxNodes"
+            )
+    return reasons
+
+
+def _cluster_queue(spec: PoolSpec) -> str:
+    return spec.queue.cluster_queue if spec.queue is not None else spec.name

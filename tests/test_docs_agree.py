@@ -1,0 +1,52 @@
+"""Docs that say what the code does, checked against the code (issue 31 item 7): the keys an
+adopted cluster refuses and takes, and what capacity each cloud builds."""
+
+from __future__ import annotations
+
+import re
+
+from components.model.capacity import shown_order
+from components.model.config_checks import _OWNER_KEYS
+from components.model.existing_cluster import ExistingClusterOptions
+from components.model.registry import CLOUDS
+from components.tooling.stacks import PROJECT_DIR
+
+DOCS = PROJECT_DIR / "docs"
+
+
+def _bullet(text: str, title: str) -> str:
+    return text.split(f"- **{title}**", 1)[1].split("\n- **", 1)[0]
+
+
+def test_adopted_clusters_lists_the_keys_the_code_refuses_and_allows() -> None:
+    refused = _bullet((DOCS / "adopted-clusters.md").read_text(), "Refused keys.")
+    for key in _OWNER_KEYS.values():
+        assert f"`{key}`" in refused, key
+    said = set(re.findall(r"`((?:gcp|aws|azure)\.\w+)`", refused))
+    allowed = set()
+    for name, cloud in CLOUDS.items():
+        options = cloud.cluster_options
+        for field in cloud.adopted_cluster_keys:
+            assert options is not None
+            allowed.add(f"{name}.{options.model_fields[field].alias or field}")
+    assert said == allowed
+    existing = set(re.findall(r"`existing\.(\w+)`", refused))
+    fields = ExistingClusterOptions.model_fields
+    assert existing == {fields[key].alias or key for key in CLOUDS["aws"].existing_keys}
+    assert not CLOUDS["gcp"].existing_keys and not CLOUDS["azure"].existing_keys
+
+
+def test_the_capacity_table_lists_what_each_cloud_builds() -> None:
+    text = (DOCS / "capacity.md").read_text()
+    table = text.split("### What each cloud builds today", 1)[1].split("\n### ", 1)[0]
+    rows: dict[str, str] = {}
+    for line in table.splitlines():
+        if line.startswith("| `"):
+            cloud, builds, _ = line.strip("| ").split(" | ", 2)
+            rows[cloud.strip("`")] = builds
+    for name in ("gcp", "azure", "existing"):
+        listed = re.findall(r"`([^`]+)`", rows[name])
+        assert sorted(listed) == sorted(shown_order(o) for o in CLOUDS[name].capacity_orders)
+    words = {word for order in CLOUDS["aws"].capacity_orders for word in order}
+    assert all(f"`{word}`" in rows["aws"] for word in words)
+    assert "come next" not in table
