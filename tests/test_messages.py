@@ -38,13 +38,17 @@ def test_outside_the_virtualenv_it_says_how_to_create_and_use_it() -> None:
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert "No module named" in result.stderr
-    assert "  python3 -m venv .venv && .venv/bin/pip install -q -r requirements.txt\n" in (
-        result.stderr
+    assert (
+        "  python3 -m venv .venv && .venv/bin/pip install -q --require-hashes -r requirements.lock\n"
+        in (result.stderr)
     )
     assert "  .venv/bin/python -m components plan gcp-dev\n" in result.stderr
     # The same virtualenv and install as the README's quickstart.
     readme = (PROJECT_DIR / "README.md").read_text()
-    assert "python3 -m venv .venv && .venv/bin/pip install -q -r requirements.txt" in readme
+    assert (
+        "python3 -m venv .venv && .venv/bin/pip install -q --require-hashes -r requirements.lock"
+        in readme
+    )
 
 
 @pytest.mark.parametrize(
