@@ -40,7 +40,7 @@ def test_outside_the_virtualenv_it_says_how_to_create_and_use_it() -> None:
     assert "No module named" in result.stderr
     assert (
         "  python3 -m venv .venv && .venv/bin/pip install -q --require-hashes -r requirements.lock\n"
-        in (result.stderr)
+        in result.stderr
     )
     assert "  .venv/bin/python -m components plan gcp-dev\n" in result.stderr
     # The same virtualenv and install as the README's quickstart.
