@@ -117,3 +117,18 @@ def test_plan_prints_the_warning_and_still_plans(
     assert "warning: cluster.aws.publicEndpointCidrs: 0.0.0.0/0 opens the EKS API server" in (
         capsys.readouterr().err
     )
+
+
+def test_gpu_nodes_on_an_adopted_aks_cluster_name_the_kubelet_identity_pods_can_reach() -> None:
+    """Review security-1 SEC-16: AKS does not fence IMDS from pods by default."""
+    (warning,) = [w for w in warnings("azure-existing") if "kubelet identity" in w]
+    assert "169.254.169.254" in warning and "not checked" in warning
+    assert not [w for w in warnings("azure-dev") if "kubelet identity" in w]
+
+
+def test_the_reservation_grant_says_it_is_contributor_on_the_whole_group() -> None:
+    """Review security-1 SEC-8: the grant outlives the stack and reaches all of the group."""
+    (warning,) = [w for w in warnings("azure-reserved") if "Contributor on the whole group" in w]
+    assert "after the stack is gone too" in warning
+    assert "change or delete anything in gpu-reservations" in warning
+    assert warning.endswith("keep only capacity reservation groups in it")
