@@ -265,7 +265,7 @@ def exposure_warnings(
             "cluster.existing: the GPU nodes gpufleet adds to this AKS cluster run as its "
             "kubelet identity, and AKS lets every pod on a node read that identity's token from "
             "the instance metadata endpoint (169.254.169.254) unless the cluster restricts it "
-            "(not checked): whatever its owner granted that identity (AcrPull on registries, "
+            "(whether it does is not checked): whatever its owner granted that identity (AcrPull on registries, "
             "often more) is within reach of every job on the GPU nodes. Ask the owner what it "
             "holds, and for IMDS restriction or a network policy denying 169.254.169.254 to "
             "workloads"
