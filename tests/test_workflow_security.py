@@ -205,3 +205,20 @@ def test_the_docs_grant_the_state_read_only() -> None:
     setup = PULL_REQUESTS_DOC.split("## Setting up the cloud preview", 1)[1]
     assert "read/write on the state bucket" not in setup
     assert "Stack Read" in setup  # Pulumi Cloud's read-only permission set
+
+
+def test_the_selection_job_installs_pyyaml_alone_from_its_lock_entry(tmp_path: Path) -> None:
+    """The stacks job takes PyYAML's entry, with every hash, out of requirements.lock."""
+    script = step_named(PREVIEW, "Select the stacks")["run"].split("python -m pip", 1)[0]
+    result = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=PROJECT_DIR,
+        env={"PATH": "/usr/bin:/bin", "RUNNER_TEMP": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 0, result.stderr
+    entry = (tmp_path / "pyyaml.lock").read_text()
+    assert entry.startswith("pyyaml==") and "# via" not in entry
+    assert entry.count("--hash=sha256:") >= 6 and not entry.rstrip().endswith("\\")
