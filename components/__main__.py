@@ -7,7 +7,7 @@ the first import fails; that is said with the commands that fix it, not as a tra
 import sys
 
 VENV_COMMANDS = (
-    "  python3 -m venv .venv && .venv/bin/pip install -q -r requirements.txt\n"
+    "  python3 -m venv .venv && .venv/bin/pip install -q --require-hashes -r requirements.lock\n"
     "  .venv/bin/python -m components {args}\n"
     "(or `source .venv/bin/activate` once, then `python -m components ...`)"
 )

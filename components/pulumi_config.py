@@ -6,9 +6,15 @@ import json
 from typing import Any
 
 import pulumi
-from pulumi.runtime.config import CONFIG, get_config_env
+from pulumi.runtime.config import (
+    CONFIG,
+    get_config_env,
+    get_config_secret_keys_env,
+    is_config_secret,
+)
 
 from components.model.config import KNOWN_KEYS, parse_config
+from components.model.config_hints import ENCRYPTED, SECRET_ONLY_KEYS
 from components.model.config_namespace import stack_key_problems
 from components.model.placeholders import find_placeholders, refusal
 from components.model.problems import ConfigError
@@ -37,8 +43,11 @@ def load_from_pulumi() -> StackConfig:
         namespace, _, key = full_key.partition(":")
         if namespace != "gpufleet":
             continue
-        if key == "kubeconfig":
-            raw[key] = "[secret]"  # only whether it is set matters to the checks
+        if key in SECRET_ONLY_KEYS:
+            # Only whether it is set, and encrypted, matters to the checks; the value never
+            # enters them. The language host lists the secret keys in PULUMI_CONFIG_SECRET_KEYS.
+            secret = is_config_secret(full_key) or full_key in get_config_secret_keys_env()
+            raw[key] = ENCRYPTED if secret else "[plaintext]"
             continue
         try:
             raw[key] = json.loads(value) if isinstance(value, str) else value

@@ -8,6 +8,7 @@ PolicyPack(
     policies=POLICIES,
     enforcement_level=EnforcementLevel.MANDATORY,
     description="GPU pools scale to zero and are tainted, the EKS autoscaler sees them at zero, "
-    "IMDSv2 and encrypted disks, least-privilege autoscaler IAM, pinned charts, protected "
-    "production clusters, a budget for the full-scale cost.",
+    "IMDSv2 with one hop and encrypted disks, least-privilege IAM, pinned IRSA trusts and scoped "
+    "PassRole, encrypted EKS secrets, private nodes, the GKE metadata server, pinned charts, "
+    "protected production clusters closed to the internet, a budget for the full-scale cost.",
 )

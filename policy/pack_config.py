@@ -1,5 +1,5 @@
-"""Write the policy pack config for a stack: which stacks count as production, and what the
-stack costs (with the budget, if one is given).
+"""Write the policy pack config for a stack: which stacks count as production, what a
+production stack allows on purpose, and what the stack costs (with the budget, if one is given).
 
     python policy/pack_config.py stacks/Pulumi.<stack>.yaml [--max-per-hour USD] > policy-config.json
 
@@ -7,7 +7,10 @@ A stack is production when its file sets `gpufleet:cluster.protect: true` (the k
 documents for production stacks) or when its name says so (`prod`, `production`, `*-prod`,
 `prod-*`). The marker is read from the stack file, not from the program, so the
 `clusters-protected-in-production` policy catches a program that fails to protect the cluster,
-and a stack named prod whose file forgot `protect`.
+and a stack named prod whose file forgot `protect`. A production stack's file may allow, on
+purpose, an API endpoint open to the whole internet (`cluster.allowPublicApiEndpoint: true`)
+and AKS local accounts (`cluster.azure.allowLocalAccounts: true`); the production rules of
+policy/gpufleet_policy/exposure.py get them from here.
 
 `gpu-cost-at-full-scale` gets the stack's `cost` (what `plan STACK --json` prints, computed from
 the stack file with gpufleet's model, so run this with the program's virtualenv) and the stack's
@@ -32,6 +35,15 @@ import yaml
 
 POLICY = "clusters-protected-in-production"
 COST_POLICY = "gpu-cost-at-full-scale"
+# The production rules with an opt-out the stack file writes (policy/gpufleet_policy/exposure.py):
+# policy name -> (the pack config key, its path under gpufleet:cluster).
+ALLOWANCES = {
+    "api-endpoints-restricted-in-production": (
+        "allowPublicApiEndpoint",
+        ("allowPublicApiEndpoint",),
+    ),
+    "aks-local-accounts-off-in-production": ("allowLocalAccounts", ("azure", "allowLocalAccounts")),
+}
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 PRODUCTION_NAME = re.compile(r"(^|[-_.])(prod|production)($|[-_.])", re.IGNORECASE)
 
@@ -108,7 +120,19 @@ def pack_config(
     stack = stack_cost(path)
     if stack is not None:
         cost["cost"] = stack
-    return {POLICY: {"production": is_production(stack_name(path), config)}, COST_POLICY: cost}
+    production = is_production(stack_name(path), config)
+    written: dict[str, Any] = {POLICY: {"production": production}, COST_POLICY: cost}
+    for policy, (key, path_in_cluster) in ALLOWANCES.items():
+        written[policy] = {"production": production, key: allowed(config, path_in_cluster)}
+    return written
+
+
+def allowed(config: Mapping[str, Any], path_in_cluster: Sequence[str]) -> bool:
+    """Whether the stack file sets `gpufleet:cluster.<path>: true` (YAML true only)."""
+    value: Any = config.get("gpufleet:cluster")
+    for part in path_in_cluster:
+        value = value.get(part) if isinstance(value, Mapping) else None
+    return value is True
 
 
 def main(argv: Sequence[str] | None = None) -> int:

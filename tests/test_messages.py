@@ -1,20 +1,25 @@
 """Messages that say what to do: outside the virtual environment, a nested key written flat, an
-unreadable YAML file, a kubeconfig a cloud stack never uses, another cloud's machine type for the
-system pool."""
+unreadable YAML file, a kubeconfig a cloud stack never uses or one in plaintext, another cloud's
+machine type for the system pool."""
 
 from __future__ import annotations
 
 import copy
+import json
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import pulumi
 import pytest
 
 from components.model.config import ConfigError, parse_config
+from components.model.config_hints import ENCRYPTED
 from components.model.registry import CLOUDS
 from components.tooling.cli import main
+from components.tooling.commands import BadInput
+from components.tooling.engine import plan_stack
 from components.tooling.stacks import PROJECT_DIR, load_stack
 
 
@@ -38,13 +43,17 @@ def test_outside_the_virtualenv_it_says_how_to_create_and_use_it() -> None:
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert "No module named" in result.stderr
-    assert "  python3 -m venv .venv && .venv/bin/pip install -q -r requirements.txt\n" in (
-        result.stderr
+    assert (
+        "  python3 -m venv .venv && .venv/bin/pip install -q --require-hashes -r requirements.lock\n"
+        in result.stderr
     )
     assert "  .venv/bin/python -m components plan gcp-dev\n" in result.stderr
     # The same virtualenv and install as the README's quickstart.
     readme = (PROJECT_DIR / "README.md").read_text()
-    assert "python3 -m venv .venv && .venv/bin/pip install -q -r requirements.txt" in readme
+    assert (
+        "python3 -m venv .venv && .venv/bin/pip install -q --require-hashes -r requirements.lock"
+        in readme
+    )
 
 
 @pytest.mark.parametrize(
@@ -81,7 +90,64 @@ def test_a_kubeconfig_on_a_cloud_stack_is_refused_with_what_to_do(stack: str) ->
     assert found.startswith("kubeconfig: is used only on `cloud: existing`")
     assert "remove it (`pulumi config rm gpufleet:kubeconfig`)" in found
     assert "apiVersion" not in found  # a secret is never echoed
-    assert problems({**load_stack("existing-dev").gpufleet, "kubeconfig": "x"}) == []
+    assert "rotate the credentials" in found  # it was in plaintext
+    assert problems({**load_stack("existing-dev").gpufleet, "kubeconfig": ENCRYPTED}) == []
+
+
+STATIC_TOKEN = "s3cr3t-static-token"
+PLAINTEXT_KUBECONFIG = (
+    "  gpufleet:kubeconfig: |\n    apiVersion: v1\n    kind: Config\n    users:\n"
+    f"    - name: admin\n      user: {{token: {STATIC_TOKEN}}}\n"
+)
+
+
+def existing_stack(tmp_path: Path, kubeconfig: str) -> Path:
+    path = tmp_path / "Pulumi.lab.yaml"
+    path.write_text((PROJECT_DIR / "stacks" / "Pulumi.existing-dev.yaml").read_text() + kubeconfig)
+    return path
+
+
+def test_a_plaintext_kubeconfig_is_refused_with_the_command_that_encrypts_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review security-1 SEC-5: static cluster credentials committed with the stack file."""
+    assert main(["plan", str(existing_stack(tmp_path, PLAINTEXT_KUBECONFIG))]) == 2
+    err = capsys.readouterr().err
+    assert "kubeconfig: is stored in plaintext (not under `secure:`)" in err
+    assert 'pulumi config set --secret gpufleet:kubeconfig "$(cat path/to/kubeconfig)"' in err
+    assert STATIC_TOKEN not in err and "Traceback" not in err
+    # Encrypted, the same stack plans.
+    secure = "  gpufleet:kubeconfig:\n    secure: AAABAGpvmQ==\n"
+    assert main(["plan", str(existing_stack(tmp_path, secure))]) == 0
+
+
+def test_the_program_refuses_a_plaintext_kubeconfig_too(tmp_path: Path) -> None:
+    """`pulumi preview`/`up` run the program, not `plan`: it asks the engine which keys are
+    secret, and a plaintext one stops it before anything is created."""
+    with pytest.raises(BadInput, match="kubeconfig: is stored in plaintext") as refused:
+        plan_stack(load_stack(str(existing_stack(tmp_path, PLAINTEXT_KUBECONFIG))))
+    assert STATIC_TOKEN not in str(refused.value)
+
+
+def test_the_program_takes_a_kubeconfig_the_engine_says_is_secret(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The Pulumi language host lists secret keys in PULUMI_CONFIG_SECRET_KEYS."""
+    from pulumi.runtime.config import set_all_config
+
+    from components.pulumi_config import load_from_pulumi
+
+    stack = load_stack("existing-dev")
+    config = {key: json.dumps(value) for key, value in stack.config.items()}
+    set_all_config({**config, "gpufleet:kubeconfig": "apiVersion: v1"}, secret_keys=[])
+    try:
+        monkeypatch.setenv("PULUMI_CONFIG_SECRET_KEYS", '["gpufleet:kubeconfig"]')
+        assert load_from_pulumi().cloud == "existing"
+        monkeypatch.setenv("PULUMI_CONFIG_SECRET_KEYS", "[]")
+        with pytest.raises(pulumi.RunError, match="stored in plaintext"):
+            load_from_pulumi()
+    finally:
+        set_all_config({}, secret_keys=[])
 
 
 def test_a_secret_kubeconfig_is_refused_offline_too(

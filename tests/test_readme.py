@@ -26,6 +26,8 @@ def test_ci_runs_the_readme_test_command_verbatim() -> None:
     assert test_commands, "the README names a test command"
     ci_lines = [line for line in CI.splitlines() if line and not line.startswith("#")]
     assert test_commands[0] in ci_lines
+    # Only the reviewed, hashed packages install (tests/test_locks.py checks the lock).
+    assert " --require-hashes -r requirements-dev.lock &&" in test_commands[0]
 
 
 def test_one_virtualenv_name_for_pulumi_the_readme_and_ci() -> None:
@@ -44,7 +46,7 @@ def test_quickstart_plans_a_shipped_stack() -> None:
     blocks = re.findall(r"```sh\n(.*?)\n```", README, flags=re.S)
     plan = [b for b in blocks if "-m components plan" in b]
     assert plan and (Path(PROJECT_DIR) / "stacks" / "Pulumi.gcp-dev.yaml").is_file()
-    assert "requirements.txt" in plan[0]
+    assert "pip install -q --require-hashes -r requirements.lock &&" in plan[0]
 
 
 def _leaf_keys(model: type, prefix: str = "") -> list[str]:

@@ -40,7 +40,9 @@ PROJECT_FILES = (
     "__main__.py",
     "pyproject.toml",
     "requirements-dev.txt",
+    "requirements-dev.lock",
     "requirements.txt",
+    "requirements.lock",
 )
 
 

@@ -1,7 +1,8 @@
 """Config mistakes whose fix is not obvious from the rule alone: each problem says what to do.
 
 A nested key written on one line (`gpufleet:cluster.protect: true`), a kubeconfig on a stack whose
-cluster gpufleet reaches by itself, and another cloud's machine type for the system pool.
+cluster gpufleet reaches by itself or written in plaintext, and another cloud's machine type for
+the system pool.
 """
 
 from __future__ import annotations
@@ -17,6 +18,20 @@ from components.model.problems import Problem
 from components.model.schema import ClusterConfig
 
 KUBECONFIG_KEY = "kubeconfig"
+# Keys that hold credentials: Pulumi must keep them encrypted (`pulumi config set --secret`,
+# `secure:` in the stack file), never as plaintext committed with the stack file.
+SECRET_ONLY_KEYS = (KUBECONFIG_KEY,)
+
+
+class Encrypted:
+    """A config value Pulumi keeps encrypted (`secure:` in the stack file): what callers put in
+    place of it, since only whether it is set, and encrypted, matters to the checks."""
+
+    def __repr__(self) -> str:
+        return "[secret]"
+
+
+ENCRYPTED = Encrypted()
 
 
 def _yaml(value: Any) -> str:
@@ -49,16 +64,36 @@ def flat_key_problem(key: str, value: Any, known: tuple[str, ...]) -> Problem | 
 
 
 def kubeconfig_problem(raw: Mapping[str, Any], cloud: Cloud) -> Problem | None:
-    """`gpufleet:kubeconfig` is how a `cloud: existing` stack reaches its cluster; elsewhere
-    gpufleet builds the kubeconfig from the cluster it creates or adopts, so one set by hand is
-    never used."""
-    if KUBECONFIG_KEY not in raw or cloud.reads_kubeconfig:
+    """`gpufleet:kubeconfig` is how a `cloud: existing` stack reaches its cluster, and only
+    encrypted (review security-1 SEC-5: in plaintext, the cluster credentials it holds are
+    committed to git and shown in pull requests); elsewhere gpufleet builds the kubeconfig from
+    the cluster it creates or adopts, so one set by hand is never used. The value is never
+    echoed."""
+    if KUBECONFIG_KEY not in raw:
+        return None
+    plaintext = not isinstance(raw[KUBECONFIG_KEY], Encrypted)
+    exposed = (
+        "; it is in plaintext, so also rotate the credentials it holds (git history keeps them)"
+        if plaintext
+        else ""
+    )
+    if not cloud.reads_kubeconfig:
+        return Problem(
+            KUBECONFIG_KEY,
+            f"is used only on `cloud: existing`; on {cloud.name} gpufleet builds the kubeconfig "
+            "from the cluster it creates or adopts (with your cloud credentials), so this one "
+            f"would be ignored: remove it (`pulumi config rm gpufleet:{KUBECONFIG_KEY}`){exposed}",
+            has_value=False,
+        )
+    if not plaintext:
         return None
     return Problem(
         KUBECONFIG_KEY,
-        f"is used only on `cloud: existing`; on {cloud.name} gpufleet builds the kubeconfig "
-        "from the cluster it creates or adopts (with your cloud credentials), so this one "
-        f"would be ignored: remove it (`pulumi config rm gpufleet:{KUBECONFIG_KEY}`)",
+        "is stored in plaintext (not under `secure:`), so the cluster credentials it holds are "
+        "committed with the stack file and shown in pull requests; store it encrypted with "
+        f'`pulumi config set --secret gpufleet:{KUBECONFIG_KEY} "$(cat path/to/kubeconfig)"` '
+        "(which replaces the plaintext with a `secure:` value), then rotate the credentials "
+        "this copy exposed (git history keeps them)",
         has_value=False,
     )
 

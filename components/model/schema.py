@@ -118,6 +118,9 @@ class ClusterConfig(ConfigModel):
     system_pool: SystemPoolConfig = Field(default_factory=SystemPoolConfig)
     # Production stacks set this: the cluster cannot be deleted by `pulumi destroy` or a replace.
     protect: bool = False
+    # The API endpoint's ranges admit the whole internet (0.0.0.0/0) on purpose: the policy
+    # pack then accepts it in a production stack (components/model/exposure.py).
+    allow_public_api_endpoint: bool = False
     maintenance: MaintenanceConfig = Field(default_factory=MaintenanceConfig)
 
 

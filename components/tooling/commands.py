@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from components.model.config import KNOWN_KEYS, ConfigError, StackConfig, parse_config
+from components.model.config_hints import ENCRYPTED, SECRET_ONLY_KEYS
 from components.model.config_namespace import stack_key_problems
 from components.model.placeholders import find_placeholders
 from components.model.pools import PoolSpec
@@ -42,9 +43,10 @@ def load_validated(ref: str, *, name_placeholders: bool = False) -> tuple[StackF
             has_value=False,
         )
         raise BadInput(f"{stack.path}: {ConfigError([*typos, missing]).render()}")
-    raw = dict(stack.gpufleet)
-    if "gpufleet:kubeconfig" in stack.secret_keys:
-        raw["kubeconfig"] = "[secret]"  # unreadable offline; only whether it is set matters
+    raw: dict[str, object] = dict(stack.gpufleet)
+    for key in SECRET_ONLY_KEYS:
+        if f"gpufleet:{key}" in stack.secret_keys:
+            raw[key] = ENCRYPTED  # unreadable offline; only that it is set, encrypted, matters
     try:
         config = parse_config(raw)
     except ConfigError as error:

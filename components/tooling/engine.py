@@ -31,6 +31,7 @@ from pulumi.runtime.sync_await import _sync_await
 
 from components.model import config as model_config
 from components.model import existing_cluster
+from components.model.config_hints import SECRET_ONLY_KEYS
 from components.model.cost import stack_cost
 from components.model.schema import ClusterConfig
 from components.tooling import mockcloud
@@ -227,10 +228,14 @@ def plan_stack(
     """Run the Pulumi program for `stack` under mocks and return the recorded graph.
 
     `config_overrides` replaces whole config keys (e.g. {"gpufleet:gpuPools": [...]}), which the
-    tests and the benchmark use to vary a shipped stack. `world` is what the mock cloud answers
-    about a cluster the stack adopts; by default, the cluster is as the stack describes it.
+    tests and the benchmark use to vary a shipped stack; an override of a key gpufleet takes
+    only encrypted (`gpufleet:kubeconfig`) is set as `pulumi config set --secret` would. `world`
+    is what the mock cloud answers about a cluster the stack adopts; by default, the cluster is
+    as the stack describes it.
     """
-    config = {**stack.config, **(config_overrides or {})}
+    overrides = config_overrides or {}
+    config = {**stack.config, **overrides}
+    secret_overrides = {f"{PROJECT}:{key}" for key in SECRET_ONLY_KEYS} & set(overrides)
     flat = {
         key: value if isinstance(value, str) else json.dumps(value)
         for key, value in config.items()
@@ -240,7 +245,7 @@ def plan_stack(
         sys.path.insert(0, str(PROJECT_DIR))
 
     pulumi_settings.reset_options(project=PROJECT, stack=stack.name)
-    set_all_config(flat)
+    set_all_config(flat, secret_keys=sorted(secret_overrides))
     described = described_world(config)
     if world is not None and world.region is None:
         world = dataclasses.replace(world, region=described.region)
@@ -273,7 +278,7 @@ def plan_stack(
         warnings=collector.messages,
         outputs_registered=frozenset(monitor.outputs_registered),
         remote_components=frozenset(monitor.remote_components),
-        cost=_cost(config, stack.secret_keys),
+        cost=_cost(config, stack.secret_keys | secret_overrides),
     )
 
 

@@ -8,15 +8,17 @@ from __future__ import annotations
 
 from pulumi_policy import Policy
 
-from . import aws, charts, cost, karpenter, pools, protection
+from . import aws, charts, cost, defaults, exposure, karpenter, pools, protection
 
 PACK_NAME = "gpufleet"
 POLICIES: list[Policy] = [
     *pools.POLICIES,
     *aws.POLICIES,
     *karpenter.POLICIES,
+    *defaults.POLICIES,
     *charts.POLICIES,
     *protection.POLICIES,
+    *exposure.POLICIES,
     *cost.POLICIES,
 ]
 

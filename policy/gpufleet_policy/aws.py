@@ -13,7 +13,16 @@ from pulumi_policy import (
     ResourceValidationPolicy,
 )
 
-from .resources import CA_ENABLED_TAG, CA_TAG, GPUFLEET_OWNER_TAG, LAUNCH_TEMPLATE, get, seq, unwrap
+from .resources import (
+    CA_ENABLED_TAG,
+    CA_TAG,
+    GPUFLEET_OWNER_TAG,
+    LAUNCH_TEMPLATE,
+    as_int,
+    get,
+    seq,
+    unwrap,
+)
 from .rules import resource_rule
 
 IAM_POLICY_TYPES = (
@@ -50,13 +59,22 @@ BROAD_MANAGED_POLICIES = (
 
 
 def check_launch_template(resource_type: str, props: Mapping[str, Any]) -> list[str]:
-    """IMDSv2 only (no token-less metadata reads from pods), and every EBS volume encrypted."""
+    """IMDSv2 only, one hop (pods cannot reach the node role's credentials), and every EBS volume
+    encrypted."""
     if resource_type != LAUNCH_TEMPLATE:
         return []
     problems = []
     tokens = get(props, "metadataOptions", "httpTokens")
     if tokens != "required":
         problems.append(f"metadataOptions.httpTokens is {tokens!r}: set 'required' (IMDSv2 only)")
+    hops = get(props, "metadataOptions", "httpPutResponseHopLimit")
+    if as_int(hops) != 1:
+        # Unset, EC2 takes the AMI's default, which is 2 for AMIs registered with ImdsSupport
+        # v2.0 (EC2 API reference, Image: ImdsSupport).
+        problems.append(
+            f"metadataOptions.httpPutResponseHopLimit is {hops!r}: set 1, so that only the node, "
+            "not a pod one network hop further, gets the node role's credentials (pods use IRSA)"
+        )
     volumes = [
         m for m in seq(props.get("blockDeviceMappings")) if isinstance(get(m, "ebs"), Mapping)
     ]
@@ -158,7 +176,7 @@ def check_iam(resource_type: str, props: Mapping[str, Any]) -> list[str]:
 
 launch_templates = ResourceValidationPolicy(
     name="launch-templates-imdsv2-encrypted",
-    description="EC2 launch templates require IMDSv2 (httpTokens=required) and encrypt every EBS volume.",
+    description="EC2 launch templates require IMDSv2 (httpTokens=required) with a hop limit of 1 and encrypt every EBS volume.",
     validate=resource_rule(check_launch_template),
     enforcement_level=EnforcementLevel.MANDATORY,
 )

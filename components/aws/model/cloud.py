@@ -50,14 +50,7 @@ from components.model.schema import (
 )
 
 # Expanders cluster-autoscaler knows (FAQ "What are Expanders?").
-AUTOSCALER_EXPANDERS = (
-    "random",
-    "most-pods",
-    "least-waste",
-    "price",
-    "priority",
-    "least-nodes",
-)
+AUTOSCALER_EXPANDERS = ("random", "most-pods", "least-waste", "price", "priority", "least-nodes")
 IAM_PRINCIPAL_ARN = re.compile(
     r"arn:aws(-cn|-us-gov)?:iam::[0-9]{12}:(role|user)/[\w+=,.@/-]{1,512}"
 )
@@ -160,6 +153,9 @@ class Aws(ManagedCloud):
 
     def version_advice(self, cluster: ClusterConfig, verdict: Assessment) -> str:
         return version_rules.version_advice(cluster, verdict, adopted=self.adopted(cluster))
+
+    def cluster_warnings(self, cluster: ClusterConfig) -> list[str]:
+        return aws_config.exposure_warnings(cluster, self.adopted(cluster))
 
     def check_cluster(self, cluster: ClusterConfig) -> list[Problem]:
         """Zones, network ranges, subnets and the autoscaler expander of an EKS cluster."""

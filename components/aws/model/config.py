@@ -1,4 +1,4 @@
-"""EKS's own config keys: `cluster.aws` and `gpuPools[].aws`."""
+"""EKS's own config keys: `cluster.aws` and `gpuPools[].aws`, and what they expose."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from components.model.exposure import endpoint_warnings
 from components.model.schema import ClusterConfig, ConfigModel, GpuPoolConfig, section
 
 
@@ -87,3 +88,10 @@ def cluster_options(cluster: ClusterConfig) -> AwsClusterOptions:
 
 def pool_options(pool: GpuPoolConfig) -> AwsPoolOptions:
     return section(pool, "aws", AwsPoolOptions)
+
+
+def exposure_warnings(cluster: ClusterConfig, adopted: bool) -> list[str]:
+    """An EKS public endpoint open to the whole internet (review security-1 SEC-4; CIS EKS
+    5.4.1-5.4.2). An adopted cluster's endpoint is its owner's: gpufleet does not set it."""
+    key = None if adopted else "cluster.aws.publicEndpointCidrs"
+    return endpoint_warnings(cluster, key, cluster_options(cluster).public_endpoint_cidrs, "EKS")

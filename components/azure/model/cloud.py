@@ -33,6 +33,7 @@ from components.azure.model.catalog import (
 from components.azure.model.cluster_checks import (
     authorized_range_warnings,
     check_cluster_options,
+    exposure_warnings,
     node_resource_group_problems,
 )
 from components.model.allocatable import NodeAllocatable
@@ -202,9 +203,10 @@ class Azure(ManagedCloud):
 
     def cluster_warnings(self, cluster: ClusterConfig) -> list[str]:
         options = azure_config.cluster_options(cluster)
+        exposed = exposure_warnings(cluster, options, self.adopted(cluster))
         if self.adopted(cluster):
-            return []
-        return authorized_range_warnings(options) + grants.skipped_grant_warnings(options)
+            return exposed
+        return exposed + authorized_range_warnings(options) + grants.skipped_grant_warnings(options)
 
     def node_allocatable(
         self, machine: str, vcpus: int, memory_gib: float, disk_size_gb: int

@@ -6,6 +6,7 @@ import ipaddress
 import re
 
 from components.azure.model.config import AzureClusterOptions
+from components.model.exposure import endpoint_warnings
 from components.model.problems import Problem
 from components.model.schema import ClusterConfig
 
@@ -223,6 +224,53 @@ def authorized_range_warnings(azure: AzureClusterOptions) -> list[str]:
         "server's public endpoint sees public source addresses only (your NAT gateway's, your "
         "CI runners' egress), so a private range admits nobody"
     ]
+
+
+def exposure_warnings(
+    cluster: ClusterConfig, azure: AzureClusterOptions, adopted: bool
+) -> list[str]:
+    """What the stack opens to whom (review security-1 SEC-4): API ranges that admit the whole
+    internet, and AKS local accounts, whose static cluster-admin certificate gpufleet's
+    Kubernetes provider and the `kubeconfig` output carry (components/azure/cluster.py:
+    user_access), so it sits in every checkpoint of the state. An adopted cluster's access is
+    its owner's: gpufleet sets neither there."""
+    ranges_key = None if adopted else "cluster.azure.apiServerAuthorizedCidrs"
+    warnings = endpoint_warnings(cluster, ranges_key, azure.api_server_authorized_cidrs, "AKS")
+    local = not adopted and azure.authentication == "local-accounts"
+    if local:
+        allowed = (
+            "cluster.azure.allowLocalAccounts: true accepts it"
+            if azure.allow_local_accounts
+            else "the policy pack refuses it unless cluster.azure.allowLocalAccounts: true"
+        )
+        warnings.append(
+            "cluster.azure.authentication: local-accounts: AKS issues a static cluster-admin "
+            "client certificate, which gpufleet's Kubernetes provider and the `kubeconfig` stack "
+            "output carry, so it is stored (encrypted) in every checkpoint of the stack's state: "
+            "whoever can decrypt the state or read that output is cluster-admin, from wherever "
+            "the API ranges admit, with no per-person audit and no revocation short of rotating "
+            "the cluster's certificates (`az aks rotate-certs`); authentication: entra-id uses "
+            "short-lived Entra ID tokens instead. In a production stack (cluster.protect: true, "
+            f"or a name with prod) {allowed}"
+        )
+    elif azure.allow_local_accounts:
+        warnings.append(
+            "cluster.azure.allowLocalAccounts: true, but this stack does not use local accounts: "
+            "remove it, so that a later local-accounts is refused again in production"
+        )
+    if adopted:
+        # Review security-1 SEC-16: EKS and GKE fence node credentials from pods, AKS by default
+        # does not (AKS docs, "Block pod access to the IMDS endpoint").
+        warnings.append(
+            "cluster.existing: the GPU nodes gpufleet adds to this AKS cluster run as its "
+            "kubelet identity, and AKS lets every pod on a node read that identity's token from "
+            "the instance metadata endpoint (169.254.169.254) unless the cluster restricts it "
+            "(whether it does is not checked): whatever its owner granted that identity (AcrPull on registries, "
+            "often more) is within reach of every job on the GPU nodes. Ask the owner what it "
+            "holds, and for IMDS restriction or a network policy denying 169.254.169.254 to "
+            "workloads"
+        )
+    return warnings
 
 
 def vnet_overlap_problems(azure: AzureClusterOptions, vnet_prefixes: list[str]) -> list[Problem]:

@@ -41,6 +41,9 @@ class AzureClusterOptions(ConfigModel):
     # entra-id: Entra ID sign-in, Azure RBAC, local accounts disabled (short-lived tokens via
     # kubelogin). local-accounts: AKS's static client certificate (no Entra ID needed).
     authentication: Literal["entra-id", "local-accounts"] = "entra-id"
+    # local-accounts in a production stack on purpose: the policy pack then accepts it (plan
+    # warns either way; components/azure/model/cluster_checks.py).
+    allow_local_accounts: bool = False
     # How kubelogin signs in for the Kubernetes provider (entra-id): the az CLI login, a workload
     # identity / service principal / managed identity from the environment, or azd.
     kubelogin_mode: Literal["azurecli", "workloadidentity", "spn", "msi", "azd"] = "azurecli"

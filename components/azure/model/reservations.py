@@ -256,7 +256,12 @@ def capacity_warnings(
                 "grant per identity and group, and gpufleet keeps its own in Azure when it "
                 "leaves the stack (retainOnDelete): if one exists already (another stack's, "
                 "or this stack's from before a destroy), `up` fails with RoleAssignmentExists, "
-                "so name reservation-groups in cluster.azure.grantsMadeElsewhere (not checked)"
+                # The grant's reach (review security-1 SEC-8): the whole group, beyond the stack.
+                "so name reservation-groups in cluster.azure.grantsMadeElsewhere (not checked). "
+                "Contributor on the whole group lets the control plane's identity, and whoever "
+                "can attach that identity to a VM, change or delete anything in "
+                f"{parts.resource_group}, after the stack is gone too: keep only capacity "
+                "reservation groups in it"
             )
         else:
             grant = (

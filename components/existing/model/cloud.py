@@ -14,6 +14,7 @@ from components.model.capacity import ON_DEMAND, QUEUED, SPOT, CapacityOrder, de
 from components.model.catalog.gpus import GPU_MODELS
 from components.model.catalog.provisioning import PROVISIONING_CLASSES
 from components.model.cloud import Cloud, NameRule
+from components.model.exposure import endpoint_warnings
 from components.model.labels import DEVICE_PLUGIN_CONFIG_LABEL, GPU_RESOURCE, MIG_CONFIG_LABEL
 from components.model.pool_spec import PoolSpec, Taint
 from components.model.problems import Problem
@@ -58,6 +59,10 @@ class Existing(Cloud):
 
     def provisioning_class(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> str | None:
         return existing_config.cluster_options(cluster).provisioning_request_class
+
+    def cluster_warnings(self, cluster: ClusterConfig) -> list[str]:
+        # The cluster's API endpoint is its owner's: gpufleet sets none to allow.
+        return endpoint_warnings(cluster, None, None, "")
 
     def check_pool(
         self,

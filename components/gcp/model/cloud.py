@@ -167,10 +167,11 @@ class Gcp(ManagedCloud):
         return cluster_checks.cluster_problems(cluster, self.machine_name_rule)
 
     def cluster_warnings(self, cluster: ClusterConfig) -> list[str]:
+        warnings = gcp_config.exposure_warnings(cluster, self.adopted(cluster))
         if self.adopted(cluster):
-            return []
+            return warnings
         machine = cluster.system_pool.machine_type
-        warnings = system_machines.warnings(machine, "cluster.systemPool.machineType")
+        warnings += system_machines.warnings(machine, "cluster.systemPool.machineType")
         gcp = gcp_config.cluster_options(cluster)
         if gcp.network is not None and "master_cidr" not in gcp.model_fields_set:
             # Every private cluster peered into one VPC needs its own control-plane /28 (GKE

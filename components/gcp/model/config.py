@@ -1,4 +1,4 @@
-"""GKE's own config keys: `cluster.gcp` and `gpuPools[].gcp`."""
+"""GKE's own config keys: `cluster.gcp` and `gpuPools[].gcp`, and what they expose."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
 
+from components.model.exposure import endpoint_warnings
 from components.model.schema import ClusterConfig, ConfigModel, GpuPoolConfig, section
 
 
@@ -90,3 +91,13 @@ def cluster_options(cluster: ClusterConfig) -> GcpClusterOptions:
 
 def pool_options(pool: GpuPoolConfig) -> GcpPoolOptions:
     return section(pool, "gcp", GcpPoolOptions)
+
+
+def exposure_warnings(cluster: ClusterConfig, adopted: bool) -> list[str]:
+    """GKE's IP endpoints open to the whole internet through the authorized networks (review
+    security-1 SEC-4; CIS GKE 5.6.3). The DNS-based endpoint is IAM-authorised wherever it is
+    reached from (Google's recommended access) and is not an opening of this kind. An adopted
+    cluster's endpoints are its owner's: gpufleet does not set them."""
+    key = None if adopted else "cluster.gcp.masterAuthorizedCidrs"
+    ranges = cluster_options(cluster).master_authorized_cidrs
+    return endpoint_warnings(cluster, key, ranges, "GKE")
