@@ -132,6 +132,7 @@ def plan_main(argv: list[str]) -> int:
     _warn_stale_prices(config)
 
     plan = plan_stack(stack)
+    mirror = config.gpu_software.mirror
     if options.json:
         print(json.dumps(plan.to_json(), indent=2, sort_keys=True))
     elif options.mermaid:
@@ -149,6 +150,12 @@ def plan_main(argv: list[str]) -> int:
 
             print()
             print(render_cost(plan.cost))
+        if mirror is not None:
+            from components.kubernetes.sources import OUTPUT
+            from components.tooling.mirror_list import render_mirror_list
+
+            print()
+            print(render_mirror_list(plan.outputs.get(OUTPUT, []), mirror))
     return EXIT_OK
 
 
