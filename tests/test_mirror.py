@@ -318,3 +318,18 @@ def test_pod_specs_keep_the_nodes_own_images() -> None:
     assert out["containers"][0]["image"] == "cos-nvidia-installer:fixed"
     assert out["containers"][1]["image"] == f"{IMAGES}/nvidia/cuda:12.5.0-base-ubuntu22.04"
     assert mirror.pod_spec(spec, None) == spec
+
+
+def test_files_pulumi_downloads_are_listed_as_not_mirrored() -> None:
+    """EKS's ProvisioningRequest CRD (queued pools) is a file pulumi itself reads at preview and
+    up; a mirror cannot serve it, and the list says so."""
+    from components.kubernetes.sources import CONFIG_FILE, SoftwareSources, _merged
+
+    found = SoftwareSources(given(images=IMAGES))
+    url = "https://raw.githubusercontent.com/kubernetes/autoscaler/abc/crd.yaml"
+    assert found._rewritten(CONFIG_FILE, {"file": url}) is None  # left as it is
+    (row,) = _merged(found._rows)
+    assert row["kind"] == "file" and row["from"] == url
+    from components.tooling.mirror_list import render_mirror_list
+
+    assert url in render_mirror_list([row], given(images=IMAGES))

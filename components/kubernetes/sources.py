@@ -30,6 +30,7 @@ from components.model.schema import MirrorConfig, StackConfig
 RELEASE = "kubernetes:helm.sh/v3:Release"
 WORKLOADS = ("kubernetes:batch/v1:Job", "kubernetes:apps/v1:Deployment")
 CONFIG_GROUP = "kubernetes:yaml/v2:ConfigGroup"
+CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
 _POD_TEMPLATE_KINDS = ("DaemonSet", "Deployment", "Job", "StatefulSet")
 OUTPUT = "softwareSources"
 
@@ -66,6 +67,11 @@ class SoftwareSources:
             template["spec"] = sources.pod_spec(template["spec"], self.mirror)
             spec["template"] = template
             return {**props, "spec": spec}
+        if type_ == CONFIG_FILE and str(props.get("file", "")).startswith("https://"):
+            if self.mirror is not None:
+                # Read by the machine running pulumi at preview and up, never by the cluster.
+                self._rows.append([{"kind": "file", "from": props["file"], "to": "", "name": ""}])
+            return None
         if type_ == CONFIG_GROUP and isinstance(props.get("yaml"), str):
             for document in _documents(props["yaml"]):
                 if document.get("kind") in _POD_TEMPLATE_KINDS:
@@ -176,7 +182,8 @@ def _merged(parts: list[list[Row]]) -> list[Row]:
             if row["kind"] == "image":
                 entry["namespaces"] = [row["namespace"]] if row.get("namespace") else []
             merged[key] = entry
-    return sorted(merged.values(), key=lambda row: (row["kind"] != "chart", row["from"]))
+    order = {"chart": 0, "image": 1, "file": 2}
+    return sorted(merged.values(), key=lambda row: (order[row["kind"]], row["from"]))
 
 
 def _documents(text: str) -> list[dict[str, Any]]:

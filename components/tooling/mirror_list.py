@@ -35,14 +35,21 @@ def render_mirror_list(sources: Sequence[Mapping[str, Any]], mirror: MirrorConfi
         )
         unpinned = sorted({f"{r['from']}: {r['note']}" for r in images if r["note"]})
         lines += [f"  {line}" for line in unpinned]
+    files = [r for r in sources if r["kind"] == "file"]
+    if files:
+        lines += [
+            "",
+            "not mirrored: files pulumi itself downloads at preview and up (the machine "
+            "running pulumi must reach them):",
+        ]
+        lines += [f"  {r['from']}" for r in files]
     if mirror.pull_secret:
         spaces = sorted({space for r in images for space in r["namespaces"]})
         lines += [
             "",
             f"pull Secret {mirror.pull_secret} (kubernetes.io/dockerconfigjson) must exist in: "
-            f"{', '.join(spaces)}; gpufleet creates its own namespaces in the same `up` as what "
-            "runs in them: on a first `up`, create the namespaces alone (`pulumi up --target` on "
-            "their URNs), add the Secret, then `pulumi up` (docs/configuration.md, "
-            "gpuSoftware.mirror)",
+            f"{', '.join(spaces)} (not checked); gpufleet creates its own namespaces in the same "
+            "`up` as what runs in them: on a first `up`, add the Secret as each namespace "
+            "appears, or `up` the namespaces first (docs/configuration.md, gpuSoftware.mirror)",
         ]
     return "\n".join(lines)
