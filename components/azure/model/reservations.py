@@ -247,7 +247,11 @@ def capacity_warnings(
         elif cluster_options(cluster).role_assignments:
             grant = (
                 "; the control plane's new Contributor grant on resource group "
-                f"{parts.resource_group} can take up to 60 minutes to propagate "
+                f"{parts.resource_group} covers everything in that group (its identity may "
+                "change or delete any resource there, and whoever may attach the identity acts "
+                "with it) and stays after the stack goes: keep that group for capacity "
+                "reservation groups only (review security-1 SEC-8). The grant can take up to 60 "
+                "minutes to propagate "
                 "(aks/use-capacity-reservation-groups): if the first `pulumi up` fails to "
                 "create the pool for want of it, run it again later. Azure keeps one such "
                 "grant per identity and group, and gpufleet keeps its own in Azure when it "
