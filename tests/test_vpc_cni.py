@@ -180,3 +180,14 @@ def test_upgrading_gpufleet_leaves_an_adopted_cluster_on_the_nodes_credentials_a
     # Once its owner gives vpc-cni a role, the next up deletes gpufleet's attachment only.
     moved = diff_plans(old, _today("aws-existing", old, _adopted("pod-identity")))
     assert [r.type for r in moved.removed] == [ATTACHMENT] and not moved.added
+
+
+def test_plan_prints_what_the_program_warns_once(capsys: pytest.CaptureFixture[str]) -> None:
+    """`plan` shows the program's own warnings (here the adopted cluster's vpc-cni), as `pulumi
+    preview` would, and not a second time what the config check printed."""
+    from components.tooling.cli import main as cli_main
+
+    assert cli_main(["plan", "aws-existing"]) == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning:")]
+    assert any("keep AmazonEKS_CNI_Policy" in line for line in lines)
+    assert len(lines) == len(set(lines))

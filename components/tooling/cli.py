@@ -20,7 +20,7 @@ from components.tooling.commands import (
     BadInput,
     load_validated,
 )
-from components.tooling.stacks import EXAMPLE_STACKS, all_stacks, user_stacks
+from components.tooling.stacks import EXAMPLE_STACKS, StackFile, all_stacks, user_stacks
 
 # command -> (module with main(argv), one-line summary)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -132,6 +132,7 @@ def plan_main(argv: list[str]) -> int:
     _warn_stale_prices(config)
 
     plan = plan_stack(stack)
+    _warn_program_notes(stack, config, plan.warnings)
     mirror = config.gpu_software.mirror
     if options.json:
         print(json.dumps(plan.to_json(), indent=2, sort_keys=True))
@@ -157,6 +158,18 @@ def plan_main(argv: list[str]) -> int:
             print()
             print(render_mirror_list(plan.outputs.get(OUTPUT, []), mirror))
     return EXIT_OK
+
+
+def _warn_program_notes(stack: StackFile, config: StackConfig, warnings: Sequence[str]) -> None:
+    """What the program itself warns about (what it cannot check on a looked-up cluster, a
+    namespace whose Pod Security level is the team's...), as `pulumi preview` would show it:
+    stderr, once each, not again what the config check printed already."""
+    from components.model.placeholders import find_placeholders
+
+    printed = {*config.warnings, *(str(p) for p in find_placeholders(stack.gpufleet))}
+    for warning in dict.fromkeys(warnings):
+        if warning not in printed:
+            print(f"warning: {warning}", file=sys.stderr)
 
 
 def _warn_stale_prices(config: StackConfig) -> None:
