@@ -333,3 +333,13 @@ def test_files_pulumi_downloads_are_listed_as_not_mirrored() -> None:
     from components.tooling.mirror_list import render_mirror_list
 
     assert url in render_mirror_list([row], given(images=IMAGES))
+
+
+def test_a_chart_the_table_does_not_know_stops_the_program() -> None:
+    import pulumi
+
+    from components.kubernetes.sources import RELEASE as RELEASE_TYPE
+    from components.kubernetes.sources import SoftwareSources
+
+    with pytest.raises(pulumi.RunError, match="not in components/model/catalog/images.py"):
+        SoftwareSources(None)._rewritten(RELEASE_TYPE, {"chart": "oci://example.com/x/unknown"})

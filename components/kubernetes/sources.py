@@ -85,7 +85,13 @@ class SoftwareSources:
         mirror = self.mirror
         reference = str(props["chart"])
         chart = sources.chart_name(reference)
-        images = CHART_IMAGES[chart]  # a chart the table does not know stops the program
+        images = CHART_IMAGES.get(chart)
+        if images is None:
+            # Nothing would say what it pulls, nor pin or mirror it.
+            raise pulumi.RunError(
+                f"chart {chart} is not in components/model/catalog/images.py: add its images "
+                "there (repository, tag, digest and source) before installing it"
+            )
         origin = reference if reference.startswith("oci://") else _repository(props)
         if mirror is not None and mirror.charts is not None:
             chart_reference, repository = sources.chart_source(chart, "", mirror.charts)
