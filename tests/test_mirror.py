@@ -341,5 +341,5 @@ def test_a_chart_the_table_does_not_know_stops_the_program() -> None:
     from components.kubernetes.sources import RELEASE as RELEASE_TYPE
     from components.kubernetes.sources import SoftwareSources
 
-    with pytest.raises(pulumi.RunError, match="not in components/model/catalog/images.py"):
+    with pytest.raises(pulumi.RunError, match=r"not in components/model/catalog/images\.py"):
         SoftwareSources(None)._rewritten(RELEASE_TYPE, {"chart": "oci://example.com/x/unknown"})
