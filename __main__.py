@@ -1,6 +1,7 @@
 """gpufleet: GPU capacity on Kubernetes that costs nothing when idle.
 
-config -> cluster -> GPU pools -> GPU software -> queues -> samples -> exports.
+config -> (software sources) -> cluster -> GPU pools -> GPU software -> queues -> samples ->
+exports.
 """
 
 import pulumi
@@ -11,6 +12,7 @@ from components.pulumi_config import load_from_pulumi
 
 config = load_from_pulumi()
 pools = resolve_pools(config)
+sources = program.pin_software_sources(config)
 
 cluster = program.build_cluster(config, system_pool(config))
 gpu_pools = program.build_gpu_pools(config, pools, cluster)
@@ -25,3 +27,4 @@ pulumi.export("gpuPools", [pool.to_output() for pool in pools])
 pulumi.export("kubeconfig", pulumi.Output.secret(cluster.kubeconfig))
 for name, value in cluster.exports.items():
     pulumi.export(name, value)
+sources.export()

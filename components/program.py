@@ -14,6 +14,7 @@ from typing import Protocol
 import pulumi
 
 from components.kubernetes.cluster import ClusterHandle
+from components.kubernetes.sources import SoftwareSources
 from components.model.pools import PoolSpec
 from components.model.registry import cloud_of
 from components.model.schema import StackConfig
@@ -29,6 +30,15 @@ class CloudStack(Protocol):
 
 def cloud_stack(config: StackConfig) -> CloudStack:
     return importlib.import_module(cloud_of(config).stack_module)
+
+
+def pin_software_sources(config: StackConfig) -> SoftwareSources:
+    """Every chart and image any stage installs: pinned by digest where known, and from
+    `gpuSoftware.mirror` when set (one stack transformation, before anything is declared);
+    its `export()` lists, under a mirror, what to copy there."""
+    from components.kubernetes import sources
+
+    return sources.install(config)
 
 
 def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterHandle:

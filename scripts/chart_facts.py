@@ -122,14 +122,30 @@ def render(facts: Mapping[str, Any]) -> str:
     return json.dumps(facts, indent=1, sort_keys=True) + "\n"
 
 
+def image_paths(chart: str) -> set[Path_]:
+    """Every values path gpufleet may set for a chart's images (tags, and under a mirror
+    repositories and pull secrets: components/model/catalog/images.py), whatever the stack."""
+    sys.path.insert(0, str(PROJECT_DIR))
+    from components.model.catalog.images import CHART_IMAGES
+
+    images = CHART_IMAGES.get(chart)
+    if images is None:
+        return set()
+    paths = {path for slot in images.slots for path in (slot.repository, slot.tag, slot.image)}
+    return {path for path in paths if path is not None} | set(images.secret_keys)
+
+
 def used_paths_of_plans(plans: Iterable[Any]) -> dict[str, set[Path_]]:
-    """Chart -> every values path gpufleet's Helm releases set in these plans."""
+    """Chart -> every values path gpufleet's Helm releases set in these plans, and every path
+    of the chart's images (`image_paths`)."""
     used: dict[str, set[Path_]] = {}
     for plan in plans:
         for release in plan.of_type("kubernetes:helm.sh/v3:Release"):
             chart = str(release.inputs.get("chart", "")).rsplit("/", 1)[-1]
             values = release.inputs.get("values") or {}
             used.setdefault(chart, set()).update(value_paths(values))
+    for chart, paths in used.items():
+        paths.update(image_paths(chart))
     return used
 
 

@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from scripts.chart_facts import PROJECT_DIR, prune, render, value_paths
+from scripts.chart_facts import PROJECT_DIR, image_paths, prune, render, value_paths
 from scripts.karpenter_facts import _structural
 
 DATA_FILE = PROJECT_DIR / "tests" / "data" / "kueue_facts.json"
@@ -59,7 +59,8 @@ def used_paths() -> list[tuple[str, ...]]:
     sys.path.insert(0, str(PROJECT_DIR))
     from components.model import kueue
 
-    return sorted(set(value_paths(kueue.helm_values({"gpufleet.io/pool": "system"}, ["default"]))))
+    values = kueue.helm_values({"gpufleet.io/pool": "system"}, ["default"])
+    return sorted(set(value_paths(values)) | image_paths("kueue"))
 
 
 def _parsed_manager_config(values: dict[str, Any]) -> dict[str, Any]:

@@ -126,10 +126,12 @@ def chart_defaults(chart: str) -> dict[str, Any]:
         f"{charts.CHARTS[chart].version}: run scripts/chart_facts.py"
     )
     values = json.loads(json.dumps(facts["values"]))  # a copy the test may change
-    from components.kubernetes.chart_values import SUBCHART_DEFAULTS, merge
+    from components.kubernetes.chart_values import SUBCHART_DEFAULTS, TEMPLATE_DEFAULTS, merge
 
-    # The parent's values win; a subchart's own defaults fill what the parent does not repeat.
-    return merge(SUBCHART_DEFAULTS.get(chart, {}), values)
+    # The parent's values win; a subchart's own defaults fill what the parent does not repeat,
+    # and keys the templates read without a default in values.yaml are known too.
+    known = merge(SUBCHART_DEFAULTS.get(chart, {}), TEMPLATE_DEFAULTS.get(chart, {}))
+    return merge(known, values)
 
 
 # The clouds' calendar day the version tables and the reviews were read on: every plan and

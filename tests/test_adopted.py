@@ -456,3 +456,10 @@ def test_a_cluster_that_cannot_be_read_is_named_with_the_providers_reason(stack:
     assert "cluster.name: no cluster platform-prod could be read in " in message
     assert "not found" in message
     assert "Traceback" not in message
+
+
+def test_an_adopted_aks_cluster_names_the_kubelet_identity_its_gpu_nodes_share() -> None:
+    """Review security-1 SEC-16: any pod on an AKS node can read the kubelet identity's token
+    from IMDS, and on an adopted cluster that identity is the owner's."""
+    (shared,) = [w for w in plan_of("azure-existing").warnings if "kubelet identity" in w]
+    assert "object id" in shared and "not checked" in shared and "IMDS" in shared.upper()

@@ -149,3 +149,11 @@ def test_diff_shows_a_handed_over_grant_as_forgotten_not_deleted() -> None:
         "reservations (leaves the stack, kept in the cloud" in text
     )
     assert "0 to delete; 1 to forget, kept in the cloud" in text
+
+
+def test_the_reservation_grant_warning_says_its_whole_scope_and_that_it_stays() -> None:
+    """The Contributor grant AKS asks for covers the whole resource group and is kept in Azure
+    after the stack goes (review security-1 SEC-8): plan says both, and what to do."""
+    (pool,) = [w for w in plan_of("azure-reserved").warnings if "group a100-eastus2 share" in w]
+    assert "covers everything in that group" in pool and "stays after the stack goes" in pool
+    assert "keep that group for capacity reservation groups only" in pool

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from components.kubernetes import chart_values, targeting
-from components.model.catalog import charts
+from components.model.catalog import charts, images
 from components.model.config import ConfigError, parse_config
 from components.model.pools import PoolSpec, resolve_pools, system_pool
 from components.tooling import placement
@@ -219,7 +219,11 @@ def test_plugin_image_tag_matches_the_pinned_chart() -> None:
     stack = next(s for s, m in EXAMPLE_CASES if m == "device-plugin")
     plan = plan_of(stack, software_overrides(stack, "device-plugin"))
     values = releases(plan)["nvidia-device-plugin"].inputs["values"]
-    assert values["image"]["tag"] == f"v{charts.NVIDIA_DEVICE_PLUGIN.version}"
+    # The chart's appVersion, pinned by its digest (components/model/catalog/images.py).
+    pin = images.pin_of(
+        "nvcr.io/nvidia/k8s-device-plugin", f"v{charts.NVIDIA_DEVICE_PLUGIN.version}"
+    )
+    assert pin.digest and values["image"]["tag"] == f"{pin.tag}@{pin.digest}"
 
 
 @pytest.mark.every_stack
@@ -424,7 +428,8 @@ def test_no_monitoring_and_no_service_monitor_unless_asked() -> None:
     values = releases(plan_of("gcp-dev", {"gpufleet:gpuSoftware": asked}))["gpu-operator"].inputs[
         "values"
     ]
-    assert values["dcgmExporter"] == {"enabled": True, "serviceMonitor": {"enabled": True}}
+    exporter = {key: v for key, v in values["dcgmExporter"].items() if key != "version"}
+    assert exporter == {"enabled": True, "serviceMonitor": {"enabled": True}}
 
 
 def test_standalone_dcgm_exporter_service_monitor_only_when_asked() -> None:

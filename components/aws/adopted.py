@@ -17,10 +17,9 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from components.aws import iam
 from components.aws.cluster import eks_kubeconfig
 from components.aws.live_groups import LiveNodeGroups
-from components.aws.model import autoscaler_tags, quotas
+from components.aws.model import autoscaler_tags, quotas, vpc_cni
 from components.aws.model.adopted import (
     PRIVATE_SUBNET_TAG,
     EksClusterFacts,
@@ -31,7 +30,7 @@ from components.aws.model.adopted import (
 from components.aws.model.autoscaler_tags import default_tags
 from components.aws.model.config import cluster_options
 from components.aws.network import NetworkHandle
-from components.aws.node_roles import self_managed_nodes, service_role
+from components.aws.node_roles import node_policies, self_managed_nodes, service_role
 from components.aws.user_data import ClusterJoin
 from components.kubernetes.cluster import KubernetesProviders, stop_unless_adoptable
 from components.model import existing_cluster
@@ -56,6 +55,7 @@ class AdoptedEksCluster(pulumi.ComponentResource):
     """The looked-up cluster's facts, gpufleet's node roles and its Kubernetes provider."""
 
     facts: EksClusterFacts
+    owners_cni: vpc_cni.OwnersCni | None
     aws_provider: aws.Provider
     live_node_groups: LiveNodeGroups
     network: NetworkHandle
@@ -101,16 +101,29 @@ class AdoptedEksCluster(pulumi.ComponentResource):
         partition = aws.get_partition_output(
             opts=pulumi.InvokeOutputOptions(parent=self, provider=self.aws_provider)
         ).partition
+        # The owner's vpc-cni decides whether gpufleet's node roles need its policy (SEC-2);
+        # read only when gpufleet makes a node role.
+        self.owners_cni = (
+            owners_cni(facts.name, invoke)
+            if args.managed_nodes or args.self_managed_nodes
+            else None
+        )
+        if vpc_cni.node_roles_keep_cni_policy(self.owners_cni):
+            assert self.owners_cni is not None
+            pulumi.log.warn(vpc_cni.kept_policy_warning(facts.name, self.owners_cni))
+        policies = node_policies(self.owners_cni)
         self.managed_node_role = None
         if args.managed_nodes:
             self.managed_node_role, _ = service_role(
-                f"{name}-managed-nodes", "ec2.amazonaws.com", iam.NODE_POLICIES, partition, child
+                f"{name}-managed-nodes", "ec2.amazonaws.com", policies, partition, child
             )
         self.self_managed_node_role = None
         self.self_managed_instance_profile = None
         self.self_managed_access = None
         if args.self_managed_nodes:
-            nodes = self_managed_nodes(name, facts.name, partition, args.instance_profile, child)
+            nodes = self_managed_nodes(
+                name, facts.name, partition, args.instance_profile, child, policies
+            )
             self.self_managed_node_role = nodes.role
             self.self_managed_instance_profile = nodes.instance_profile
             self.self_managed_access = nodes.access
@@ -199,6 +212,19 @@ class AdoptedEksCluster(pulumi.ComponentResource):
     @property
     def selected_by_id(self) -> tuple[Sequence[str], Sequence[str]]:
         return self._subnet_ids, list(self.node_security_group_ids)
+
+
+def owners_cni(cluster: str, invoke: pulumi.InvokeOptions) -> vpc_cni.OwnersCni:
+    """The adopted cluster's vpc-cni as the add-on API describes it (no add-on: self-managed)."""
+    try:
+        found = aws.eks.get_addon(addon_name=vpc_cni.ADDON, cluster_name=cluster, opts=invoke)
+    except Exception:  # no such add-on: aws-node is a self-managed DaemonSet
+        return vpc_cni.OwnersCni(managed=False)
+    return vpc_cni.OwnersCni(
+        managed=True,
+        pod_identity_associations=len(found.pod_identity_associations or []),
+        irsa_role_arn=found.service_account_role_arn or None,
+    )
 
 
 def look_up(

@@ -11,6 +11,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from components.aws import iam
+from components.aws.addons import EksAddons, EksAddonsArgs
 from components.aws.amis import managed_release_version
 from components.aws.launch_template import METADATA_OPTIONS, block_devices, tag_specifications
 from components.aws.live_groups import LiveNodeGroups
@@ -60,6 +61,7 @@ class EksCluster(pulumi.ComponentResource):
     self_managed_instance_profile: aws.iam.InstanceProfile | None
     self_managed_access: aws.eks.AccessEntry | None
     system_node_group: aws.eks.NodeGroup
+    addons: EksAddons
     join: pulumi.Output[ClusterJoin]
     kubeconfig: pulumi.Output[str]
     k8s_provider: k8s.Provider
@@ -224,7 +226,21 @@ class EksCluster(pulumi.ComponentResource):
                 ),
             )
 
+        # The add-ons that need no node (vpc-cni on its own role among them) before the first
+        # node, so it starts with pod networking (components/aws/model/vpc_cni.py). Parented to
+        # the stack, as when it was built after the cluster: its URNs stay.
+        self.addons = EksAddons(
+            f"{cfg.name}-addons",
+            EksAddonsArgs(
+                cluster_name=self.cluster.name,
+                cluster_version=self.cluster.version,
+                cluster_arn=self.cluster.arn,
+                provider=self.aws_provider,
+                node_monitoring=not args.auto_mode,
+            ),
+        )
         self.system_node_group = self._system_node_group(name, args, child)
+        self.addons.after_nodes([self.system_node_group])
         self.join = pulumi.Output.all(
             self.cluster.name, self.cluster.endpoint, self.cluster.certificate_authority.data
         ).apply(
@@ -362,7 +378,7 @@ class EksCluster(pulumi.ComponentResource):
                     # The autoscaler owns the size; `pulumi up` must never reset it (a bounds
                     # change sends the live size: groups.scaling_to_send).
                     ignore_changes=["scalingConfig.desiredSize"] if scaling.ignore_desired else [],
-                    depends_on=self._managed_node_policies,
+                    depends_on=[*self._managed_node_policies, self.addons.network],
                 ),
             ),
         )

@@ -15,10 +15,14 @@ from components.aws.model.autoscaler_tags import resize_condition
 CLUSTER_POLICIES = ("AmazonEKSClusterPolicy",)
 NODE_POLICIES = (
     "AmazonEKSWorkerNodePolicy",
-    "AmazonEKS_CNI_Policy",
     # Pull-only is the least privilege that lets nodes pull images from ECR.
     "AmazonEC2ContainerRegistryPullOnly",
 )
+# The VPC CNI's ENI and IP permissions: on the vpc-cni add-on's own role, never on a node role
+# gpufleet's cluster creates (EKS user guide, "Amazon EKS node IAM role": only "if you don't use
+# IRSA or EKS Pod Identity"; review security-1 SEC-2). On an adopted cluster whose vpc-cni runs
+# on its nodes' credentials, gpufleet's node roles keep it (components/aws/model/vpc_cni.py).
+CNI_POLICY = "AmazonEKS_CNI_Policy"
 
 # kubernetes/autoscaler cloudprovider/aws/README.md, "Full Cluster Autoscaler Features Policy".
 AUTOSCALER_READ_ACTIONS = (
@@ -54,6 +58,32 @@ def service_trust_policy(service: str) -> str:
             "Version": "2012-10-17",
             "Statement": [
                 {"Effect": "Allow", "Principal": {"Service": service}, "Action": actions}
+            ],
+        }
+    )
+
+
+def pod_identity_trust_policy(cluster_arn: str, namespace: str, service_account: str) -> str:
+    """Trust for EKS Pod Identity, for exactly one service account of one cluster: the session
+    tags EKS Pod Identity sets on AssumeRole, pinned in the trust policy (EKS user guide, "Create
+    IAM role with trust policy required by EKS Pod Identity", Setting Conditions, and "List of
+    session tags added by EKS Pod Identity")."""
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Effect": "Allow",
+                    "Principal": {"Service": "pods.eks.amazonaws.com"},
+                    "Action": ["sts:AssumeRole", "sts:TagSession"],
+                    "Condition": {
+                        "StringEquals": {
+                            "aws:RequestTag/eks-cluster-arn": cluster_arn,
+                            "aws:RequestTag/kubernetes-namespace": namespace,
+                            "aws:RequestTag/kubernetes-service-account": service_account,
+                        }
+                    },
+                }
             ],
         }
     )

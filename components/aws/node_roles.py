@@ -1,7 +1,9 @@
 """The IAM roles GPU and system nodes run with, for a cluster gpufleet creates or adopts.
 
 Managed and self-managed nodes get separate roles: EKS creates the access entry of a managed
-group's role itself, while self-managed nodes (and Karpenter's) need an EC2_LINUX entry.
+group's role itself, while self-managed nodes (and Karpenter's) need an EC2_LINUX entry. Neither
+carries the VPC CNI's policy, unless an adopted cluster's vpc-cni runs on its nodes' credentials
+(`node_policies`, components/aws/model/vpc_cni.py).
 """
 
 from __future__ import annotations
@@ -13,7 +15,15 @@ import pulumi
 import pulumi_aws as aws
 
 from components.aws import iam
-from components.aws.model import names
+from components.aws.model import names, vpc_cni
+
+
+def node_policies(owners_cni: vpc_cni.OwnersCni | None = None) -> tuple[str, ...]:
+    """The managed policies of gpufleet's node roles (`owners_cni`: an adopted cluster's
+    vpc-cni as the add-on API describes it; None on a cluster gpufleet creates)."""
+    if vpc_cni.node_roles_keep_cni_policy(owners_cni):
+        return (*iam.NODE_POLICIES, iam.CNI_POLICY)
+    return iam.NODE_POLICIES
 
 
 def service_role(
@@ -57,10 +67,11 @@ def self_managed_nodes(
     partition: pulumi.Output[str],
     instance_profile: bool,
     child: pulumi.ResourceOptions,
+    policies: tuple[str, ...] = iam.NODE_POLICIES,
 ) -> SelfManagedNodeRole:
     """`<name>-self-managed-nodes`: the role, its instance profile and its EC2_LINUX entry."""
     resource = f"{name}-self-managed-nodes"
-    role, _ = service_role(resource, "ec2.amazonaws.com", iam.NODE_POLICIES, partition, child)
+    role, _ = service_role(resource, "ec2.amazonaws.com", policies, partition, child)
     profile = (
         aws.iam.InstanceProfile(
             resource,

@@ -9,7 +9,6 @@ import pulumi
 import pulumi_aws as aws
 
 from components.aws import node_pools
-from components.aws.addons import EksAddons, EksAddonsArgs
 from components.aws.adopted import AdoptedEksCluster, AdoptedEksClusterArgs
 from components.aws.autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs
 from components.aws.cluster import EksCluster, EksClusterArgs
@@ -54,16 +53,6 @@ def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterH
         ),
     )
     eks = cluster.cluster
-    EksAddons(
-        f"{config.cluster.name}-addons",
-        EksAddonsArgs(
-            cluster_name=eks.name,
-            cluster_version=eks.version,
-            provider=cluster.aws_provider,
-            nodes=[cluster.system_node_group],
-            node_monitoring=cluster_options(config.cluster).provisioner != "auto-mode",
-        ),
-    )
     return ClusterHandle.of(
         cluster,
         name=eks.name,

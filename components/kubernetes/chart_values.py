@@ -50,11 +50,35 @@ PASSTHROUGH: Mapping[str, tuple[str, ...]] = {
 
 # Subcharts' values a parent chart's values.yaml does not repeat, yet passes down (Helm hands a
 # subchart the parent's values under its name). The GPU Operator v26.7.0 depends on
-# node-feature-discovery 0.19.0 (its Chart.yaml), whose values.yaml has `worker.nodeSelector: {}`
-# and `worker.affinity: {}` (kubernetes-sigs/node-feature-discovery v0.19.0, commit
-# 45d276ed9d3f0f67fb642aa78969721df3034451, deployment/helm/node-feature-discovery/values.yaml).
+# node-feature-discovery 0.19.0 (its Chart.yaml), whose values.yaml has `worker.nodeSelector: {}`,
+# `worker.affinity: {}`, `image.repository`, `image.tag` (null: the appVersion, v0.19.0) and
+# `imagePullSecrets: []` (kubernetes-sigs/node-feature-discovery v0.19.0, commit
+# 45d276ed9d3f0f67fb642aa78969721df3034451, deployment/helm/node-feature-discovery/values.yaml;
+# vendored in NVIDIA/gpu-operator v26.7.0 deployments/gpu-operator/charts/).
 SUBCHART_DEFAULTS: Mapping[str, Mapping[str, Any]] = {
-    "gpu-operator": {"node-feature-discovery": {"worker": {"nodeSelector": {}, "affinity": {}}}},
+    "gpu-operator": {
+        "node-feature-discovery": {
+            "worker": {"nodeSelector": {}, "affinity": {}},
+            "image": {
+                "repository": "registry.k8s.io/nfd/node-feature-discovery",
+                "pullPolicy": "IfNotPresent",
+                "tag": None,
+            },
+            "imagePullSecrets": [],
+        }
+    },
+}
+
+
+# Keys a chart's templates read that its values.yaml does not declare: the GPU Operator v26.7.0
+# renders `dcgm.imagePullSecrets` and `dcgmExporter.imagePullSecrets` into its ClusterPolicy
+# (NVIDIA/gpu-operator v26.7.0 deployments/gpu-operator/templates/clusterpolicy.yaml, as for every
+# other operand), with no default in values.yaml.
+TEMPLATE_DEFAULTS: Mapping[str, Mapping[str, Any]] = {
+    "gpu-operator": {
+        "dcgm": {"imagePullSecrets": []},
+        "dcgmExporter": {"imagePullSecrets": []},
+    },
 }
 
 

@@ -32,8 +32,6 @@ CHART_TOLERATIONS = (
 def values(pools: Sequence[PoolSpec]) -> dict[str, Any]:
     """Our values for the chart, given the GPU pools it must run on (non-empty)."""
     result: dict[str, Any] = {
-        # The chart defaults to the appVersion; pinned explicitly so the image is visible here.
-        "image": {"tag": f"v{PIN.version}"},
         "affinity": targeting.node_affinity(pools),
         "tolerations": targeting.tolerations(pools, CHART_TOLERATIONS),
     }

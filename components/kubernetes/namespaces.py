@@ -1,5 +1,9 @@
 """Namespaces for the GPU software, and GKE's quota for node-critical pods in them.
 
+Every namespace gpufleet creates carries the Pod Security level its pods need
+(`components.model.pod_security`): on a cluster that enforces Pod Security by default the GPU
+software's DaemonSets are admitted, and nothing else there runs with more than it needs.
+
 GKE admits pods with the `system-node-critical` / `system-cluster-critical` PriorityClasses
 outside kube-system only up to a ResourceQuota scoped to those classes in their namespace
 (FACTS.md, GPU Operator on GKE). The operator's operands, the DCGM exporter and NFD all use
@@ -14,6 +18,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.model import pod_security
 from components.model.pools import PoolSpec
 
 CRITICAL_PRIORITY_CLASSES = ("system-node-critical", "system-cluster-critical")
@@ -24,11 +29,13 @@ MIN_CRITICAL_PODS = 100
 MANAGED_BY = {"app.kubernetes.io/managed-by": "gpufleet"}
 
 
-def namespace_manifest(name: str) -> dict[str, Any]:
+def namespace_manifest(name: str, level: pod_security.Level | None = None) -> dict[str, Any]:
+    """One of gpufleet's own namespaces, at `level` (default: what its software needs)."""
+    enforce = level or pod_security.level_for(name)
     return {
         "apiVersion": "v1",
         "kind": "Namespace",
-        "metadata": {"name": name, "labels": MANAGED_BY},
+        "metadata": {"name": name, "labels": {**MANAGED_BY, **pod_security.labels(enforce)}},
     }
 
 
@@ -74,7 +81,7 @@ def team_namespace(
     name: str, namespace_name: str, opts: pulumi.ResourceOptions
 ) -> k8s.core.v1.Namespace:
     """A namespace of the team's that gpufleet makes sure exists (a queue's): only its name is
-    applied, no label. Taking over a namespace that exists is a server-side apply without
+    applied, no label, not even a Pod Security level (the team's to choose; plan says so). Taking over a namespace that exists is a server-side apply without
     force, so a field another manager owns (Helm's `app.kubernetes.io/managed-by`, say) would
     be a conflict that fails `up`; the name alone is never one. Its labels and annotations are
     the team's and never updated: before a server-side update pulumi-kubernetes takes over the

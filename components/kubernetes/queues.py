@@ -161,6 +161,16 @@ def _references(document: dict[str, Any]) -> list[tuple[str, str]]:
     return []
 
 
+def queue_namespaces_notice(names: Sequence[str]) -> str:
+    """Why the queues' namespaces carry no Pod Security level of gpufleet's."""
+    return (
+        f"queues.namespaces {', '.join(names)}: gpufleet makes sure they exist but sets no Pod "
+        "Security level on them (one may be a team's namespace, whose labels stay its own); "
+        "label each pod-security.kubernetes.io/enforce=baseline (or restricted), or their pods "
+        "run at the cluster's default, privileged on EKS, GKE and AKS"
+    )
+
+
 def build(
     config: StackConfig,
     pools: Sequence[PoolSpec],
@@ -172,6 +182,8 @@ def build(
     creates_namespaces = queue_checks.creates_cluster(cloud_of(config), config.cluster)
     to_create = kueue.namespaces_to_create(config.queues.namespaces)
     selector = dict(system.pod_scheduling["nodeSelector"]) if system is not None else {}
+    if creates_namespaces and to_create:
+        pulumi.log.warn(queue_namespaces_notice(to_create))
     return Kueue(
         f"{config.cluster.name}-kueue",
         KueueArgs(

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from components.model import pod_security
 from components.model.catalog import charts
 from components.model.pools import GPU_RESOURCE, PoolSpec
 
@@ -26,6 +27,10 @@ POOL_LABEL = "gpufleet.io/pool"
 ACTIVE_DEADLINE_SECONDS = 3600
 TTL_AFTER_FINISHED_SECONDS = 3600
 BACKOFF_LIMIT = 2
+# Who the samples run as: neither image sets a USER (both start as root unless told), and what
+# they run (nvidia-smi, a vector add) needs no more than the GPU device files, which the NVIDIA
+# runtime hands to the container readable by any user.
+SAMPLE_USER = 1000
 _RESOURCES = {
     "requests": {"cpu": "100m", "memory": "256Mi"},
     "limits": {"cpu": "1", "memory": "1Gi"},
@@ -37,12 +42,42 @@ def is_shared(pool: PoolSpec) -> bool:
     return pool.extended_resources.get(GPU_RESOURCE, 0) > pool.gpus_per_node
 
 
-def namespace_manifest() -> dict[str, Any]:
+def namespace_manifest(level: pod_security.Level = "restricted") -> dict[str, Any]:
+    """The samples' namespace, enforcing `level` (`namespace_level`: restricted unless a pool's
+    samples need more)."""
     return {
         "apiVersion": "v1",
         "kind": "Namespace",
-        "metadata": {"name": NAMESPACE, "labels": {"app.kubernetes.io/managed-by": "gpufleet"}},
+        "metadata": {
+            "name": NAMESPACE,
+            "labels": {"app.kubernetes.io/managed-by": "gpufleet", **pod_security.labels(level)},
+        },
     }
+
+
+def runs_as_root(pool: PoolSpec) -> bool:
+    """MPS clients keep root: the MPS control daemon (GKE's on the host, or the device plugin's)
+    runs as root and starts the MPS server as its first client's user, and whether a non-root
+    client reaches its pipe directory is not checked (NVIDIA MPS docs, "Multi-user"). Every
+    other sample runs as SAMPLE_USER."""
+    return pool.sharing_strategy == "mps"
+
+
+def namespace_level(pools: Sequence[PoolSpec]) -> pod_security.Level:
+    """The most restrictive Pod Security level that admits every sample of `pools` (restricted,
+    unless an MPS pool's samples run as root or need the host's IPC namespace)."""
+    pods = [
+        _pod_template(manifest)
+        for pool in pools
+        if has_samples(pool)
+        for manifest in pool_manifests(pool)
+    ]
+    return pod_security.strictest(pods)
+
+
+def _pod_template(manifest: Mapping[str, Any]) -> Mapping[str, Any]:
+    spec: Mapping[str, Any] = manifest["spec"]["template"]["spec"]
+    return spec
 
 
 def vectoradd_job(pool: PoolSpec) -> dict[str, Any]:
@@ -113,7 +148,7 @@ def has_samples(pool: PoolSpec) -> bool:
 
 def manifests(pools: Sequence[PoolSpec]) -> list[dict[str, Any]]:
     """The samples namespace and every GPU pool's samples, in pool order."""
-    result = [namespace_manifest()]
+    result = [namespace_manifest(namespace_level(pools))]
     for pool in pools:
         if has_samples(pool):
             result += pool_manifests(pool)
@@ -149,8 +184,7 @@ def _container(name: str, image: str, command: list[str] | None, pool: PoolSpec)
             "requests": dict(_RESOURCES["requests"]),
             "limits": {**_RESOURCES["limits"], **gpu_limits},
         },
-        # Root inside the container (MPS clients and some drivers' device nodes need it), but
-        # no capability and no way to gain privileges.
+        # No capability and no way to gain privileges (Pod Security restricted).
         "securityContext": {
             "allowPrivilegeEscalation": False,
             "privileged": False,
@@ -167,10 +201,13 @@ def _container(name: str, image: str, command: list[str] | None, pool: PoolSpec)
 
 def _pod_spec(pool: PoolSpec, container: dict[str, Any], restart_policy: str) -> dict[str, Any]:
     scheduling = pool.pod_scheduling
+    security: dict[str, Any] = {"seccompProfile": {"type": "RuntimeDefault"}}
+    if not runs_as_root(pool):
+        security.update(runAsNonRoot=True, runAsUser=SAMPLE_USER, runAsGroup=SAMPLE_USER)
     spec: dict[str, Any] = {
         "restartPolicy": restart_policy,
         "automountServiceAccountToken": False,
-        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
+        "securityContext": security,
         "containers": [container],
     }
     if scheduling["nodeSelector"]:

@@ -16,7 +16,7 @@ from components.kubernetes.sample_manifests import (
     NAMESPACE,
     is_shared,
     manifests,
-    namespace_manifest,
+    namespace_level,
 )
 from components.model.pools import PoolSpec
 from components.model.schema import StackConfig
@@ -41,10 +41,10 @@ class Samples(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("gpufleet:kubernetes:Samples", name, None, opts)
-        namespace = namespace_manifest()
+        documents = manifests(pools)
         ns = k8s.core.v1.Namespace(
             f"{name}-ns",
-            metadata=namespace["metadata"],
+            metadata=documents[0]["metadata"],
             opts=pulumi.ResourceOptions(parent=self, provider=provider),
         )
         workload_opts = pulumi.ResourceOptions(
@@ -55,7 +55,7 @@ class Samples(pulumi.ComponentResource):
             delete_before_replace=True,
             custom_timeouts=pulumi.CustomTimeouts(create=AWAIT_TIMEOUT, update=AWAIT_TIMEOUT),
         )
-        for manifest in manifests(pools)[1:]:
+        for manifest in documents[1:]:
             resource_name = f"{name}-{manifest['metadata']['name']}"
             if manifest["kind"] == "Job":
                 k8s.batch.v1.Job(
@@ -91,6 +91,14 @@ def build(
         pulumi.log.warn(
             f"samples: the sharing Deployments keep one node of {', '.join(shared)} running "
             "while samples.enabled is true; disable samples to let those pools scale to zero"
+        )
+    level = namespace_level(pools)
+    if level != "restricted":
+        mps = [p.name for p in pools if p.kind == "gpu" and p.sharing_strategy == "mps"]
+        pulumi.log.warn(
+            f"samples: namespace {NAMESPACE} enforces Pod Security {level}, not restricted: the "
+            f"samples of MPS pool(s) {', '.join(mps)} run as root"
+            + (" and share the host's IPC namespace (GKE's MPS)" if level == "privileged" else "")
         )
     return Samples(
         f"{config.cluster.name}-samples",

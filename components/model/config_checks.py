@@ -8,7 +8,7 @@ from datetime import date
 
 from pydantic import BaseModel
 
-from components.model import existing_cluster
+from components.model import existing_cluster, mirror
 from components.model.capacity import order_problems, shown_order, unsupported
 from components.model.catalog import charts, gpus
 from components.model.cloud import Cloud
@@ -349,7 +349,7 @@ def check_software(
     pools: Sequence[GpuPoolConfig],
     cluster: ClusterConfig | None = None,
 ) -> list[Problem]:
-    problems = []
+    problems = mirror.problems(software.mirror)
     if software.monitoring.service_monitor and not software.monitoring.dcgm_exporter:
         problems.append(
             Problem("gpuSoftware.monitoring.serviceMonitor", "needs dcgmExporter: true", True)

@@ -130,11 +130,21 @@ class MonitoringConfig(ConfigModel):
     service_monitor: bool = False
 
 
+class MirrorConfig(ConfigModel):
+    """`gpuSoftware.mirror`: where charts and images come from instead of the public
+    repositories (rules: components/model/mirror.py)."""
+
+    charts: str | None = None
+    images: str | None = None
+    pull_secret: str | None = None
+
+
 class GpuSoftwareConfig(ConfigModel):
     mode: SoftwareMode = "auto"
     # AKS with the GPU Operator: let the operator install the driver (pools get driver None).
     operator_driver: bool = False
     monitoring: MonitoringConfig = Field(default_factory=MonitoringConfig)
+    mirror: MirrorConfig | None = None
 
 
 class SamplesConfig(ConfigModel):

@@ -138,6 +138,7 @@ def plan_main(argv: list[str]) -> int:
 
     plan = plan_stack(stack)
     _warn_program(plan, config_warnings(stack, config))
+    mirror = config.gpu_software.mirror
     if options.json:
         print(json.dumps(plan.to_json(), indent=2, sort_keys=True))
     elif options.mermaid:
@@ -155,6 +156,12 @@ def plan_main(argv: list[str]) -> int:
 
             print()
             print(render_cost(plan.cost))
+        if mirror is not None:
+            from components.kubernetes.sources import OUTPUT
+            from components.tooling.mirror_list import render_mirror_list
+
+            print()
+            print(render_mirror_list(plan.outputs.get(OUTPUT, []), mirror))
     return EXIT_OK
 
 

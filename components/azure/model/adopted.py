@@ -154,7 +154,16 @@ def adoption_problems(
 
 
 def adoption_warnings(facts: AksClusterFacts, uses_reservation_groups: bool = False) -> list[str]:
-    warnings = []
+    # AKS does not fence the instance metadata service from pods by default (EKS's hop limit
+    # and GKE's metadata server do; review security-1 SEC-16): on the owner's cluster its
+    # kubelet identity is shared with the ML code gpufleet's GPU nodes run.
+    warnings = [
+        f"cluster {facts.name}: gpufleet's GPU nodes run with the cluster's kubelet identity "
+        f"(object id {facts.kubelet_object_id}), like every node of it, and any pod there can "
+        "read its token from the instance metadata service; what that identity may do (AcrPull "
+        "on the owner's registries, or more) is not checked: ask the owner to keep it to "
+        "AcrPull, or to block pods' access to the metadata service (AKS IMDS restriction)"
+    ]
     if uses_reservation_groups and facts.control_plane_identity_id is not None:
         warnings.append(
             f"cluster {facts.name}: its control plane's identity needs Contributor on the "

@@ -248,7 +248,11 @@ def capacity_warnings(
         elif cluster_options(cluster).role_assignments:
             grant = (
                 "; the control plane's new Contributor grant on resource group "
-                f"{parts.resource_group} can take up to 60 minutes to propagate "
+                f"{parts.resource_group} covers everything in that group (its identity may "
+                "change or delete any resource there, and whoever may attach the identity acts "
+                "with it) and stays after the stack goes: keep that group for capacity "
+                "reservation groups only (review security-1 SEC-8). The grant can take up to 60 "
+                "minutes to propagate "
                 "(aks/use-capacity-reservation-groups), so `pulumi up` creates the pool only "
                 "once the grant is 60 minutes old: the first `up` takes about an hour (the "
                 "cluster is created meanwhile), and so does one that moves the pool to a group "

@@ -278,6 +278,28 @@ def _get_node_group(args: Mapping[str, Any], world: World) -> dict[str, Any]:
     }
 
 
+def _get_addon(args: Mapping[str, Any], world: World) -> dict[str, Any]:
+    """An EKS add-on as `aws.eks.get_addon` returns it: only vpc-cni is read (World.vpc_cni)."""
+    cluster, addon = args.get("clusterName"), args.get("addonName")
+    if not world.exists or addon != "vpc-cni" or world.vpc_cni == "self-managed":
+        raise NotFound(f"ResourceNotFoundException: No addon: {addon} found in cluster: {cluster}")
+    role = f"arn:aws:iam::{ACCOUNT}:role/{cluster}-vpc-cni"
+    association = f"arn:aws:eks:{region(world)}:{ACCOUNT}:podidentityassociation/{cluster}/a-1"
+    return {
+        "addonName": addon,
+        "clusterName": cluster,
+        "id": f"{cluster}:{addon}",
+        "addonVersion": f"v{world.kubernetes_version}-eksbuild.1",
+        "arn": f"arn:aws:eks:{region(world)}:{ACCOUNT}:addon/{cluster}/{addon}/0",
+        "configurationValues": "",
+        "createdAt": "2026-01-01T00:00:00Z",
+        "modifiedAt": "2026-01-01T00:00:00Z",
+        "podIdentityAssociations": [association] if world.vpc_cni == "pod-identity" else [],
+        "serviceAccountRoleArn": role if world.vpc_cni == "irsa" else "",
+        "tags": {},
+    }
+
+
 def _get_oidc_provider(args: Mapping[str, Any], world: World) -> dict[str, Any]:
     if not world.oidc_provider:
         raise NotFound(f"no IAM OIDC provider for {args.get('url')}")
@@ -381,4 +403,5 @@ LOOKUPS: dict[str, Any] = {
     "aws:eks/getNodeGroups:getNodeGroups": _get_node_groups,
     "aws:eks/getNodeGroup:getNodeGroup": _get_node_group,
     "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider": _get_oidc_provider,
+    "aws:eks/getAddon:getAddon": _get_addon,
 }

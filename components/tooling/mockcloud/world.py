@@ -26,6 +26,10 @@ class World:
     oidc_provider: bool = True
     # EKS: Auto Mode's compute enabled on the cluster.
     auto_mode: bool = False
+    # EKS: how the cluster's vpc-cni gets its AWS permissions: "node-role" (an EKS add-on without
+    # a role of its own, EKS's default), "pod-identity" or "irsa" (an add-on with its own role),
+    # "self-managed" (no EKS add-on).
+    vpc_cni: str = "node-role"
     # EKS: the cluster's managed node groups by name, each as DescribeNodegroup reports its
     # {"minSize", "maxSize", "desiredSize"}, "labels" and "tags" (a running stack's groups, grown by
     # the autoscaler or not). None of gpufleet's by default: a first `up` creates them.
