@@ -151,13 +151,17 @@ def test_a_project_edit_replaces_the_cluster_through_its_network_and_protect_sto
     replaced, created in the new project, where its name is free (review gke-3.md R3-7). A
     protected cluster stops the `up` (Pulumi refuses to replace it)."""
     (cluster,) = _by_type(_moved("gcp-dev"), "gcp:container/cluster:Cluster").values()
-    assert cluster.verdict == "replace"
     assert set(cluster.replace_paths) >= {"network", "subnetwork"}
-    assert cluster.refusals == ()  # a new project: no same-name conflict
+    # A new project: no same-name conflict, but the replacement would be created with the
+    # state's node config (the old project's node service account): refused (review gke-4 N1).
+    assert not [r for r in cluster.refusals if "replacement under the same" in r]
+    assert cluster.verdict == "reject"
+    (stale,) = cluster.refusals
+    assert "replacement in another project with the old project's nodeConfig" in stale
+    assert "instead: a new stack in the new project" in stale
     (protected,) = _by_type(_moved("gcp-a100-mig"), "gcp:container/cluster:Cluster").values()
     assert protected.verdict == "reject"
-    (refusal,) = protected.refusals
-    assert "currently marked for protection" in refusal and "instead:" in refusal
+    assert any("currently marked for protection" in r for r in protected.refusals)
 
 
 def test_a_system_machine_change_says_the_system_pools_own_upgrade_strategy() -> None:

@@ -21,6 +21,7 @@ from components.model.catalog.provider_changes import (
 from components.tooling.diff_model import ABSENT, SECRET, PropertyChange, ResourceChange
 from components.tooling.diff_paths import (
     format_path,
+    ignore_prefixes,
     is_default_provider,
     lookup,
     options_of,
@@ -207,15 +208,43 @@ def replacement_refusals(
     new_index: Mapping[str, Mapping[str, Any]],
 ) -> list[str]:
     """Why a replacement cannot be carried out: created first under the name the old resource
-    still holds (not when it is created in another project), or protected."""
+    still holds (not when it is created in another project), created in another project with
+    the old project's values of its ignored properties, or protected."""
     found = []
     if not moves_scope(new, old, old_index, new_index):
         same_name = same_name_refusal(
             type_token, old.get("inputs", {}), new_inputs, options_of(new)
         )
         found += [same_name] if same_name else []
+    else:
+        stale = stale_ignored(old.get("inputs", {}), new.get("inputs", {}), options_of(new))
+        found += [stale] if stale else []
     protected = protected_refusal(options_of(old), options_of(new))
     return found + ([protected] if protected else [])
+
+
+def stale_ignored(
+    old_inputs: Any, program_inputs: Any, new_options: Mapping[str, Any]
+) -> str | None:
+    """A replacement in another scope (a project move) that would carry Pulumi's state into it:
+    for an ignored property the engine creates the replacement with the old inputs, not the
+    program's (pulumi/pulumi#2657; Pulumi docs, ignoreChanges), so a GKE cluster moved to a new
+    project would be created with the old project's node service account and zones (review
+    gke-4 N1)."""
+    paths = [
+        path
+        for path in ignore_prefixes(new_options)
+        if path and not same(lookup(old_inputs, path), lookup(program_inputs, path))
+    ]
+    if not paths:
+        return None
+    shown = ", ".join(format_path(path) for path in paths)
+    return (
+        f"replacement in another project with the old project's {shown}: these are ignored "
+        "after creation (ignoreChanges), and Pulumi creates a replacement with the values in "
+        "its state, not the program's; instead: a new stack in the new project, with the "
+        "workloads moved over, then `pulumi destroy` of this one"
+    )
 
 
 def provider_move_replaces(
