@@ -152,3 +152,15 @@ def test_plan_and_diff_say_the_pool_waits_for_its_new_grant() -> None:
     # Nothing waits where no grant is new.
     same = diff_plans(plan_of(STACK).to_json(), plan_of(STACK).to_json())
     assert not [c.notes for c in same.changed if c.notes]
+
+
+def test_a_preview_never_waits_for_a_grant(
+    waits: list[float], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`pulumi preview` after an interrupted first `up` knows the grant's createdOn: it must not
+    sleep the hour out (review aks-4 R4-3). The mocks run as an `up`, so the preview is said."""
+    import pulumi
+
+    monkeypatch.setattr(pulumi.runtime, "is_dry_run", lambda: True)
+    planned()
+    assert waits == []
