@@ -206,3 +206,24 @@ def test_diff_says_unknown_before_and_after_never_unchanged() -> None:
     known = cost_of(raw_of("aws-dev"))
     same = cost_change(known, dict(known))
     assert same is not None and cost_lines(same)[0].startswith("Cost unchanged")
+
+
+def test_committed_capacity_that_leaves_the_stack_is_not_called_a_saving() -> None:
+    """Removing azure-reserved's reserved pool takes its reservations out of gpufleet's idle
+    figure, but Azure bills them until their owner reduces them (review aks-4 R4-1)."""
+    import copy
+
+    from components.tooling.diff import diff_plans, render_text
+    from components.tooling.stacks import load_stack
+    from tests.conftest import plan_of
+
+    raw = copy.deepcopy(dict(load_stack("azure-reserved").gpufleet))
+    kept = [pool for pool in raw["gpuPools"] if pool["name"] != "a100"]
+    assert len(kept) == len(raw["gpuPools"]) - 1
+    old = plan_of("azure-reserved").to_json()
+    new = plan_of("azure-reserved", {"gpufleet:gpuPools": kept}).to_json()
+    assert old["cost"]["committedPerHour"] > new["cost"]["committedPerHour"]
+    text = render_text(diff_plans(old, new))
+    assert "leaves the stack, but that is not a saving" in text
+    unchanged = render_text(diff_plans(old, old))
+    assert "not a saving" not in unchanged

@@ -46,6 +46,21 @@ class CostChange:
         )
 
 
+def released_commitment(change: CostChange) -> str | None:
+    """Committed capacity (reservations, Capacity Blocks) that leaves the stack is not a saving:
+    gpufleet neither buys nor releases it, and the cloud bills it until its owner reduces,
+    deletes or lets it expire (review aks-4 R4-1)."""
+    old = change.total(change.old, "committedPerHour")
+    new = change.total(change.new, "committedPerHour") or 0.0
+    if old is None or old <= new:
+        return None
+    return (
+        f"committed capacity worth ${old - new:,.4f}/h leaves the stack, but that is not a "
+        "saving: the reservations or Capacity Blocks stay billed until you reduce, delete or "
+        "let them expire in the cloud (gpufleet neither buys nor releases them)"
+    )
+
+
 def cost_change(old: Any, new: Any) -> CostChange | None:
     """None when neither plan carries a cost (plans written before gpufleet priced stacks)."""
     old_cost = old if isinstance(old, Mapping) else None
@@ -102,7 +117,8 @@ def cost_lines(change: CostChange) -> list[str]:
             f"    {label}: {_side(change.old, key, nodes)} -> {_side(change.new, key, nodes)}"
             f" ({_delta(old, new)})"
         )
-    return lines
+    released = released_commitment(change)
+    return lines + ([f"    note: {released}"] if released else [])
 
 
 def cost_markdown(change: CostChange) -> list[str]:
@@ -128,4 +144,5 @@ def cost_markdown(change: CostChange) -> list[str]:
             f"| {label} | {_side(change.old, key, nodes)} | {_side(change.new, key, nodes)} "
             f"| {_delta(old, new)} |"
         )
-    return rows
+    released = released_commitment(change)
+    return rows + (["", f"Note: {released}."] if released else [])
