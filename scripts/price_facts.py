@@ -122,8 +122,15 @@ _H200_DATASET = (
     "2026-10-13, taken from the Cloud Billing Catalog API; no licence stated, facts only), as "
     "shown by a search here: the table's source has no a3-ultragpu-8g"
 )
+_B200_VANTAGE = (
+    "Vantage's EC2 instance data (instances.vantage.sh, the ec2instances.info dataset) as quoted "
+    "in a public test fixture next to p5.48xlarge 55.04, p5en.48xlarge 63.296 and p4d.24xlarge "
+    "21.957642, the table's own us-east-1 prices; the table's source (Karpenter's generated "
+    "prices) predates p6-b200"
+)
 # machine -> region -> (on demand, Spot), entered by hand where the table's source has none.
 MACHINE_ESTIMATES: Mapping[str, Mapping[str, Mapping[str, tuple[float, float | None]]]] = {
+    "aws": {"p6-b200.48xlarge": {"us-east-1": (113.9328, None)}},
     "gcp": {
         "a3-ultragpu-8g": {
             "us-central1": (round(8 * 10.4365, 6), round(8 * 6.2607, 6)),
@@ -135,6 +142,7 @@ MACHINE_ESTIMATES: Mapping[str, Mapping[str, Mapping[str, tuple[float, float | N
     },
 }
 ESTIMATED: Mapping[str, Mapping[str, str]] = {
+    "aws": {"p6-b200.48xlarge": _B200_VANTAGE},
     "gcp": {
         **{name: _GPU_PAGE for name in GPU_ESTIMATES},
         "a3-ultragpu-8g": _H200_DATASET,

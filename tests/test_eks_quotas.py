@@ -189,3 +189,41 @@ def test_offline_the_owner_s_groups_are_said_not_checked() -> None:
     )
     raw["gpuPools"] = [{**L4, "aws": {}}]  # self-managed: nothing to count
     assert not [w for w in parse_config(raw, today=PINNED_TODAY).warnings if "quota" in w]
+
+
+def _diff_at(quota: int, old: dict[str, Any], new: dict[str, Any]) -> Any:
+    """`diff` of two aws-dev variants, the new one stating `quota` managed groups."""
+    from components.tooling.diff import diff_plans
+    from tests.conftest import plan_of
+
+    def plan(raw: dict[str, Any], stated: int) -> dict[str, Any]:
+        raw = copy.deepcopy(raw)
+        raw["cluster"]["aws"]["managedNodeGroupQuota"] = stated
+        overrides = {f"gpufleet:{key}": raw[key] for key in ("cluster", "gpuPools")}
+        return plan_of("aws-dev", overrides).to_json()
+
+    return diff_plans(plan(old, 30), plan(new, quota))
+
+
+def test_an_up_that_creates_before_it_deletes_must_fit_the_quota_at_its_peak() -> None:
+    """Pulumi creates a renamed pool's groups, and a system group replaced by name prefix,
+    before it deletes the old ones: at the quota, CreateNodegroup fails halfway through `up`
+    (review eks-4 N-1). One three-zone pool and the system group run: 4 groups."""
+    old = _raw([_managed("p0", ZONES)])
+    renamed = _raw([_managed("p1", ZONES)])
+    # The rename holds 4 + 3 groups at once: 7 passes, 6 is refused.
+    assert not _diff_at(7, old, renamed).refusals
+    (refusal,) = _diff_at(6, old, renamed).refusals
+    assert refusal.startswith("this `up` holds 7 EKS managed node groups")
+    assert "(4 running, 3 added and 0 replaced by creating the new one first" in refusal
+    assert "where the cluster may have 6" in refusal and "instead: split it" in refusal
+    assert "--desired-value 7" in refusal
+    # The system group's replacement holds one more for a moment: 5 passes, 4 is refused.
+    bigger = copy.deepcopy(old)
+    bigger["cluster"]["systemPool"] = {
+        **bigger["cluster"]["systemPool"],
+        "machineType": "m6i.xlarge",
+    }
+    assert not _diff_at(5, old, bigger).refusals
+    (refusal,) = _diff_at(4, old, bigger).refusals
+    assert "(4 running, 0 added and 1 replaced by creating the new one first" in refusal

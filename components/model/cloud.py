@@ -331,6 +331,12 @@ class Cloud(ABC):
         pools that passed their own checks (with their index)."""
         return []
 
+    def concurrent_limits(self, cluster: ClusterConfig) -> dict[str, dict[str, Any]]:
+        """Per resource type, how many of it the cloud holds at once for the stack (`limit`),
+        what they are (`what`) and how to raise it (`raise`): an `up` that creates before it
+        deletes may pass it for a moment, which `diff` checks (none by default)."""
+        return {}
+
     def reservation_cap(self, config: StackConfig, pool: GpuPoolConfig) -> ReservationCap | None:
         """The most nodes a reservation gives this pool, where the config says (None: no cap
         known); `fit` names it."""

@@ -99,6 +99,7 @@ from components.tooling.diff_providers import (
 from components.tooling.diff_render import render_markdown, render_text
 from components.tooling.diff_verdicts import (
     in_place_refusals,
+    peak_refusals,
     replacement_notes,
     verdict_note,
     whole_plan_verdicts,
@@ -283,6 +284,7 @@ def diff_plans(old: Mapping[str, Any], new: Mapping[str, Any]) -> PlanDiff:
     )
 
     changed, removed, refusals = whole_plan_verdicts(changed, added, removed, old_index, new_index)
+    refusals += peak_refusals(changed, added, old_index, new_index, new.get("limits"))
 
     output_changes: list[tuple[Path, Any, Any]] = []
     old_outputs, new_outputs = old.get("outputs", {}), new.get("outputs", {})

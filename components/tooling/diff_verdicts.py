@@ -15,7 +15,7 @@ from typing import Any
 from components.model.catalog import rejections
 from components.tooling.diff_model import ABSENT, ResourceChange, ResourceRef
 from components.tooling.diff_nodes import with_removal_note, with_split_note
-from components.tooling.diff_paths import lookup, same
+from components.tooling.diff_paths import lookup, options_of, same
 
 # A refusal path: dict keys separated by dots, `[n]` indexing a list (`agentPoolProfiles[0].x`).
 _SEGMENT = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
@@ -189,3 +189,39 @@ def whole_plan_verdicts(
         verdicts.append(with_split_note(change))
     moves = rejections.unsafe_moves(removed_types, {ref.type for ref in added})
     return verdicts, [with_removal_note(ref) for ref in removed], moves
+
+
+def peak_refusals(
+    changed: Sequence[ResourceChange],
+    added: Sequence[ResourceRef],
+    old_index: Mapping[str, Mapping[str, Any]],
+    new_index: Mapping[str, Mapping[str, Any]],
+    limits: Any,
+) -> list[str]:
+    """An `up` that holds more of a resource type at once than the cloud allows (the new plan's
+    `limits`): Pulumi creates added resources and create-first replacements before it deletes
+    anything (removals last), so the peak is what runs plus what is created first."""
+    found = []
+    for type_token, limit in (limits if isinstance(limits, Mapping) else {}).items():
+        running = sum(1 for r in old_index.values() if r.get("type") == type_token)
+        created = sum(1 for ref in added if ref.type == type_token)
+        first = sum(
+            1
+            for change in changed
+            if change.type == type_token
+            and change.replaces
+            and not options_of(new_index[change.urn]).get("deleteBeforeReplace")
+        )
+        peak = running + created + first
+        if peak <= limit["limit"]:
+            continue
+        found.append(
+            f"this `up` holds {peak} {limit['what']} at once ({running} running, {created} "
+            f"added and {first} replaced by creating the new one first, before any is deleted) "
+            f"where the cluster may have {limit['limit']}: the create past it fails halfway "
+            "through `pulumi up`, and so does every retry; instead: split it, first an `up` "
+            "that only removes (a renamed pool: remove it, then add it under its new name; a "
+            "replaced system group: remove a pool for the time), then one that adds; or "
+            f"{limit['raise']}"
+        )
+    return found

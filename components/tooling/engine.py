@@ -33,7 +33,8 @@ from components.model import config as model_config
 from components.model import existing_cluster
 from components.model.config_hints import SECRET_ONLY_KEYS
 from components.model.cost import stack_cost
-from components.model.schema import ClusterConfig
+from components.model.registry import CLOUDS
+from components.model.schema import ClusterConfig, StackConfig
 from components.tooling import mockcloud
 from components.tooling.commands import BadInput
 from components.tooling.mockcloud.world import NotFound, World
@@ -115,6 +116,9 @@ class Plan:
     remote_components: frozenset[str] = frozenset()
     # What the stack costs idle and at full scale (`components.model.cost`), as JSON.
     cost: dict[str, Any] | None = None
+    # How many of a resource type the cloud holds at once (Cloud.concurrent_limits), for
+    # `diff`'s check of what an `up` holds before it deletes.
+    limits: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         document = {
@@ -126,6 +130,8 @@ class Plan:
         }
         if self.cost is not None:
             document["cost"] = self.cost
+        if self.limits:
+            document["limits"] = self.limits
         return document
 
     def distinct_warnings(self) -> list[str]:
@@ -270,6 +276,7 @@ def plan_stack(
         raise BadInput(f"{stack.path}: {error}") from None
     root = pulumi_settings.get_root_resource()
     outputs = _sync_await(_resolve_outputs(getattr(root, "outputs", {})))
+    ran_with = _ran_with(config, stack.secret_keys | secret_overrides)
     return Plan(
         project=PROJECT,
         stack=stack.name,
@@ -278,20 +285,25 @@ def plan_stack(
         warnings=collector.messages,
         outputs_registered=frozenset(monitor.outputs_registered),
         remote_components=frozenset(monitor.remote_components),
-        cost=_cost(config, stack.secret_keys | secret_overrides),
+        cost=stack_cost(ran_with, model_config.clock_today()).to_json(),
+        limits=_limits(ran_with),
     )
 
 
-def _cost(config: Mapping[str, Any], secret_keys: frozenset[str]) -> dict[str, Any]:
-    """The cost of the config the program just ran with (valid, or it would have stopped)."""
+def _ran_with(config: Mapping[str, Any], secret_keys: frozenset[str]) -> StackConfig:
+    """The config the program just ran with (valid, or it would have stopped), less secrets."""
     prefix = f"{PROJECT}:"
     keys = {
         key[len(prefix) :]: value
         for key, value in config.items()
         if key.startswith(prefix) and key not in secret_keys
     }
-    today = model_config.clock_today()
-    return stack_cost(model_config.parse_config(keys, today), today).to_json()
+    return model_config.parse_config(keys, model_config.clock_today())
+
+
+def _limits(config: StackConfig) -> dict[str, Any]:
+    """The cloud's limits on what it holds at once (Cloud.concurrent_limits)."""
+    return CLOUDS[config.cloud].concurrent_limits(config.cluster)
 
 
 def described_world(config: Mapping[str, Any]) -> World:

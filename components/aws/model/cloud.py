@@ -282,6 +282,9 @@ class Aws(ManagedCloud):
     ) -> list[Problem]:
         return quotas.quota_problems(cluster, pools, adopted=self.adopted(cluster))
 
+    def concurrent_limits(self, cluster: ClusterConfig) -> dict[str, dict[str, Any]]:
+        return quotas.concurrent_limits(cluster, adopted=self.adopted(cluster))
+
     def pools_warnings(
         self, cluster: ClusterConfig, pools: Sequence[tuple[int, GpuPoolConfig]]
     ) -> list[str]:

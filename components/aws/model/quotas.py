@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from components.aws.model import config as aws_config
 from components.aws.model.groups import group_max_sizes
@@ -50,6 +50,28 @@ MANAGED_NODE_GROUPS: Final = Quota(
 NODES_PER_MANAGED_GROUP: Final = Quota(
     450, "L-BD136A63", "Nodes per managed node group", "nodesPerManagedNodeGroupQuota"
 )
+
+
+# The resource type each managed node group is in a plan (pulumi-aws aws.eks.NodeGroup).
+NODE_GROUP_TYPE: Final = "aws:eks/nodeGroup:NodeGroup"
+
+
+def concurrent_limits(cluster: ClusterConfig, adopted: bool) -> dict[str, dict[str, Any]]:
+    """The managed-group quota for `diff`'s peak check: Pulumi creates a replacement (the
+    system group's, by name prefix) and a renamed pool's groups before it deletes the old ones,
+    so a stack at its quota passes it for a moment (review eks-4 N-1). On an adopted cluster
+    the owner's groups count too, which only the program's live read sees: not given here."""
+    if adopted:
+        return {}
+    limit = quota(cluster, MANAGED_NODE_GROUPS)
+    return {
+        NODE_GROUP_TYPE: {
+            "limit": limit,
+            "what": f"EKS managed node groups ('{MANAGED_NODE_GROUPS.name}' quota "
+            f"{MANAGED_NODE_GROUPS.code})",
+            "raise": MANAGED_NODE_GROUPS.request(limit + 1, cluster.region or "REGION"),
+        }
+    }
 
 
 def quota(cluster: ClusterConfig, which: Quota) -> int:
