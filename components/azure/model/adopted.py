@@ -160,9 +160,11 @@ def adoption_warnings(facts: AksClusterFacts, uses_reservation_groups: bool = Fa
     warnings = [
         f"cluster {facts.name}: gpufleet's GPU nodes run with the cluster's kubelet identity "
         f"(object id {facts.kubelet_object_id}), like every node of it, and any pod there can "
-        "read its token from the instance metadata service; what that identity may do (AcrPull "
-        "on the owner's registries, or more) is not checked: ask the owner to keep it to "
-        "AcrPull, or to block pods' access to the metadata service (AKS IMDS restriction)"
+        "read its token from the instance metadata service (IMDS, 169.254.169.254) unless the "
+        "cluster restricts it; what that identity may do (AcrPull on the owner's registries, or "
+        "more) is not checked: ask the owner to keep it to AcrPull, or to block pods' access to "
+        "the metadata service (AKS IMDS restriction, or a network policy denying "
+        "169.254.169.254 to workloads)"
     ]
     if uses_reservation_groups and facts.control_plane_identity_id is not None:
         warnings.append(

@@ -258,18 +258,6 @@ def exposure_warnings(
             "cluster.azure.allowLocalAccounts: true, but this stack does not use local accounts: "
             "remove it, so that a later local-accounts is refused again in production"
         )
-    if adopted:
-        # Review security-1 SEC-16: EKS and GKE fence node credentials from pods, AKS by default
-        # does not (AKS docs, "Block pod access to the IMDS endpoint").
-        warnings.append(
-            "cluster.existing: the GPU nodes gpufleet adds to this AKS cluster run as its "
-            "kubelet identity, and AKS lets every pod on a node read that identity's token from "
-            "the instance metadata endpoint (169.254.169.254) unless the cluster restricts it "
-            "(whether it does is not checked): whatever its owner granted that identity (AcrPull on registries, "
-            "often more) is within reach of every job on the GPU nodes. Ask the owner what it "
-            "holds, and for IMDS restriction or a network policy denying 169.254.169.254 to "
-            "workloads"
-        )
     return warnings
 
 
