@@ -93,15 +93,27 @@ def test_the_two_steps_it_names_are_not_refused() -> None:
     assert not second.refused and any(ref.type == NODE_POOL for ref in second.added)
 
 
-def test_the_way_back_from_karpenter_is_not_refused() -> None:
-    """Deleting a NodePool makes the running Karpenter drain its nodes."""
+def test_the_way_back_from_karpenter_is_refused_in_one_up_and_passes_in_two() -> None:
+    """The same `up` would uninstall Karpenter while its NodeClaims' finalizers still hold GPU
+    instances (review eks-4 N-3): remove the pools first, with Karpenter running."""
     raw = copy.deepcopy(dict(load_stack("aws-karpenter").gpufleet))
     raw["cluster"]["aws"]["provisioner"] = "cluster-autoscaler"
     for pool in raw["gpuPools"]:
         pool.pop("aws", None)
     back = {"gpufleet:cluster": raw["cluster"], "gpufleet:gpuPools": raw["gpuPools"]}
     diff = diff_plans(plan_of("aws-karpenter").to_json(), plan_of("aws-karpenter", back).to_json())
-    assert not diff.refusals
+    (refusal,) = diff.refusals
+    assert refusal.startswith("moving GPU pools from NodePools back to the cluster autoscaler's")
+    assert "instead: two `up`s: first remove those pools" in refusal
+    emptied = {"gpufleet:gpuPools": []}
+    first = diff_plans(
+        plan_of("aws-karpenter").to_json(), plan_of("aws-karpenter", emptied).to_json()
+    )
+    assert not first.refusals
+    second = diff_plans(
+        plan_of("aws-karpenter", emptied).to_json(), plan_of("aws-karpenter", back).to_json()
+    )
+    assert not second.refusals
 
 
 # --- R3-7: a roll and a bounds change of one managed group, in one `up` -----------------------

@@ -262,6 +262,17 @@ UNSAFE_MOVES: Final[tuple[UnsafeMove, ...]] = (
         "back; or, with no gap in capacity, create the new provisioner's cluster in a new "
         "stack, move the workloads there, then destroy this one",
     ),
+    UnsafeMove(
+        ("gpufleet:aws:KarpenterGpuPool",),
+        ("gpufleet:aws:SelfManagedGpuPool", "gpufleet:aws:ManagedGpuPool"),
+        "moving GPU pools from NodePools back to the cluster autoscaler's node groups",
+        "gpufleet refuses it in one `up`: the same `up` uninstalls Karpenter, whose termination "
+        "finalizers on the NodeClaims then either hold the `up` for the drain or leave the GPU "
+        "instances running and billed with no controller to remove them (Karpenter v1, "
+        "NodePool deletion; review eks-4 N-3)",
+        "two `up`s: first remove those pools from gpuPools while Karpenter still runs (it "
+        "drains and terminates their nodes); then set cluster.aws.provisioner and add them back",
+    ),
 )
 
 
