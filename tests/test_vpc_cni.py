@@ -113,7 +113,9 @@ def _adopted(vpc: str) -> Plan:
         ("node-role", True, "has no role of its own"),
         ("self-managed", True, "not checked"),
         ("pod-identity", False, None),
-        ("irsa", False, None),
+        # An IRSA role leaves aws-node pods started before it on the node's credentials
+        # (review eks-4 N-4): the policy stays, and plan says why.
+        ("irsa", True, "has an IRSA role"),
     ],
 )
 def test_adopted_cluster_node_roles_drop_the_policy_only_when_the_owners_cni_has_a_role(

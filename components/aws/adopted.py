@@ -218,8 +218,15 @@ def owners_cni(cluster: str, invoke: pulumi.InvokeOptions) -> vpc_cni.OwnersCni:
     """The adopted cluster's vpc-cni as the add-on API describes it (no add-on: self-managed)."""
     try:
         found = aws.eks.get_addon(addon_name=vpc_cni.ADDON, cluster_name=cluster, opts=invoke)
-    except Exception:  # no such add-on: aws-node is a self-managed DaemonSet
-        return vpc_cni.OwnersCni(managed=False)
+    except Exception as error:
+        if "ResourceNotFound" in str(error) or "not found" in str(error).lower():
+            return vpc_cni.OwnersCni(managed=False)  # aws-node is a self-managed DaemonSet
+        # Denied or throttled: say so, as the other live reads do (review eks-4 N-5).
+        raise pulumi.RunError(
+            f"cannot read the vpc-cni add-on of cluster {cluster} (eks:DescribeAddon): {error}; "
+            "give the identity running pulumi eks:DescribeAddon on the cluster (docs/eks.md, "
+            "Permissions)"
+        ) from None
     return vpc_cni.OwnersCni(
         managed=True,
         pod_identity_associations=len(found.pod_identity_associations or []),

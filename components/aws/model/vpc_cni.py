@@ -52,7 +52,11 @@ class OwnersCni:
 
     @property
     def has_own_role(self) -> bool:
-        return self.managed and bool(self.pod_identity_associations or self.irsa_role_arn)
+        """A Pod Identity association only: EKS restarts aws-node when one is set, while an
+        IRSA role set on a running add-on leaves running aws-node pods on the node's
+        credentials until they restart (aws/amazon-vpc-cni-k8s#1338), so gpufleet's running
+        nodes would lose pod networking if their role lost the policy (review eks-4 N-4)."""
+        return self.managed and bool(self.pod_identity_associations)
 
 
 def node_roles_keep_cni_policy(owners: OwnersCni | None) -> bool:
@@ -64,7 +68,11 @@ def node_roles_keep_cni_policy(owners: OwnersCni | None) -> bool:
 def kept_policy_warning(cluster: str, owners: OwnersCni) -> str:
     """What plan says when gpufleet's node roles keep the CNI policy on an adopted cluster."""
     why = (
-        "its vpc-cni add-on has no role of its own (no Pod Identity association, no IRSA role)"
+        f"its vpc-cni add-on has an IRSA role ({owners.irsa_role_arn}) but no Pod Identity "
+        "association, and aws-node pods that started before the IRSA role was set keep the "
+        "node's credentials until they restart (not checked)"
+        if owners.managed and owners.irsa_role_arn
+        else "its vpc-cni add-on has no role of its own (no Pod Identity association, no IRSA role)"
         if owners.managed
         else "it has no vpc-cni EKS add-on gpufleet could read (a self-managed aws-node, whose "
         "credentials gpufleet cannot see: not checked)"
