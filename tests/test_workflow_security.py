@@ -222,3 +222,11 @@ def test_the_selection_job_installs_pyyaml_alone_from_its_lock_entry(tmp_path: P
     entry = (tmp_path / "pyyaml.lock").read_text()
     assert entry.startswith("pyyaml==") and "# via" not in entry
     assert entry.count("--hash=sha256:") >= 6 and not entry.rstrip().endswith("\\")
+
+
+def test_the_cloud_preview_skips_forks_and_dependabot() -> None:
+    """Neither gets the environment's secrets: a fork's run would hold nothing, and Dependabot's
+    would wait for an approval and then fail (security review 2 N-6)."""
+    condition = " ".join(str(load(PREVIEW)["jobs"]["stacks"]["if"]).split())
+    assert "github.event.pull_request.head.repo.full_name == github.repository" in condition
+    assert "github.actor != 'dependabot[bot]'" in condition
