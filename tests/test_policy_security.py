@@ -391,6 +391,19 @@ def drop_sub(inputs: dict[str, Any]) -> None:
     inputs["assumeRolePolicy"] = json.dumps(policy)
 
 
+def pod_identity(inputs: dict[str, Any]) -> bool:
+    return "pods.eks.amazonaws.com" in str(inputs.get("assumeRolePolicy"))
+
+
+def drop_cluster_tag(inputs: dict[str, Any]) -> None:
+    """The Pod Identity trust without its cluster condition (security review 2 N-4)."""
+    policy = json.loads(inputs["assumeRolePolicy"])
+    for statement in policy["Statement"]:
+        equals = statement.get("Condition", {}).get("StringEquals", {})
+        equals.pop("aws:RequestTag/eks-cluster-arn", None)
+    inputs["assumeRolePolicy"] = json.dumps(policy)
+
+
 def pass_any_role(inputs: dict[str, Any]) -> None:
     policy = json.loads(inputs["policy"])
     for statement in policy["Statement"]:
@@ -433,6 +446,7 @@ def gpu_pool(inputs: dict[str, Any]) -> bool:
         ),
         ("aws-dev", ROLE, drop_sub, irsa, "irsa-trust-pinned"),
         ("aws-existing", ROLE, drop_sub, irsa, "irsa-trust-pinned"),
+        ("aws-dev", ROLE, drop_cluster_tag, pod_identity, "irsa-trust-pinned"),
         ("aws-karpenter", ROLE_POLICY, pass_any_role, passes_roles, "iam-pass-role-scoped"),
         ("aws-dev", EKS, lambda i: i.pop("encryptionConfig"), None, "eks-secrets-encrypted"),
         (

@@ -136,6 +136,39 @@ def check_web_identity_trust(resource_type: str, props: Mapping[str, Any]) -> li
                     f"{sid}: trusts {issuer} without StringEquals {issuer}:aud = {STS_AUDIENCE} "
                     f"(got {audiences or 'none'})"
                 )
+    return problems + _pod_identity_problems(document)
+
+
+# EKS Pod Identity: the agent assumes the role for a pod and tags the session with its cluster,
+# namespace and service account (EKS user guide, pod-id-role, "Setting Conditions").
+POD_IDENTITY_SERVICE = "pods.eks.amazonaws.com"
+POD_IDENTITY_TAGS = (
+    "aws:RequestTag/eks-cluster-arn",
+    "aws:RequestTag/kubernetes-namespace",
+    "aws:RequestTag/kubernetes-service-account",
+)
+
+
+def _pod_identity_problems(document: Any) -> list[str]:
+    """A role EKS Pod Identity may assume names the cluster, namespace and service account
+    with StringEquals: otherwise any pod an association names could take it (security review 2
+    N-4)."""
+    problems = []
+    for sid, statement in _allows(document):
+        services = [str(s) for s in seq(get(statement, "Principal", "Service"))]
+        if POD_IDENTITY_SERVICE not in services:
+            continue
+        equals = get(statement, "Condition", "StringEquals") or {}
+        missing = [
+            tag
+            for tag in POD_IDENTITY_TAGS
+            if not seq(get(equals, tag)) or any("*" in str(v) for v in seq(get(equals, tag)))
+        ]
+        if missing:
+            problems.append(
+                f"{sid}: trusts {POD_IDENTITY_SERVICE} without StringEquals on "
+                f"{', '.join(missing)}: any pod an association names could assume the role"
+            )
     return problems
 
 
