@@ -66,7 +66,6 @@ class Karpenter(pulumi.ComponentResource):
             karpenter_iam.EVENT_PATTERNS,
             lambda event: f"{event} events for Karpenter of EKS {args.cluster_name}",
             retention_seconds=karpenter_iam.MESSAGE_RETENTION_SECONDS,
-            tls_only=True,
             opts=child,
         )
         role = irsa_role(
