@@ -127,11 +127,12 @@ def test_karpenter_orders_tags_and_the_crds_limits() -> None:
     assert terms == [{"id": ODCR}, {"tags": {"purpose": "*", "team": "ml"}}]
     document = karpenter.ec2_node_class(
         "h100",
-        cluster_name="c",
         family="al2023",
         node_role="r",
         disk_size_gb=100,
         tags={},
+        subnet_ids=["subnet-0a1b2c3d"],
+        security_group_ids=["sg-0a1b2c3d"],
         capacity_reservations=terms,
     )
     jsonschema.validate(document, crd("EC2NodeClass"))

@@ -15,7 +15,9 @@ import yaml
 
 from components.aws.model import karpenter, karpenter_iam
 from components.model.config import ConfigError, parse_config
+from components.tooling.diff import diff_plans
 from components.tooling.engine import Plan
+from components.tooling.mockcloud.aws import CLUSTER_SECURITY_GROUP
 from components.tooling.stacks import load_stack
 from tests.conftest import plan_of
 
@@ -23,6 +25,7 @@ STACK = "aws-karpenter"
 CRDS = Path(__file__).resolve().parents[2] / "shared/reference/karpenter/crds"
 NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
 NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+AUTO_MODE_NODE_CLASS = "kubernetes:eks.amazonaws.com/v1:NodeClass"
 
 
 def _objects(plan: Plan, kind: str) -> dict[str, dict[str, Any]]:
@@ -148,21 +151,71 @@ def test_node_classes_pin_the_image_and_lock_down_the_node() -> None:
         assert spec["metadataOptions"]["httpTokens"] == "required"
         assert spec["metadataOptions"]["httpPutResponseHopLimit"] == 1
         assert all(d["ebs"]["encrypted"] for d in spec["blockDeviceMappings"])
-        selector = [{"tags": {karpenter.DISCOVERY_TAG: "gpufleet-karpenter"}}]
-        assert spec["subnetSelectorTerms"] == spec["securityGroupSelectorTerms"] == selector
     assert karpenter.ami_alias("bottlerocket") == "bottlerocket@v1.66.0"
 
 
-def test_the_node_classes_find_their_subnets_and_security_group() -> None:
-    plan = plan_of(STACK)
-    private = [
-        r for r in plan.resources if r.type == "aws:ec2/subnet:Subnet" and "-private-" in r.name
-    ]
-    assert private and all(
-        r.inputs["tags"][karpenter.DISCOVERY_TAG] == "gpufleet-karpenter" for r in private
-    )
-    tags = [r for r in plan.resources if r.type == "aws:ec2/tag:Tag"]
-    assert [t.inputs["key"] for t in tags] == [karpenter.DISCOVERY_TAG]
+def _private_subnet_ids(plan: Plan) -> set[str]:
+    """The private subnets the stack made, by the ids the mock cloud gives them."""
+    return {
+        f"subnet-{r.name}"
+        for r in plan.of_type("aws:ec2/subnet:Subnet")
+        if r.inputs["tags"].get("kubernetes.io/role/internal-elb") == "1"
+    }
+
+
+def _selected(plan: Plan) -> list[tuple[set[str], set[str]]]:
+    """(subnet ids, security group ids) each node class selects; only `id` terms count."""
+    classes = [r for r in plan.resources if r.type in (NODE_CLASS, AUTO_MODE_NODE_CLASS)]
+    assert classes
+    selected = []
+    for node_class in classes:
+        spec = node_class.inputs["spec"]
+        terms = [*spec["subnetSelectorTerms"], *spec["securityGroupSelectorTerms"]]
+        assert all(set(term) == {"id"} for term in terms), terms  # no tag anyone could add
+        selected.append(
+            (
+                {t["id"] for t in spec["subnetSelectorTerms"]},
+                {t["id"] for t in spec["securityGroupSelectorTerms"]},
+            )
+        )
+    return selected
+
+
+@pytest.mark.parametrize("stack", ["aws-karpenter", "aws-reserved", "aws-auto-mode"])
+def test_node_classes_select_the_clusters_own_subnets_and_security_group_by_id(
+    stack: str,
+) -> None:
+    """Security review SEC-18: selected by the discovery tag, a public subnet or an open security
+    group someone tagged would get GPU nodes. By id they are exactly what the discovery tag
+    found before (the private subnets gpufleet tags and the cluster security group it tags), so
+    Karpenter drifts no node on the change."""
+    plan = plan_of(stack)
+    cluster_name = load_stack(stack).gpufleet["cluster"]["name"]
+    private = _private_subnet_ids(plan)
+    assert private
+    tagged = {
+        f"subnet-{r.name}"
+        for r in plan.of_type("aws:ec2/subnet:Subnet")
+        if r.inputs["tags"].get(karpenter.DISCOVERY_TAG) == cluster_name
+    }
+    tag_targets = {t.inputs["resourceId"] for t in plan.of_type("aws:ec2/tag:Tag")}
+    for subnets, security_groups in _selected(plan):
+        assert subnets == private == tagged
+        assert security_groups == {CLUSTER_SECURITY_GROUP} == tag_targets
+
+
+def test_given_subnets_are_selected_by_id() -> None:
+    ids = ["subnet-0aaa", "subnet-0bbb", "subnet-0ccc"]
+    cluster = {**load_stack(STACK).config["gpufleet:cluster"]}
+    cluster["aws"] = {**cluster["aws"], "privateSubnetIds": ids}
+    plan = plan_of(STACK, {"gpufleet:cluster": cluster})
+    for subnets, security_groups in _selected(plan):
+        assert subnets == set(ids) and security_groups == {CLUSTER_SECURITY_GROUP}
+
+
+def test_a_node_class_without_a_subnet_or_security_group_is_refused() -> None:
+    with pytest.raises(ValueError, match="at least one subnet"):
+        karpenter.selector_terms([])
 
 
 def test_controller_permissions_are_scoped_to_the_cluster() -> None:
@@ -365,3 +418,23 @@ def test_the_data_file_is_small_and_only_data() -> None:
     text = FACTS.read_text()
     assert len(text) < 32_000
     assert "{{" not in text and "description" not in text
+
+
+def test_moving_a_running_stack_from_the_discovery_tag_to_ids_rolls_no_node() -> None:
+    """What `diff` tells the reviewer of the first `up` after SEC-18: each EC2NodeClass updated
+    in place, no node replaced or drained (Karpenter drifts a node on what the terms resolve
+    to, and by id they resolve to what the tag found)."""
+    new = plan_of(STACK).to_json()
+    old = copy.deepcopy(new)
+    tagged = [{"tags": {karpenter.DISCOVERY_TAG: load_stack(STACK).gpufleet["cluster"]["name"]}}]
+    for resource in old["resources"]:
+        if resource["type"] == NODE_CLASS:
+            resource["inputs"]["spec"]["subnetSelectorTerms"] = tagged
+            resource["inputs"]["spec"]["securityGroupSelectorTerms"] = tagged
+    result = diff_plans(old, new)
+    assert not result.added and not result.removed and result.changed
+    for change in result.changed:
+        assert change.type == NODE_CLASS
+        assert not change.replaces and not change.rolls
+        assert {n.effect for n in change.node_notes} == {"new-nodes"}
+        assert all("drift nothing" in n.says for n in change.node_notes)

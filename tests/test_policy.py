@@ -768,7 +768,7 @@ def test_main_serves_every_policy_as_mandatory(monkeypatch: pytest.MonkeyPatch) 
     assert served["name"] == PACK_NAME
     assert served["enforcement_level"] == EnforcementLevel.MANDATORY
     assert [p.name for p in served["policies"]] == [p.name for p in POLICIES]
-    assert len(POLICIES) == len({p.name for p in POLICIES}) == 19
+    assert len(POLICIES) == len({p.name for p in POLICIES}) == 20
     assert all(p.enforcement_level == EnforcementLevel.MANDATORY for p in POLICIES)
 
 

@@ -506,3 +506,63 @@ def test_production_opt_ins_pass_when_the_stack_file_allows_them() -> None:
     )
     # A stack that is not production is only warned about by `plan`.
     assert violations("aws-dev", EKS, open_eks) == []
+
+
+# --- SQS queue policies: bound to their sources, TLS only (SEC-13) ---------------------------
+
+QUEUE_POLICY = "aws:sqs/queuePolicy:QueuePolicy"
+QUEUE_RULE = "sqs-queues-bound-to-their-sources"
+_QUEUE = "arn:aws:sqs:us-east-1:123456789012:q"
+_SERVICE = {"Effect": "Allow", "Principal": {"Service": "events.amazonaws.com"}}
+_TLS = {"Effect": "Deny", "Principal": "*", "Condition": {"Bool": {"aws:SecureTransport": "false"}}}
+_RULE_ARN = "arn:aws:events:us-east-1:123456789012:rule/r"
+
+
+@pytest.mark.parametrize(
+    ("statements", "problem"),
+    [
+        ([{**_SERVICE, "Condition": {"ArnEquals": {"aws:SourceArn": [_RULE_ARN]}}}, _TLS], None),
+        ([{**_SERVICE, "Condition": {"StringEquals": {"aws:SourceAccount": "1"}}}, _TLS], None),
+        ([_SERVICE, _TLS], "may send from any account"),
+        (
+            [{**_SERVICE, "Condition": {"StringEquals": {"aws:SourceVpc": "v"}}}, _TLS],
+            "any account",
+        ),
+        ([{**_SERVICE, "Condition": {"ArnEquals": {"aws:SourceArn": [_RULE_ARN]}}}], "without TLS"),
+        (
+            [
+                {**_SERVICE, "Condition": {"ArnEquals": {"aws:SourceArn": [_RULE_ARN]}}},
+                {**_TLS, "Condition": {"Bool": {"aws:SecureTransport": "true"}}},
+            ],
+            "without TLS",
+        ),
+    ],
+)
+def test_queue_policies_bind_services_to_their_sources_and_deny_plain_http(
+    statements: list[dict[str, Any]], problem: str | None
+) -> None:
+    document = {"Version": "2012-10-17", "Statement": statements}
+    found = check(QUEUE_RULE, QUEUE_POLICY, {"queueUrl": _QUEUE, "policy": json.dumps(document)})
+    expect(found, problem)
+
+
+def unbind(inputs: dict[str, Any]) -> None:
+    policy = json.loads(inputs["policy"])
+    for statement in policy["Statement"]:
+        if statement["Effect"] == "Allow":
+            del statement["Condition"]
+    inputs["policy"] = json.dumps(policy)
+
+
+def allow_http(inputs: dict[str, Any]) -> None:
+    policy = json.loads(inputs["policy"])
+    policy["Statement"] = [s for s in policy["Statement"] if s["Effect"] == "Allow"]
+    inputs["policy"] = json.dumps(policy)
+
+
+@pytest.mark.parametrize("stack", ["aws-dev", "aws-karpenter"])
+@pytest.mark.parametrize("change", [unbind, allow_http])
+def test_an_unbound_or_plain_http_interruption_queue_fails_the_pack(
+    stack: str, change: Callable[[dict[str, Any]], None]
+) -> None:
+    assert violations(stack, QUEUE_POLICY, change) == [QUEUE_RULE]

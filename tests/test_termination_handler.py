@@ -12,14 +12,17 @@ N11).
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
 import pytest
 
 from components.aws.model import termination
+from components.aws.model.event_queue import queue_policy
 from components.model.pools import POOL_LABEL
 from components.model.schema import SYSTEM_POOL_NAME
+from components.tooling.diff import diff_plans
 from components.tooling.engine import Plan, RecordedResource
 from components.tooling.mockcloud.aws import ACCOUNT, AUTONAME_SUFFIX
 from components.tooling.stacks import load_stack
@@ -139,3 +142,85 @@ def test_no_handler_without_self_managed_pools() -> None:
     plan = plan_of("aws-dev", {"gpufleet:gpuPools": pools})
     assert plan.of_type(QUEUE) == [] and plan.of_type(HOOK) == []
     assert not [r for r in plan.of_type(RELEASE) if termination.CHART in r.inputs["chart"]]
+
+
+POLICY = "aws:sqs/queuePolicy:QueuePolicy"
+
+
+@pytest.mark.parametrize("stack", ["aws-dev", "aws-karpenter"])  # the handler's, Karpenter's
+def test_only_the_stacks_own_rules_may_send_to_an_interruption_queue_and_only_over_tls(
+    stack: str,
+) -> None:
+    """Security review SEC-13: a rule in another account that knows the queue's ARN must not
+    deliver forged interruption events (the nodes would be drained), and no request may reach
+    the queue without TLS."""
+    plan = plan_of(stack)
+    (queue,) = plan.of_type(QUEUE)
+    url, arn = queue_of(plan)
+    (policy,) = [p for p in plan.of_type(POLICY) if p.inputs["queueUrl"] == url]
+    region = load_stack(stack).gpufleet["cluster"]["region"]
+    feeding = {
+        f"arn:aws:events:{region}:{ACCOUNT}:rule/{target.inputs['rule']}"
+        for target in plan.of_type(TARGET)
+        if target.inputs["arn"] == arn
+    }
+    assert len(feeding) == len(plan.of_type(RULE)) > 1
+    statements = json.loads(policy.inputs["policy"])["Statement"]
+    allows = [s for s in statements if s["Effect"] == "Allow"]
+    # One Allow, for EventBridge only, bound to exactly the rules that feed this queue.
+    assert len(allows) == 1
+    (allow,) = allows
+    assert allow["Principal"] == {"Service": "events.amazonaws.com"}
+    assert allow["Action"] == "sqs:SendMessage" and allow["Resource"] == arn
+    assert set(allow["Condition"]) == {"ArnEquals"}
+    assert set(allow["Condition"]["ArnEquals"]["aws:SourceArn"]) == feeding
+    # Every action by anyone without TLS is denied.
+    (deny,) = [s for s in statements if s["Effect"] == "Deny"]
+    assert deny["Principal"] == "*" and deny["Action"] == "sqs:*" and deny["Resource"] == arn
+    assert deny["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+    # The policy waits for the rules it names: no cycle, the queue does not wait for it.
+    rule_urns = {rule.urn for rule in plan.of_type(RULE)}
+    assert rule_urns <= set(policy.dependencies)
+    assert policy.urn not in queue.dependencies
+
+
+def test_a_queue_policy_without_rules_is_refused() -> None:
+    with pytest.raises(ValueError, match="rules"):
+        queue_policy("arn:aws:sqs:us-east-1:123456789012:q", [])
+
+
+# The policy running stacks had before SEC-13 (the handler's queue: no source, no TLS rule).
+_UNBOUND_POLICY = {
+    "Version": "2012-10-17",
+    "Statement": [
+        {
+            "Effect": "Allow",
+            "Principal": {"Service": ["events.amazonaws.com", "sqs.amazonaws.com"]},
+            "Action": "sqs:SendMessage",
+        }
+    ],
+}
+
+
+def test_binding_a_running_queue_to_its_rules_updates_the_policy_in_place() -> None:
+    """`pulumi up` on a stack deployed before SEC-13 rewrites the queue policy with
+    SetQueueAttributes; the queue, whose messages are drains in progress, stays."""
+    new = plan_of("aws-dev").to_json()
+    old = copy.deepcopy(new)
+    (policy,) = [r for r in old["resources"] if r["type"] == POLICY]
+    unbound = copy.deepcopy(_UNBOUND_POLICY)
+    unbound["Statement"][0]["Resource"] = queue_of(plan_of("aws-dev"))[1]
+    policy["inputs"]["policy"] = json.dumps(unbound)
+    result = diff_plans(old, new)
+    assert not result.added and not result.removed
+    (change,) = result.changed
+    assert change.type == POLICY and not change.replaces and not change.refusals
+    assert [c.path for c in change.changes] == ["policy"]
+    # What would replace them, for the record: a new queue URL or name.
+    moved = copy.deepcopy(old)
+    renamed = {POLICY: "queueUrl", QUEUE: "name"}
+    for resource in moved["resources"]:
+        if resource["type"] in renamed:
+            resource["inputs"][renamed[resource["type"]]] = "another-queue"
+    replaced = {c.type for c in diff_plans(moved, new).changed if c.replaces}
+    assert replaced == {POLICY, QUEUE}

@@ -1,5 +1,5 @@
 """EKS Auto Mode's node side: the node role its NodeClasses name, that role's access entry
-(type EC2 with AmazonEKSAutoNodePolicy), and the discovery tags the NodeClasses select by.
+(type EC2 with AmazonEKSAutoNodePolicy), and the discovery tags (the NodeClasses select by id).
 
 Facts and sources: `components.aws.model.auto_mode`. The cluster's own Auto Mode settings are in
 `components.aws.cluster` (one request enables compute, block storage and load balancing).
@@ -25,7 +25,7 @@ class AutoModeNodesArgs:
     eks_cluster_name: pulumi.Input[str]
     security_group_id: pulumi.Input[str]
     given_subnet_ids: Sequence[str]
-    # False on an adopted cluster: its network is the owner's; node classes select it by id.
+    # False on an adopted cluster: its network is the owner's and is never tagged.
     tag_for_discovery: bool
     aws_provider: aws.Provider
 

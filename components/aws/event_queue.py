@@ -21,11 +21,11 @@ def interruption_queue(
     describe: Callable[[str], str],
     *,
     retention_seconds: int,
-    tls_only: bool,
     opts: pulumi.ResourceOptions,
 ) -> aws.sqs.Queue:
-    """The queue `name` (policy `<name>-policy`) and one EventBridge rule `<rule_prefix>-<event>`
-    with its target per pattern, described by `describe(event)`."""
+    """The queue `name` (policy `<name>-policy`: only these rules may send, only over TLS) and
+    one EventBridge rule `<rule_prefix>-<event>` with its target per pattern, described by
+    `describe(event)`."""
     queue = aws.sqs.Queue(
         name,
         message_retention_seconds=retention_seconds,
@@ -33,14 +33,7 @@ def interruption_queue(
         opts=opts,
         **names.name_args(names.QUEUE, name),
     )
-    aws.sqs.QueuePolicy(
-        f"{name}-policy",
-        queue_url=queue.url,
-        policy=queue.arn.apply(
-            lambda arn: json.dumps(event_queue.queue_policy(arn, tls_only=tls_only))
-        ),
-        opts=opts,
-    )
+    rule_arns: list[pulumi.Output[str]] = []
     for event, pattern in patterns.items():
         rule_name = f"{rule_prefix}-{event}"
         rule = aws.cloudwatch.EventRule(
@@ -57,6 +50,17 @@ def interruption_queue(
             opts=opts,
             **names.name_args(names.EVENT_TARGET, f"{rule_name}-target"),
         )
+        rule_arns.append(rule.arn)
+    # The rules depend on nothing here, so the policy can name them (no cycle); a change of it
+    # is an update in place of the policy alone (queue_url is its only ForceNew argument).
+    aws.sqs.QueuePolicy(
+        f"{name}-policy",
+        queue_url=queue.url,
+        policy=pulumi.Output.all(queue.arn, *rule_arns).apply(
+            lambda arns: json.dumps(event_queue.queue_policy(arns[0], arns[1:]))
+        ),
+        opts=opts,
+    )
     return queue
 
 

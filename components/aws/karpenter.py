@@ -33,11 +33,11 @@ class KarpenterArgs:
     oidc_issuer_url: pulumi.Input[str]
     node_selector: Mapping[str, str]
     replicas: int
-    # What the node classes select by the discovery tag: the cluster security group, and
-    # subnets the stack was given (gpufleet's own subnets carry the tag from creation).
+    # What carries the discovery tag: the cluster security group, and subnets the stack was
+    # given (gpufleet's own subnets carry it from creation). Node classes select by id.
     security_group_id: pulumi.Input[str]
     given_subnet_ids: Sequence[str]
-    # False on an adopted cluster: its network is the owner's; node classes select it by id.
+    # False on an adopted cluster: its network is the owner's and is never tagged.
     tag_for_discovery: bool
     aws_provider: aws.Provider
     k8s_provider: k8s.Provider
@@ -66,7 +66,6 @@ class Karpenter(pulumi.ComponentResource):
             karpenter_iam.EVENT_PATTERNS,
             lambda event: f"{event} events for Karpenter of EKS {args.cluster_name}",
             retention_seconds=karpenter_iam.MESSAGE_RETENTION_SECONDS,
-            tls_only=True,
             opts=child,
         )
         role = irsa_role(
@@ -208,7 +207,8 @@ def discovery_tags(
     opts: pulumi.ResourceOptions,
 ) -> None:
     """The discovery tag on the cluster security group and on subnets the stack was given
-    (gpufleet's own subnets carry it from creation): node classes select them by it."""
+    (gpufleet's own subnets carry it from creation). Node classes select by id since SEC-18;
+    the tag stays on running stacks rather than adding tag deletions to their `up`."""
     discovered = {"security-group": security_group_id} | {s: s for s in given_subnet_ids}
     for key, resource_id in discovered.items():
         aws.ec2.Tag(

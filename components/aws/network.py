@@ -67,7 +67,8 @@ class EksNetwork(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         zones = list(config.zones or [])
         cluster_tag = {f"kubernetes.io/cluster/{config.name}": "shared"}
-        # Karpenter's node classes find the node subnets by this tag.
+        # The discovery tag (node classes select the subnets by id since SEC-18; kept so a
+        # running stack's subnets are not updated for nothing).
         discovery_tag = (
             {karpenter.DISCOVERY_TAG: config.name}
             if cluster_options(config).provisioner in ("karpenter", "auto-mode")

@@ -69,7 +69,7 @@ class EksNodeHost(Protocol):
     # Karpenter's replicas: the chart spreads them over hosts.
     @property
     def controller_replicas(self) -> int: ...
-    # The (subnet ids, security group ids) node classes select by id, or None: by the discovery
-    # tag gpufleet puts on them (it never tags an adopted cluster's network).
+    # The (subnet ids, security group ids) the stack was given with an adopted cluster, or None
+    # on a cluster gpufleet created (it never tags an adopted cluster's network).
     @property
     def selected_by_id(self) -> tuple[Sequence[str], Sequence[str]] | None: ...

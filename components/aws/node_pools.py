@@ -32,8 +32,8 @@ def build(
     config: StackConfig, pools: Sequence[PoolSpec], eks: EksNodeHost
 ) -> list[pulumi.Resource]:
     cfg = config.cluster
-    # On a created cluster the node classes select by discovery tag: gpufleet's own subnets carry
-    # it and given ones get it; an adopted cluster's network is selected by id, never tagged.
+    # On a created cluster gpufleet's own subnets carry the discovery tag and given ones get it;
+    # an adopted cluster's network is never tagged.
     by_id = eks.selected_by_id
     given_subnets = [] if by_id else list(cluster_options(cfg).private_subnet_ids or [])
     security_group = eks.security_group_id
@@ -92,6 +92,11 @@ def build(
         built.append(controller)
         node_role_name = eks.self_managed_node_role.name
         wait_for = [controller.crds, controller.release]
+    # Node classes select the cluster's private subnets and node security groups by id (an
+    # adopted cluster's as given, a created one's as gpufleet made them), never by a tag others
+    # could add (security review SEC-18). The discovery tags above stay: nothing reads them now,
+    # and removing them is not needed for the selection to be exact.
+    network = (eks.network.private_subnet_ids, eks.node_security_group_ids)
     by_name = {p.name: p for p in config.gpu_pools}
     for pool in pools:
         options = pool_options(by_name[pool.name])
@@ -100,7 +105,7 @@ def build(
             pool,
             options,
             node_role_name,
-            by_id or ((), ()),
+            network,
             capacity.selector_terms(by_name[pool.name]),
         )
         built.append(
@@ -144,20 +149,22 @@ def _node_class(
     pool: PoolSpec,
     options: AwsPoolOptions,
     role_name: pulumi.Input[str],
-    by_id: tuple[Sequence[str], Sequence[str]],
+    network: tuple[Sequence[pulumi.Input[str]], Sequence[pulumi.Input[str]]],
     reservations: Sequence[Mapping[str, Any]] = (),
 ) -> NodeClassDocument:
     cfg = config.cluster
-    role = pulumi.Output.from_input(role_name)
-    subnet_ids, security_group_ids = by_id
+    subnets, security_groups = network
+    # (role name, subnet ids, security group ids), once the cloud knows them.
+    resolved = pulumi.Output.all(
+        role_name, pulumi.Output.all(*subnets), pulumi.Output.all(*security_groups)
+    )
     if provisioner(cfg) == "auto-mode":
-        spec: pulumi.Output[Any] = role.apply(
-            lambda name: auto_mode.node_class_spec(
-                cluster_name=cfg.name,
-                node_role=name,
+        spec: pulumi.Output[Any] = resolved.apply(
+            lambda parts: auto_mode.node_class_spec(
+                node_role=parts[0],
                 disk_size_gb=pool.disk_size_gb,
-                subnet_ids=subnet_ids,
-                security_group_ids=security_group_ids,
+                subnet_ids=parts[1],
+                security_group_ids=parts[2],
             )
         )
         return NodeClassDocument(auto_mode.NODE_CLASS_API_VERSION, auto_mode.NODE_CLASS_KIND, spec)
@@ -167,16 +174,15 @@ def _node_class(
         "Name": f"{cfg.name}-{pool.name}",
         POOL_TAG: pool.name,
     }
-    spec = role.apply(
-        lambda name: karpenter.ec2_node_class(
+    spec = resolved.apply(
+        lambda parts: karpenter.ec2_node_class(
             pool.name,
-            cluster_name=cfg.name,
             family=options.ami_family,
-            node_role=name,
+            node_role=parts[0],
             disk_size_gb=pool.disk_size_gb,
             tags=tags,
-            subnet_ids=subnet_ids,
-            security_group_ids=security_group_ids,
+            subnet_ids=parts[1],
+            security_group_ids=parts[2],
             capacity_reservations=reservations,
         )["spec"]
     )

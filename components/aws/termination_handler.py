@@ -54,7 +54,6 @@ class NodeTerminationHandler(pulumi.ComponentResource):
             termination.EVENT_PATTERNS,
             lambda event: f"{event} events for the node termination handler of {args.cluster_name}",
             retention_seconds=termination.MESSAGE_RETENTION_SECONDS,
-            tls_only=False,
             opts=child,
         )
         for key, group in args.groups.items():

@@ -1,5 +1,6 @@
 """AWS rules: launch templates with IMDSv2 and encrypted disks; least-privilege IAM for the
-cluster autoscaler (no wildcard actions, scaling only groups tagged for this cluster)."""
+cluster autoscaler (no wildcard actions, scaling only groups tagged for this cluster); SQS queue
+policies that admit AWS services only from this account's sources and nothing without TLS."""
 
 from __future__ import annotations
 
@@ -32,6 +33,10 @@ IAM_POLICY_TYPES = (
     "aws:iam/groupPolicy:GroupPolicy",
 )
 IAM_ROLE = "aws:iam/role:Role"
+QUEUE_POLICY = "aws:sqs/queuePolicy:QueuePolicy"
+# Condition keys that bind a service principal to the stack's own resources or account
+# (EventBridge user guide, "Amazon SQS permissions"; IAM, "The confused deputy problem").
+SOURCE_CONDITION_KEYS = ("aws:SourceArn", "aws:SourceAccount")
 IAM_ATTACHMENTS = (
     "aws:iam/rolePolicyAttachment:RolePolicyAttachment",
     "aws:iam/policyAttachment:PolicyAttachment",
@@ -174,6 +179,41 @@ def check_iam(resource_type: str, props: Mapping[str, Any]) -> list[str]:
     return problems
 
 
+def check_queue_policy(resource_type: str, props: Mapping[str, Any]) -> list[str]:
+    """A service may send only from the stack's sources; nothing may reach it without TLS.
+    A document not known yet (a first preview) is checked on the next one."""
+    if resource_type != QUEUE_POLICY:
+        return []
+    document = unwrap(props.get("policy"))
+    if isinstance(document, str):
+        try:
+            document = json.loads(document)
+        except json.JSONDecodeError:
+            return ["the policy is not valid JSON"]
+    if not isinstance(document, Mapping):
+        return []
+    statements = [s for s in seq(document.get("Statement")) if isinstance(s, Mapping)]
+    problems = []
+    for index, statement in enumerate(statements):
+        service = get(statement, "Principal", "Service")
+        if statement.get("Effect") != "Allow" or service is None:
+            continue
+        keys = {k for c in (get(statement, "Condition") or {}).values() for k in (c or {})}
+        if not keys & set(SOURCE_CONDITION_KEYS):
+            sid = statement.get("Sid") or f"Statement[{index}]"
+            problems.append(
+                f"{sid}: {service} may send from any account; bind it with ArnEquals "
+                "aws:SourceArn (the rules' ARNs) or StringEquals aws:SourceAccount"
+            )
+    if not any(
+        s.get("Effect") == "Deny"
+        and str(get(s, "Condition", "Bool", "aws:SecureTransport")).lower() == "false"
+        for s in statements
+    ):
+        problems.append("no statement denies requests without TLS (aws:SecureTransport false)")
+    return problems
+
+
 launch_templates = ResourceValidationPolicy(
     name="launch-templates-imdsv2-encrypted",
     description="EC2 launch templates require IMDSv2 (httpTokens=required) with a hop limit of 1 and encrypt every EBS volume.",
@@ -187,4 +227,11 @@ iam_least_privilege = ResourceValidationPolicy(
     enforcement_level=EnforcementLevel.MANDATORY,
 )
 
-POLICIES = [launch_templates, iam_least_privilege]
+queue_policies = ResourceValidationPolicy(
+    name="sqs-queues-bound-to-their-sources",
+    description="SQS queue policies admit AWS services only with an aws:SourceArn or aws:SourceAccount condition, and deny requests without TLS.",
+    validate=resource_rule(check_queue_policy),
+    enforcement_level=EnforcementLevel.MANDATORY,
+)
+
+POLICIES = [launch_templates, iam_least_privilege, queue_policies]

@@ -45,18 +45,17 @@ NODE_LIFETIME = {"expireAfter": "480h", "terminationGracePeriod": "24h"}
 
 def node_class_spec(
     *,
-    cluster_name: str,
     node_role: str,
     disk_size_gb: int,
-    subnet_ids: Sequence[str] = (),
-    security_group_ids: Sequence[str] = (),
+    subnet_ids: Sequence[str],
+    security_group_ids: Sequence[str],
 ) -> dict[str, Any]:
-    """A pool's NodeClass: its node role, the cluster's private subnets and security group (by
-    the discovery tag, or by id on an adopted cluster), and the pool's disk as the node's
-    ephemeral storage. Its selector terms take `id` as Karpenter's do."""
+    """A pool's NodeClass: its node role, the cluster's private subnets and node security groups
+    (by id, as Karpenter's: `karpenter.selector_terms`), and the pool's disk as the node's
+    ephemeral storage."""
     return {
         "role": node_role,
-        "subnetSelectorTerms": selector_terms(cluster_name, subnet_ids),
-        "securityGroupSelectorTerms": selector_terms(cluster_name, security_group_ids),
+        "subnetSelectorTerms": selector_terms(subnet_ids),
+        "securityGroupSelectorTerms": selector_terms(security_group_ids),
         "ephemeralStorage": {"size": f"{disk_size_gb}Gi"},
     }

@@ -243,27 +243,31 @@ def planned_gpus(physical: int, overlay: Mapping[str, Any] | None, resource: str
     return int(overlay["spec"]["capacity"].get(resource, physical))
 
 
-def selector_terms(cluster_name: str, ids: Sequence[str] = ()) -> list[dict[str, Any]]:
-    """Subnet or security group selector terms: by id where the stack names them (an adopted
-    cluster's network, which gpufleet never tags), else by the discovery tag."""
-    return [{"id": resource_id} for resource_id in ids] or [{"tags": {DISCOVERY_TAG: cluster_name}}]
+def selector_terms(ids: Sequence[str]) -> list[dict[str, Any]]:
+    """Subnet or security group selector terms, one per id: never by a tag, which anyone with
+    `ec2:CreateTags` in the account could put on a public subnet or an open security group
+    (security review SEC-18). Karpenter hashes no selector term (`hash:"ignore"` in
+    pkg/apis/v1/ec2nodeclass.go, v1.14.1) and drifts a node only when its subnet or security
+    groups leave the resolved sets (pkg/cloudprovider/drift.go): moving from the discovery tag
+    to the same resources by id drifts nothing."""
+    if not ids:
+        raise ValueError("a node class selects at least one subnet and one security group")
+    return [{"id": resource_id} for resource_id in ids]
 
 
 def ec2_node_class(
     name: str,
     *,
-    cluster_name: str,
     family: AmiFamily,
     node_role: str,
     disk_size_gb: int,
     tags: Mapping[str, str],
-    subnet_ids: Sequence[str] = (),
-    security_group_ids: Sequence[str] = (),
+    subnet_ids: Sequence[str],
+    security_group_ids: Sequence[str],
     capacity_reservations: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """The pool's `karpenter.k8s.aws/v1` EC2NodeClass: pinned image, IMDSv2 with one hop,
-    encrypted gp3, the cluster's private subnets and security group (by discovery tag, or by id
-    on an adopted cluster), and the reservations its NodePool may launch into (selector terms:
+    encrypted gp3, the cluster's private subnets and node security groups (by id), and the reservations its NodePool may launch into (selector terms:
     by id or by tags; Karpenter uses no reservation the node class does not select, open ones
     included, docs/tasks/odcrs.md)."""
     root = {
@@ -289,8 +293,8 @@ def ec2_node_class(
         "spec": {
             "amiSelectorTerms": [{"alias": ami_alias(family)}],
             "role": node_role,
-            "subnetSelectorTerms": selector_terms(cluster_name, subnet_ids),
-            "securityGroupSelectorTerms": selector_terms(cluster_name, security_group_ids),
+            "subnetSelectorTerms": selector_terms(subnet_ids),
+            "securityGroupSelectorTerms": selector_terms(security_group_ids),
             "metadataOptions": {
                 "httpEndpoint": "enabled",
                 "httpProtocolIPv6": "disabled",

@@ -175,6 +175,34 @@ _KARPENTER_NODE_CLASS: Final[tuple[NodeEffect, ...]] = (
         "with reasons: [Drifted])",
     ),
 )
+_NETWORK_DRIFT_SOURCE = (
+    "aws/karpenter-provider-aws v1.14.1 pkg/apis/v1/ec2nodeclass.go (the selector terms are "
+    '`hash:"ignore"`, outside the NodeClassDrift hash) and pkg/cloudprovider/drift.go '
+    "(isSubnetDrifted, areSecurityGroupsDrifted: the node's against the resolved status)"
+)
+# Karpenter's own EC2NodeClass: a node drifts on what the terms resolve to, not on the terms.
+# (Auto Mode's NodeClass keeps the generic entry: AWS documents no such rule for it.)
+_EC2_NODE_CLASS: Final[tuple[NodeEffect, ...]] = (
+    *_KARPENTER_NODE_CLASS,
+    NodeEffect(
+        "spec.subnetSelectorTerms",
+        "new-nodes",
+        "a node is marked drifted only if its subnet is not among those the new terms select "
+        "(the same subnets by id instead of by tag drift nothing), and gpufleet's Drifted "
+        "budget is 0: such a node keeps running until it is empty; new nodes launch into the "
+        "subnets now selected",
+        _NETWORK_DRIFT_SOURCE,
+    ),
+    NodeEffect(
+        "spec.securityGroupSelectorTerms",
+        "new-nodes",
+        "a node is marked drifted only if its security groups differ from the set the new "
+        "terms select (the same groups by id instead of by tag drift nothing), and gpufleet's "
+        "Drifted budget is 0: such a node keeps running until it is empty; new nodes get the "
+        "groups now selected",
+        _NETWORK_DRIFT_SOURCE,
+    ),
+)
 _KARPENTER_NODE_OVERLAY: Final[tuple[NodeEffect, ...]] = (
     NodeEffect(
         "spec",
@@ -224,7 +252,7 @@ NODE_EFFECTS: Final[Mapping[str, tuple[NodeEffect, ...]]] = MappingProxyType(
         "aws:eks/nodeGroup:NodeGroup": _EKS_NODE_GROUP,
         "aws:autoscaling/group:Group": _ASG,
         "kubernetes:karpenter.sh/v1:NodePool": _KARPENTER_NODE_POOL,
-        "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass": _KARPENTER_NODE_CLASS,
+        "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass": _EC2_NODE_CLASS,
         "kubernetes:eks.amazonaws.com/v1:NodeClass": _KARPENTER_NODE_CLASS,
         "kubernetes:karpenter.sh/v1alpha1:NodeOverlay": _KARPENTER_NODE_OVERLAY,
     }

@@ -192,6 +192,12 @@ REPLACEMENT_PATHS: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
         "aws:ec2/launchTemplate:LaunchTemplate": ("name", "namePrefix", "region"),
         # internal/service/eks/addon.go: the add-on and its cluster; a version is an update.
         "aws:eks/addon:Addon": ("addonName", "clusterName", "region"),
+        # internal/service/sqs/queue.go: a replaced interruption queue loses the messages in it
+        # (the drains of nodes about to go); retention, encryption and the inline policy are
+        # SetQueueAttributes updates. queue_policy.go: `queue_url` alone; the policy document
+        # is an update (the same SetQueueAttributes call).
+        "aws:sqs/queue:Queue": ("fifoQueue", "name", "namePrefix", "region"),
+        "aws:sqs/queuePolicy:QueuePolicy": ("queueUrl", "region"),
         # pulumi-azure-native: the URL path parameters and forceNewMap["ContainerService"]
         # ["ManagedCluster"] (networkProfile child by child since PR 4771, before which any
         # networkProfile change replaced the cluster).

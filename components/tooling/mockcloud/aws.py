@@ -109,6 +109,12 @@ def _queue(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, Any]
     }
 
 
+def _event_rule(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, Any]:
+    """EventBridge: a rule on the default bus, its ARN built from its name as AWS builds it."""
+    rule = physical_name(name, inputs)
+    return {"name": rule, "arn": f"arn:aws:events:{region(world)}:{ACCOUNT}:rule/{rule}"}
+
+
 def _with_id(prefix: str) -> Any:
     def fake(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, Any]:
         return {"__id": f"{prefix}-{name}"}
@@ -319,9 +325,7 @@ RESOURCES: dict[str, Any] = {
     "aws:iam/openIdConnectProvider:OpenIdConnectProvider": _oidc_provider,
     "aws:ec2/launchTemplate:LaunchTemplate": _launch_template,
     "aws:sqs/queue:Queue": _queue,
-    "aws:cloudwatch/eventRule:EventRule": lambda name, inputs, world: {
-        "name": physical_name(name, inputs)
-    },
+    "aws:cloudwatch/eventRule:EventRule": _event_rule,
     "aws:ec2/vpc:Vpc": _with_id("vpc"),
     "aws:ec2/subnet:Subnet": _with_id("subnet"),
     "aws:ec2/natGateway:NatGateway": _with_id("nat"),
