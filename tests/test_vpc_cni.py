@@ -108,29 +108,23 @@ def _adopted(vpc: str) -> Plan:
 
 
 @pytest.mark.parametrize(
-    ("world", "keeps", "said"),
+    ("world", "said"),
     [
-        ("node-role", True, "has no role of its own"),
-        ("self-managed", True, "not checked"),
-        ("pod-identity", False, None),
-        # An IRSA role leaves aws-node pods started before it on the node's credentials
-        # (review eks-4 N-4): the policy stays, and plan says why.
-        ("irsa", True, "has an IRSA role"),
+        ("node-role", "has no role of its own"),
+        ("self-managed", "not checked"),
+        # A role given to a running add-on reaches aws-node pods only as they restart
+        # (amazon-vpc-cni-k8s#1338, amazon-eks-pod-identity-webhook#210): the policy stays.
+        ("pod-identity", "has a Pod Identity association"),
+        ("irsa", "has an IRSA role"),
     ],
 )
-def test_adopted_cluster_node_roles_drop_the_policy_only_when_the_owners_cni_has_a_role(
-    world: str, keeps: bool, said: str | None
-) -> None:
+def test_adopted_cluster_node_roles_keep_the_policy_and_say_why(world: str, said: str) -> None:
     plan = _adopted(world)
     roles = node_roles(plan)
     assert roles
-    assert (cni_roles(plan) == roles) is keeps and (not cni_roles(plan)) is not keeps
-    warned = [w for w in plan.warnings if "keep AmazonEKS_CNI_Policy" in w]
-    if said is None:
-        assert not warned
-    else:
-        (warning,) = warned
-        assert said in warning and "aws eks update-addon" in warning
+    assert cni_roles(plan) == roles
+    (warning,) = [w for w in plan.warnings if "keep AmazonEKS_CNI_Policy" in w]
+    assert said in warning and "aws eks update-addon" in warning
     # gpufleet never touches the owner's add-ons.
     assert not plan.of_type(ADDON)
 
@@ -179,9 +173,10 @@ def test_upgrading_gpufleet_leaves_an_adopted_cluster_on_the_nodes_credentials_a
     diff = diff_plans(old, _today("aws-existing", old))
     assert not diff.removed and not diff.added
     assert not [c for c in diff.changed if c.type in (ROLE, ATTACHMENT)]
-    # Once its owner gives vpc-cni a role, the next up deletes gpufleet's attachment only.
+    # Nor once its owner gives vpc-cni a role: aws-node pods already running keep the node's
+    # credentials until they restart, which gpufleet cannot see.
     moved = diff_plans(old, _today("aws-existing", old, _adopted("pod-identity")))
-    assert [r.type for r in moved.removed] == [ATTACHMENT] and not moved.added
+    assert not moved.removed and not moved.added
 
 
 def test_plan_prints_what_the_program_warns_once(capsys: pytest.CaptureFixture[str]) -> None:
@@ -193,3 +188,15 @@ def test_plan_prints_what_the_program_warns_once(capsys: pytest.CaptureFixture[s
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning:")]
     assert any("keep AmazonEKS_CNI_Policy" in line for line in lines)
     assert len(lines) == len(set(lines))
+
+
+def test_a_denied_vpc_cni_read_stops_with_the_actions_to_grant() -> None:
+    """A denied or throttled DescribeAddon is not "no add-on" (review of the eks-4 fixes, N-5)."""
+    from components.tooling.commands import BadInput
+
+    with pytest.raises(BadInput) as caught:
+        _adopted("denied")
+    message = str(caught.value)
+    assert "cannot read the vpc-cni add-on of cluster platform-prod" in message
+    assert "AccessDeniedException" in message and "Traceback" not in message
+    assert "eks:DescribeAddon and eks:DescribePodIdentityAssociation" in message

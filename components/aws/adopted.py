@@ -219,13 +219,13 @@ def owners_cni(cluster: str, invoke: pulumi.InvokeOptions) -> vpc_cni.OwnersCni:
     try:
         found = aws.eks.get_addon(addon_name=vpc_cni.ADDON, cluster_name=cluster, opts=invoke)
     except Exception as error:
-        if "ResourceNotFound" in str(error) or "not found" in str(error).lower():
+        if "ResourceNotFound" in str(error):
             return vpc_cni.OwnersCni(managed=False)  # aws-node is a self-managed DaemonSet
         # Denied or throttled: say so, as the other live reads do (review eks-4 N-5).
         raise pulumi.RunError(
             f"cannot read the vpc-cni add-on of cluster {cluster} (eks:DescribeAddon): {error}; "
-            "give the identity running pulumi eks:DescribeAddon on the cluster (docs/eks.md, "
-            "Permissions)"
+            "give the identity running pulumi eks:DescribeAddon and "
+            "eks:DescribePodIdentityAssociation on the cluster (docs/eks.md, Permissions)"
         ) from None
     return vpc_cni.OwnersCni(
         managed=True,

@@ -50,39 +50,42 @@ class OwnersCni:
     pod_identity_associations: int = 0
     irsa_role_arn: str | None = None
 
-    @property
-    def has_own_role(self) -> bool:
-        """A Pod Identity association only: EKS restarts aws-node when one is set, while an
-        IRSA role set on a running add-on leaves running aws-node pods on the node's
-        credentials until they restart (aws/amazon-vpc-cni-k8s#1338), so gpufleet's running
-        nodes would lose pod networking if their role lost the policy (review eks-4 N-4)."""
-        return self.managed and bool(self.pod_identity_associations)
-
 
 def node_roles_keep_cni_policy(owners: OwnersCni | None) -> bool:
-    """On an adopted cluster: whether gpufleet's node roles must carry the CNI policy for its
-    nodes to get pod networking (None: a cluster gpufleet creates, whose add-on has its role)."""
-    return owners is not None and not owners.has_own_role
+    """On an adopted cluster gpufleet's node roles keep the CNI policy, whatever the owner's
+    vpc-cni uses: an IRSA role or a Pod Identity association reaches an aws-node pod only when
+    the pod starts (aws/amazon-vpc-cni-k8s#1338; aws/amazon-eks-pod-identity-webhook#210: the
+    variables "are only injected at the moment of pod creation"), so aws-node pods that started
+    before the owner gave vpc-cni its role still run on the node's credentials, and gpufleet
+    cannot see which (review of the eks-4 fixes, S2). None: a cluster gpufleet creates, whose
+    add-on has its own role from the start."""
+    return owners is not None
 
 
 def kept_policy_warning(cluster: str, owners: OwnersCni) -> str:
     """What plan says when gpufleet's node roles keep the CNI policy on an adopted cluster."""
-    why = (
-        f"its vpc-cni add-on has an IRSA role ({owners.irsa_role_arn}) but no Pod Identity "
-        "association, and aws-node pods that started before the IRSA role was set keep the "
-        "node's credentials until they restart (not checked)"
-        if owners.managed and owners.irsa_role_arn
-        else "its vpc-cni add-on has no role of its own (no Pod Identity association, no IRSA role)"
-        if owners.managed
-        else "it has no vpc-cni EKS add-on gpufleet could read (a self-managed aws-node, whose "
-        "credentials gpufleet cannot see: not checked)"
-    )
+    if owners.managed and (owners.pod_identity_associations or owners.irsa_role_arn):
+        how = "a Pod Identity association" if owners.pod_identity_associations else "an IRSA role"
+        why = (
+            f"its vpc-cni add-on has {how}, but aws-node pods that started before it keep the "
+            "node's credentials until they restart (not checked: gpufleet cannot see them)"
+        )
+    elif owners.managed:
+        why = (
+            "its vpc-cni add-on has no role of its own (no Pod Identity association, no IRSA role)"
+        )
+    else:
+        why = (
+            "it has no vpc-cni EKS add-on gpufleet could read (a self-managed aws-node, whose "
+            "credentials gpufleet cannot see: not checked)"
+        )
     return (
         f"cluster {cluster}: gpufleet's node roles keep AmazonEKS_CNI_Policy, because {why}, so "
         "aws-node on gpufleet's GPU nodes uses the node role; any hostNetwork pod there can then "
-        "change network interfaces across the region. Its owner gives vpc-cni its own role "
+        "change network interfaces across the region. On a cluster it adopts gpufleet keeps "
+        "the policy, since it cannot see which aws-node pods run on the node's credentials; "
+        "the owner's own nodes are safer with vpc-cni on its own role "
         f"(`aws eks update-addon --cluster-name {cluster} --addon-name vpc-cni "
         "--pod-identity-associations serviceAccount=aws-node,roleArn=ROLE`, with "
-        "AmazonEKS_CNI_Policy on ROLE), and the next `pulumi up` drops the policy from "
-        "gpufleet's node roles"
+        "AmazonEKS_CNI_Policy on ROLE, then `kubectl -n kube-system rollout restart ds/aws-node`)"
     )

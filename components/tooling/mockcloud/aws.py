@@ -287,6 +287,11 @@ def _get_node_group(args: Mapping[str, Any], world: World) -> dict[str, Any]:
 def _get_addon(args: Mapping[str, Any], world: World) -> dict[str, Any]:
     """An EKS add-on as `aws.eks.get_addon` returns it: only vpc-cni is read (World.vpc_cni)."""
     cluster, addon = args.get("clusterName"), args.get("addonName")
+    if world.vpc_cni == "denied":
+        raise NotFound(
+            f"AccessDeniedException: User: arn:aws:iam::{ACCOUNT}:user/gpufleet-ci is not "
+            "authorized to perform: eks:DescribeAddon"
+        )
     if not world.exists or addon != "vpc-cni" or world.vpc_cni == "self-managed":
         raise NotFound(f"ResourceNotFoundException: No addon: {addon} found in cluster: {cluster}")
     role = f"arn:aws:iam::{ACCOUNT}:role/{cluster}-vpc-cni"

@@ -28,7 +28,7 @@ class World:
     auto_mode: bool = False
     # EKS: how the cluster's vpc-cni gets its AWS permissions: "node-role" (an EKS add-on without
     # a role of its own, EKS's default), "pod-identity" or "irsa" (an add-on with its own role),
-    # "self-managed" (no EKS add-on).
+    # "self-managed" (no EKS add-on), "denied" (DescribeAddon refused).
     vpc_cni: str = "node-role"
     # EKS: the cluster's managed node groups by name, each as DescribeNodegroup reports its
     # {"minSize", "maxSize", "desiredSize"}, "labels" and "tags" (a running stack's groups, grown by
