@@ -219,7 +219,9 @@ def owners_cni(cluster: str, invoke: pulumi.InvokeOptions) -> vpc_cni.OwnersCni:
     try:
         found = aws.eks.get_addon(addon_name=vpc_cni.ADDON, cluster_name=cluster, opts=invoke)
     except Exception as error:
-        if "ResourceNotFound" in str(error):
+        # The provider wraps EKS's ResourceNotFoundException ("couldn't find resource").
+        text = str(error)
+        if any(m in text for m in ("ResourceNotFound", "couldn't find resource", "not found")):
             return vpc_cni.OwnersCni(managed=False)  # aws-node is a self-managed DaemonSet
         # Denied or throttled: say so, as the other live reads do (review eks-4 N-5).
         raise pulumi.RunError(
