@@ -227,3 +227,14 @@ def test_an_up_that_creates_before_it_deletes_must_fit_the_quota_at_its_peak() -
     assert not _diff_at(5, old, bigger).refusals
     (refusal,) = _diff_at(4, old, bigger).refusals
     assert "(4 running, 0 added and 1 replaced by creating the new one first" in refusal
+
+
+def test_a_gpu_group_replaced_after_its_deletion_adds_nothing_to_the_peak() -> None:
+    """GPU managed groups are replaced delete-first (deleteBeforeReplace): a new instance type
+    at the quota holds no extra group, so it is not refused (re-review of eks-4 N-1)."""
+    old = _raw([_managed("p0", ZONES)])
+    bigger = _raw([_managed("p0", ZONES, machineTypes=["g4dn.2xlarge"])])
+    diff = _diff_at(4, old, bigger)
+    replaced = [c for c in diff.changed if c.type == quotas.NODE_GROUP_TYPE and c.replaces]
+    assert len(replaced) == 3
+    assert not diff.refusals
