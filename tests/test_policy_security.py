@@ -529,6 +529,13 @@ _RULE_ARN = "arn:aws:events:us-east-1:123456789012:rule/r"
             "any account",
         ),
         ([{**_SERVICE, "Condition": {"ArnEquals": {"aws:SourceArn": [_RULE_ARN]}}}], "without TLS"),
+        # A public queue, and a source key under an operator that binds nothing.
+        ([{"Effect": "Allow", "Principal": "*", "Action": "sqs:*"}, _TLS], "the queue is public"),
+        ([{"Effect": "Allow", "Principal": {"AWS": "*"}}, _TLS], "the queue is public"),
+        (
+            [{**_SERVICE, "Condition": {"StringNotEquals": {"aws:SourceAccount": "1"}}}, _TLS],
+            "any account",
+        ),
         (
             [
                 {**_SERVICE, "Condition": {"ArnEquals": {"aws:SourceArn": [_RULE_ARN]}}},

@@ -195,12 +195,27 @@ def check_queue_policy(resource_type: str, props: Mapping[str, Any]) -> list[str
     statements = [s for s in seq(document.get("Statement")) if isinstance(s, Mapping)]
     problems = []
     for index, statement in enumerate(statements):
-        service = get(statement, "Principal", "Service")
-        if statement.get("Effect") != "Allow" or service is None:
+        if statement.get("Effect") != "Allow":
             continue
-        keys = {k for c in (get(statement, "Condition") or {}).values() for k in (c or {})}
+        sid = statement.get("Sid") or f"Statement[{index}]"
+        principal = statement.get("Principal")
+        anyone = principal == "*" or "*" in [
+            str(p) for p in seq(get(statement, "Principal", "AWS"))
+        ]
+        service = get(statement, "Principal", "Service")
+        if anyone:
+            problems.append(f"{sid}: allows any principal ('*'): the queue is public")
+            continue
+        if service is None:
+            continue
+        # Only a binding operator counts: StringNotEquals aws:SourceAccount binds nothing.
+        keys = {
+            key
+            for operator, condition in (get(statement, "Condition") or {}).items()
+            if operator in ("ArnEquals", "ArnLike", "StringEquals")
+            for key in (condition or {})
+        }
         if not keys & set(SOURCE_CONDITION_KEYS):
-            sid = statement.get("Sid") or f"Statement[{index}]"
             problems.append(
                 f"{sid}: {service} may send from any account; bind it with ArnEquals "
                 "aws:SourceArn (the rules' ARNs) or StringEquals aws:SourceAccount"
