@@ -70,6 +70,10 @@ def test_a_zonal_cluster_is_adopted_in_its_zone_and_its_pools_go_there() -> None
     assert plan.outputs["oidcIssuerUrl"].endswith("/locations/us-central1-a/clusters/platform-prod")
     regional = _plan(World("1.35.2"))
     assert {pool.inputs["location"] for pool in regional.of_type(POOL)} == {"us-central1"}
+    # The reverse: a regional cluster looked up in a zone (review gke-4 N5).
+    with pytest.raises(BadInput) as caught:
+        _plan(World("1.35.2"), existing={"location": "us-central1-a"})
+    assert "leave cluster.existing.location out to look it up in us-central1" in str(caught.value)
 
 
 @pytest.mark.parametrize("location", ["us-central1", "us-central1-f"])

@@ -12,6 +12,8 @@ import copy
 import json
 from typing import Any
 
+import pytest
+
 from components.gcp.model import cluster_needs
 from components.model import kueue, kueue_ports
 from components.tooling.engine import Plan, RecordedResource
@@ -163,3 +165,24 @@ def test_an_adopted_cluster_s_project_api_is_said_not_checked() -> None:
         pool["gcp"] = {"imageStreaming": False}
     quiet = plan_of("gcp-existing", overrides("", gpuPools=pools))
     assert not any(cluster_needs.IMAGE_STREAMING_API in w for w in quiet.warnings)
+
+
+@pytest.mark.parametrize(
+    ("network", "project"),
+    [
+        ("projects/host-proj-123/global/networks/shared", "host-proj-123"),
+        (
+            "https://www.googleapis.com/compute/v1/projects/host-proj-123/global/networks/shared",
+            "host-proj-123",
+        ),
+        ("shared", None),
+        ("projects", None),
+    ],
+)
+def test_the_network_s_project_is_read_from_a_path_or_a_url(
+    network: str, project: str | None
+) -> None:
+    """A Shared VPC network given as a full URL names its host project too (review gke-4 N4)."""
+    from components.gcp.model.cluster_needs import network_project
+
+    assert network_project(network) == project

@@ -56,6 +56,12 @@ def look_up(config: ClusterConfig) -> GkeClusterFacts:
                 f" (a zonal cluster is not found in its region: set cluster.existing.location "
                 f"to its zone, such as {location}-a)"
             )
+        else:
+            # The reverse: a regional cluster is not found in one of its zones (review gke-4 N5).
+            where += (
+                f" (a regional cluster is not found in a zone: leave cluster.existing.location "
+                f"out to look it up in {config.region})"
+            )
         raise pulumi.RunError(
             AdoptionError.unreadable(config.name, where, error).render()
         ) from None

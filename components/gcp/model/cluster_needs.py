@@ -58,9 +58,11 @@ def firewall_rule_name(cluster_name: str) -> str:
 
 
 def network_project(network: str) -> str | None:
-    """The project a network path names (`projects/HOST/global/networks/NAME`), else None."""
+    """The project a network path names (`projects/HOST/global/networks/NAME`, also inside a
+    full URL such as `https://www.googleapis.com/compute/v1/projects/HOST/...`), else None
+    (review gke-4 N4)."""
     parts = network.split("/")
-    return parts[1] if len(parts) > 2 and parts[0] == "projects" else None
+    return parts[parts.index("projects") + 1] if "projects" in parts[:-1] else None
 
 
 def _allow(ports: Sequence[int]) -> str:

@@ -104,8 +104,10 @@ def _get_cluster(args: Mapping[str, Any], world: World) -> dict[str, Any]:
     project = args.get("project") or PROJECT
     location = args.get("location") or world.region or REGION
     name = args.get("name", "cluster")
-    if world.gke_zone is not None and location != world.gke_zone:
-        # GKE looks a cluster up by its exact location: a zonal one is not in its region.
+    expected = world.gke_zone or world.region or REGION
+    if location != expected:
+        # GKE looks a cluster up by its exact location: a zonal one is not in its region, and a
+        # regional one is not in a zone.
         raise NotFound(
             f"googleapi: Error 404: Not found: projects/{project}/locations/{location}/clusters/{name}"
         )
@@ -126,7 +128,10 @@ def _get_cluster(args: Mapping[str, Any], world: World) -> dict[str, Any]:
         "masterVersion": version,
         "nodeVersion": version,
         "minMasterVersion": "",
-        "nodeLocations": [f"{location}-a", f"{location}-b", f"{location}-c"],
+        # A zonal cluster's nodes are in its zone; a regional one's in three of its zones.
+        "nodeLocations": [location]
+        if world.gke_zone
+        else [f"{location}-a", f"{location}-b", f"{location}-c"],
         "masterAuths": [{"clusterCaCertificate": FAKE_CA}],
         "controlPlaneEndpointsConfigs": [
             {
