@@ -158,3 +158,21 @@ def test_the_next_aks_pool_after_a_removed_one_is_only_reordered() -> None:
         "1 to change (0 replaced), 2 to delete; 1 only in Pulumi's state, nothing sent"
     )
     assert f"~ {TYPES['azure']} {pool.name} (order only, nothing sent)" in render_text(diff)
+
+
+def test_a_depends_on_entry_that_became_an_input_dependency_is_not_shown() -> None:
+    """The resource now reads the cluster's outputs, so the explicit dependsOn on it went; the
+    order is the same and Pulumi shows nothing of it (review of SEC-18, R-3). Another entry
+    dropped, or one added, is still shown."""
+    type_ = TYPES["aws-karpenter"]
+    old = _plan(_resource(type_, {"spec": {"a": 1}}, dependsOn=[PREVIOUS, OTHER]))
+    moved = _resource(type_, {"spec": {"a": 2}}, dependsOn=[PREVIOUS])
+    moved["dependencies"] = [PREVIOUS, OTHER]
+    (change,) = diff_plans(old, _plan(moved)).changed
+    assert [c.path for c in change.changes] == ["spec.a"]
+    unchanged = _resource(type_, {"spec": {"a": 1}}, dependsOn=[PREVIOUS])
+    unchanged["dependencies"] = [PREVIOUS, OTHER]
+    assert diff_plans(old, _plan(unchanged)).changed == ()
+    gone = _resource(type_, {"spec": {"a": 2}}, dependsOn=[PREVIOUS])  # OTHER no longer at all
+    (change,) = diff_plans(old, _plan(gone)).changed
+    assert "options.dependsOn" in [c.path for c in change.changes]

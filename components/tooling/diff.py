@@ -161,6 +161,19 @@ def _sort_key(item: ResourceRef | ResourceChange) -> tuple[str, str, str]:
     return (item.type, item.name, item.urn)
 
 
+def _still_depended_on(path: Path, old: Any, new: Any, resource: Mapping[str, Any]) -> bool:
+    """An explicit `dependsOn` entry that became a dependency through an input (the resource now
+    reads one of its outputs): the order is the same and Pulumi shows nothing (review of SEC-18,
+    R-3)."""
+    if path != ("options", "dependsOn") or not isinstance(old, list) or not isinstance(new, list):
+        return False
+    dropped, added = (
+        set(map(str, old)) - set(map(str, new)),
+        set(map(str, new)) - set(map(str, old)),
+    )
+    return not added and dropped <= set(map(str, resource.get("dependencies") or []))
+
+
 def _diff_resource(
     old: Mapping[str, Any],
     new: Mapping[str, Any],
@@ -186,7 +199,11 @@ def _diff_resource(
 
     option_changes: list[tuple[Path, Any, Any]] = []
     walk(old_options, new_options, ("options",), option_changes)
-    changes.extend(PropertyChange(format_path(p), a, b) for p, a, b in option_changes)
+    changes.extend(
+        PropertyChange(format_path(p), a, b)
+        for p, a, b in option_changes
+        if not _still_depended_on(p, a, b, new)
+    )
 
     triggers = replacement_triggers(type_token, old_inputs, new_inputs, new_options)
     notes: list[str] = []
