@@ -31,7 +31,7 @@ from components.model.registry import CLOUDS
 from components.model.schema import StackConfig
 from components.tooling.capacity_fit import Workload, admitted_pod, capacity_verdict
 from components.tooling.commands import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, load_validated
-from components.tooling.gang_fit import one_zone
+from components.tooling.gang_fit import ZONE_KEYS, one_zone
 from components.tooling.machine_fit import MachineHint, machine_hints, render_hints
 from components.tooling.pool_views import PoolCheck, stack_pool_checks
 from components.tooling.queue_fit import Routing, route
@@ -150,7 +150,7 @@ def zone_notes(pod_spec: Mapping[str, Any], pods: int, spec: PoolSpec) -> list[s
     if pods < 2 or per_pod <= 0 or per_node < per_pod or spec.zone_max_nodes is None:
         return []
     nodes = -(-pods // (per_node // per_pod))
-    if nodes < 2 or len(spec.zones) < 2 or _pins_zone(pod_spec) or one_zone(pod_spec):
+    if nodes < 2 or len(spec.zones) < 2 or one_zone(pod_spec):
         # A workload kept to one zone is judged whole by gang_fit.
         return []
     if nodes > spec.zone_max_nodes:
@@ -166,42 +166,10 @@ def zone_notes(pod_spec: Mapping[str, Any], pods: int, spec: PoolSpec) -> list[s
         f"its {pods} pods need {nodes} nodes, and nothing keeps them in one zone: the "
         "autoscaler scales each zone's group on its own (and splits one scale-up over the "
         "zones of a pool without aws.maxNodesPerZone); for a job that must run in one zone "
-        f"(NCCL, EFA), give its pods the nodeSelector {ZONE_LABEL}: <one of {', '.join(spec.zones)}> "
-        f"or a required podAffinity to each other with topologyKey {ZONE_LABEL}"
+        f"(NCCL, EFA), give its pods the nodeSelector {ZONE_KEYS[0]}: <one of "
+        f"{', '.join(spec.zones)}> or a required podAffinity to each other with topologyKey "
+        f"{ZONE_KEYS[0]}"
     ]
-
-
-ZONE_LABEL = "topology.kubernetes.io/zone"
-
-
-def _pins_zone(pod_spec: Mapping[str, Any]) -> bool:
-    """Whether the pod is held to one zone: a zone nodeSelector, a required node affinity to one
-    zone in every term, or a required pod affinity over the zone key."""
-    selector = pod_spec.get("nodeSelector")
-    if isinstance(selector, Mapping) and ZONE_LABEL in selector:
-        return True
-    affinity = pod_spec.get("affinity")
-    if not isinstance(affinity, Mapping):
-        return False
-    required = "requiredDuringSchedulingIgnoredDuringExecution"
-    terms = ((affinity.get("nodeAffinity") or {}).get(required) or {}).get("nodeSelectorTerms")
-    if isinstance(terms, list) and terms and all(_one_zone(term) for term in terms):
-        return True
-    pod_terms = (affinity.get("podAffinity") or {}).get(required) or []
-    return any(
-        isinstance(term, Mapping) and term.get("topologyKey") == ZONE_LABEL for term in pod_terms
-    )
-
-
-def _one_zone(term: Any) -> bool:
-    expressions = term.get("matchExpressions") if isinstance(term, Mapping) else None
-    return any(
-        isinstance(e, Mapping)
-        and e.get("key") == ZONE_LABEL
-        and e.get("operator") == "In"
-        and len(e.get("values") or []) == 1
-        for e in expressions or []
-    )
 
 
 def _siblings(

@@ -40,15 +40,19 @@ def pods_per_node(pod_spec: Mapping[str, Any], node: NodeTemplate) -> int:
     for name, amount in requested.items():
         if amount.total <= 0:
             continue
-        if name == "cpu":
-            offered = node.cpu_millis
-        elif name == "memory":
-            offered = node.memory_bytes
-        else:
-            offered = node.allocatable.get(name, 0)
+        offered = _offered(node, name)
         if offered > 0:
             room.append(offered // amount.total)
     return max(1, min(room, default=1))
+
+
+def _offered(node: NodeTemplate, name: str) -> int:
+    """What the node's allocatable holds of a resource, in the units a request counts."""
+    if name == "cpu":
+        return node.cpu_millis
+    if name == "memory":
+        return node.memory_bytes
+    return node.allocatable.get(name, 0)
 
 
 def nodes_needed(pods: int, per_node: int) -> int:
@@ -166,12 +170,7 @@ def _lower_bound_nodes(sets: Sequence[PodSet], node: NodeTemplate) -> int:
             totals[name] = totals.get(name, 0) + amount.total * pod_set.count
     bound = 0
     for name, total in totals.items():
-        if name == "cpu":
-            offered = node.cpu_millis
-        elif name == "memory":
-            offered = node.memory_bytes
-        else:
-            offered = node.allocatable.get(name, 0)
+        offered = _offered(node, name)
         if offered > 0 and total > 0:
             bound = max(bound, math.ceil(total / offered))
     return bound
