@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from components.model.catalog.component_roles import role
@@ -349,6 +349,19 @@ def _md_code(text: str) -> str:
     return f"{fence}{padding}{text}{padding}{fence}"
 
 
+def _effect_items(
+    changes: Sequence[ResourceChange], effect: str, labels: Mapping[str, str]
+) -> list[str]:
+    """One alert item per node note of `effect`: the resource, the paths and what happens."""
+    return [
+        f"> - {_md_code(labels[change.urn])} because of "
+        f"{', '.join(_md_code(path) for path in note.paths)}: {note.says}"
+        for change in changes
+        for note in change.node_notes
+        if note.effect == effect
+    ]
+
+
 def render_markdown(diff: PlanDiff) -> str:
     """A PR comment: heading, summary, a warning listing replacements, then a ``diff`` block."""
     target = " / ".join(part for part in (diff.project, diff.stack) if part)
@@ -397,13 +410,7 @@ def render_markdown(diff: PlanDiff) -> str:
             "but the cloud drains and replaces (or reboots) the nodes, evicting their pods "
             "(training jobs included).",
         ]
-        for change in rolled:
-            for note in change.node_notes:
-                if note.effect == "rolls":
-                    paths = ", ".join(_md_code(path) for path in note.paths)
-                    parts.append(
-                        f"> - {_md_code(labels[change.urn])} because of {paths}: {note.says}"
-                    )
+        parts += _effect_items(rolled, "rolls", labels)
 
     started = diff.started
     if started:
@@ -414,13 +421,7 @@ def render_markdown(diff: PlanDiff) -> str:
             f"> {len(started)} {noun} **nodes at `pulumi up`**, billed from their start and "
             "kept while idle:",
         ]
-        for change in started:
-            for note in change.node_notes:
-                if note.effect == "starts":
-                    paths = ", ".join(_md_code(path) for path in note.paths)
-                    parts.append(
-                        f"> - {_md_code(labels[change.urn])} because of {paths}: {note.says}"
-                    )
+        parts += _effect_items(started, "starts", labels)
     new_warnings, every_warning = warning_markdown(diff)
     parts += new_warnings
     body = _body_lines(diff)
