@@ -28,12 +28,11 @@ from components.aws.model.adopted import (
     adoption_warnings,
 )
 from components.aws.model.autoscaler_tags import default_tags
-from components.aws.model.config import cluster_options
+from components.aws.model.config import cluster_options, existing_options
 from components.aws.network import NetworkHandle
 from components.aws.node_roles import node_policies, self_managed_nodes, service_role
 from components.aws.user_data import ClusterJoin
 from components.kubernetes.cluster import KubernetesProviders, stop_unless_adoptable
-from components.model import existing_cluster
 from components.model.adoption import AdoptionError
 from components.model.schema import ClusterConfig
 
@@ -196,7 +195,7 @@ class AdoptedEksCluster(pulumi.ComponentResource):
 
     @property
     def node_security_group_ids(self) -> Sequence[str]:
-        extra = existing_cluster.cluster_options(self._config).node_security_group_ids or []
+        extra = existing_options(self._config).node_security_group_ids or []
         return [self.facts.security_group_id, *extra]
 
     @property
@@ -206,7 +205,7 @@ class AdoptedEksCluster(pulumi.ComponentResource):
         # N4), and an autoscaler of the owner's must not find gpufleet's (eks-3.md N18). When
         # the owner's autoscaler is the one meant to scale them (autoscalerInstalled), the
         # groups carry the standard pair it discovers by.
-        if existing_cluster.cluster_options(self._config).autoscaler_installed:
+        if existing_options(self._config).autoscaler_installed:
             return None
         return autoscaler_tags.gpufleet_owner_tag(self.facts.name)
 

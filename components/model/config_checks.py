@@ -384,12 +384,4 @@ def check_software(
                 software.mode,
             )
         )
-    if software.operator_driver and not cloud.accepts_operator_driver(mode):
-        problems.append(
-            Problem(
-                "gpuSoftware.operatorDriver",
-                "only applies to azure with mode gpu-operator",
-                software.operator_driver,
-            )
-        )
     return problems
