@@ -90,7 +90,8 @@ class Cloud(ABC):
     # Whether `cluster.existing` here means adopting a cluster the user already runs: gpufleet
     # looks it up instead of creating it, and adds the GPU pools to it.
     adopts_clusters: ClassVar[bool] = False
-    # The keys of `cluster.existing` this cloud reads (field names); the others are refused.
+    # The keys of `cluster.existing` this cloud reads besides its `existing_options` (field
+    # names); the others are refused.
     existing_keys: ClassVar[tuple[str, ...]] = ()
     # This cloud's own keys of `cluster.existing` and of `gpuSoftware` (components/model/config.py
     # adds them to those sections).

@@ -4,10 +4,11 @@ Two uses, one section. On `cloud: existing` it says how to reach any cluster (gp
 GPU software only). On gcp, aws and azure its presence means *adopt*: gpufleet looks up the
 cluster named `cluster.name` in `cluster.region` with the provider's get functions and adds GPU
 pools to it, with the GPU software, the autoscaler pieces and the samples, as on a cluster it
-created. The keys here are the ones every stack may read; an adopting cloud that needs keys of
-its own declares them in its folder (`Cloud.existing_options`) and `components.model.config`
-adds them to this section, so their paths stay `cluster.existing.<key>`. Each cloud reads only
-its own keys of the section (`Cloud.existing_keys`); the config check refuses the others by name.
+created. The keys here are those of `cloud: existing`; an adopting cloud that needs keys of its
+own declares them in its folder (`Cloud.existing_options`) and `components.model.config` adds
+them to this section, so their paths stay `cluster.existing.<key>`. Each cloud reads only
+its own keys of the section (`config_checks.existing_keys_of`); the config check refuses the
+others by name.
 """
 
 from __future__ import annotations

@@ -67,7 +67,6 @@ class Aws(ManagedCloud):
     removal_effects = aws_node_effects.REMOVAL_EFFECTS
     split_from_roll = aws_node_effects.SPLIT_FROM_ROLL
     existing_options = aws_config.AwsExistingOptions
-    existing_keys = tuple(aws_config.AwsExistingOptions.model_fields)
     # Where the GPU nodes go, what brings them up, and how gpufleet's own autoscaler expands.
     adopted_cluster_keys = (
         "private_subnet_ids",

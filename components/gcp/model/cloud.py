@@ -103,7 +103,6 @@ class Gcp(ManagedCloud):
     adopts_clusters = True
     # A zonal cluster's zone (components/gcp/model/cluster_checks.py).
     existing_options = gcp_config.GcpExistingOptions
-    existing_keys = tuple(gcp_config.GcpExistingOptions.model_fields)
     node_effects = gcp_node_effects.NODE_EFFECTS
     control_plane_version = gcp_node_effects.CONTROL_PLANE_VERSION
     version_bump_effects = gcp_node_effects.VERSION_BUMP_EFFECTS
