@@ -150,30 +150,6 @@ class AksCluster(pulumi.ComponentResource):
             else None
         )
 
-    def _maintenance_windows(
-        self, name: str, window: MaintenanceConfig, child: pulumi.ResourceOptions
-    ) -> None:
-        """AKS's patch and node-image upgrades start only inside the weekly window: without it
-        the NodeImage channel reimages GPU nodes at any hour (review aks.md P5)."""
-        for suffix, config_name in MAINTENANCE_CONFIGURATIONS.items():
-            containerservice.MaintenanceConfiguration(
-                f"{name}-maintenance-{suffix}",
-                resource_group_name=self.resource_group_name,
-                resource_name_=self.cluster.name,
-                config_name=config_name,
-                maintenance_window=containerservice.MaintenanceWindowArgs(
-                    schedule=containerservice.ScheduleArgs(
-                        weekly=containerservice.WeeklyScheduleArgs(
-                            day_of_week=window.day, interval_weeks=1
-                        )
-                    ),
-                    duration_hours=window.duration_hours,
-                    start_time=window.start_time,
-                    utc_offset="+00:00",
-                ),
-                opts=child,
-            )
-
     def _role_assignments(
         self,
         name: str,
@@ -255,6 +231,30 @@ class AksCluster(pulumi.ComponentResource):
                 ),
             )
         ]
+
+    def _maintenance_windows(
+        self, name: str, window: MaintenanceConfig, child: pulumi.ResourceOptions
+    ) -> None:
+        """AKS's patch and node-image upgrades start only inside the weekly window: without it
+        the NodeImage channel reimages GPU nodes at any hour (review aks.md P5)."""
+        for suffix, config_name in MAINTENANCE_CONFIGURATIONS.items():
+            containerservice.MaintenanceConfiguration(
+                f"{name}-maintenance-{suffix}",
+                resource_group_name=self.resource_group_name,
+                resource_name_=self.cluster.name,
+                config_name=config_name,
+                maintenance_window=containerservice.MaintenanceWindowArgs(
+                    schedule=containerservice.ScheduleArgs(
+                        weekly=containerservice.WeeklyScheduleArgs(
+                            day_of_week=window.day, interval_weeks=1
+                        )
+                    ),
+                    duration_hours=window.duration_hours,
+                    start_time=window.start_time,
+                    utc_offset="+00:00",
+                ),
+                opts=child,
+            )
 
     def _kubernetes_access(
         self,
