@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from components.azure.cluster import _dns_prefix
+from components.azure.managed_cluster import dns_prefix
 from components.azure.model.adopted import AksClusterFacts, adoption_problems
 from components.azure.model.deployed import FixedAtCreation
 from components.azure.model.limits import (
@@ -92,9 +92,9 @@ def test_a_node_resource_group_of_80_characters_passes_and_81_is_refused(
 
 
 def test_the_dns_prefix_keeps_54_characters_and_cuts_the_55th() -> None:
-    assert _dns_prefix("d" * 54) == "d" * 54
-    assert _dns_prefix("d" * 55) == "d" * 54
-    assert _dns_prefix("gpu-fleet_research-team-01") == "gpu-fleet-research-team-01"
+    assert dns_prefix("d" * 54) == "d" * 54
+    assert dns_prefix("d" * 55) == "d" * 54
+    assert dns_prefix("gpu-fleet_research-team-01") == "gpu-fleet-research-team-01"
 
 
 def test_the_system_pool_deployment_name_fits_64_and_differs_for_every_cluster() -> None:

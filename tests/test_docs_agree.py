@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 
 from components.model.capacity import shown_order
-from components.model.config_checks import _OWNER_KEYS
-from components.model.existing_cluster import ExistingClusterOptions
+from components.model.config import ClusterModel
+from components.model.config_checks import _OWNER_KEYS, existing_keys_of
+from components.model.existing_cluster import SECTION
 from components.model.registry import CLOUDS
 from components.tooling.stacks import PROJECT_DIR
 
@@ -31,11 +32,12 @@ def test_adopted_clusters_lists_the_keys_the_code_refuses_and_allows() -> None:
             allowed.add(f"{name}.{options.model_fields[field].alias or field}")
     assert said == allowed
     existing = set(re.findall(r"`existing\.(\w+)`", refused))
-    fields = ExistingClusterOptions.model_fields
+    # The section as assembled: the shared keys and each adopting cloud's own.
+    fields = ClusterModel.model_fields[SECTION].annotation.model_fields  # type: ignore[union-attr]
     taken = {
-        name: CLOUDS[name].existing_keys
+        name: existing_keys_of(CLOUDS[name])
         for name in ("aws", "gcp", "azure")
-        if CLOUDS[name].existing_keys
+        if existing_keys_of(CLOUDS[name])
     }
     assert existing == {fields[key].alias or key for keys in taken.values() for key in keys}
     assert set(taken) == {"aws", "gcp"}  # the bullet says azure takes none

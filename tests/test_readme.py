@@ -71,7 +71,8 @@ def _leaf_keys(model: type, prefix: str = "") -> list[str]:
 def test_every_config_key_is_in_the_reference() -> None:
     from components.model.config import ClusterModel as ClusterConfig
     from components.model.config import GpuPoolModel as GpuPoolConfig
-    from components.model.schema import GpuSoftwareConfig, SamplesConfig
+    from components.model.config import GpuSoftwareModel as GpuSoftwareConfig
+    from components.model.schema import SamplesConfig
 
     reference = "\n".join(path.read_text() for path in DOCS)
     keys = _leaf_keys(ClusterConfig) + _leaf_keys(GpuPoolConfig) + _leaf_keys(GpuSoftwareConfig)

@@ -28,12 +28,11 @@ from components.aws.model.adopted import (
     adoption_warnings,
 )
 from components.aws.model.autoscaler_tags import default_tags
-from components.aws.model.config import cluster_options
+from components.aws.model.config import cluster_options, existing_options
 from components.aws.network import NetworkHandle
 from components.aws.node_roles import node_policies, self_managed_nodes, service_role
 from components.aws.user_data import ClusterJoin
 from components.kubernetes.cluster import KubernetesProviders, stop_unless_adoptable
-from components.model import existing_cluster
 from components.model.adoption import AdoptionError
 from components.model.schema import ClusterConfig
 
@@ -74,18 +73,28 @@ class AdoptedEksCluster(pulumi.ComponentResource):
         super().__init__("gpufleet:aws:AdoptedCluster", name, None, opts)
         cfg = args.config
         self._config = cfg
-        region = cfg.region or ""
         self.aws_provider = aws.Provider(
             f"{name}-aws",
-            region=region,
+            region=cfg.region or "",
             default_tags=aws.ProviderDefaultTagsArgs(tags=default_tags(cfg.name)),
             opts=pulumi.ResourceOptions(parent=self),
         )
         invoke = pulumi.InvokeOptions(parent=self, provider=self.aws_provider)
         # Looked up below (a missing cluster stops the program), so it exists.
         self.live_node_groups = LiveNodeGroups(cfg.name, invoke, exists=True)
+        self.facts = self._look_up_or_stop(args, invoke)
+        self._node_roles(name, args, invoke)
+        self._network(cfg)
+        self._kubernetes_access(name, cfg)
+        self.register_outputs({"clusterName": self.facts.name, "version": self.facts.version})
+
+    def _look_up_or_stop(
+        self, args: AdoptedEksClusterArgs, invoke: pulumi.InvokeOptions
+    ) -> EksClusterFacts:
+        """The cluster's facts; the program stops here when the pools could not join it."""
+        cfg = args.config
         given = list(cluster_options(cfg).private_subnet_ids or [])
-        self.facts = facts = look_up(cfg, given, invoke)
+        facts = look_up(cfg, given, invoke)
         problems = adoption_problems(facts, cfg, args.needs, subnets_given=bool(given))
         if args.managed_group_names and not problems:
             # The owner's groups count toward the same quota (review eks-3.md R3-2).
@@ -96,7 +105,14 @@ class AdoptedEksCluster(pulumi.ComponentResource):
         stop_unless_adoptable(
             cfg.name, problems, adoption_warnings(facts, cfg, managed_groups=args.managed_nodes)
         )
+        return facts
 
+    def _node_roles(
+        self, name: str, args: AdoptedEksClusterArgs, invoke: pulumi.InvokeOptions
+    ) -> None:
+        """gpufleet's node roles: for managed groups, and for self-managed groups or its own
+        Karpenter (with their instance profile and access entry)."""
+        facts = self.facts
         child = pulumi.ResourceOptions(parent=self, provider=self.aws_provider)
         partition = aws.get_partition_output(
             opts=pulumi.InvokeOutputOptions(parent=self, provider=self.aws_provider)
@@ -128,6 +144,9 @@ class AdoptedEksCluster(pulumi.ComponentResource):
             self.self_managed_instance_profile = nodes.instance_profile
             self.self_managed_access = nodes.access
 
+    def _network(self, cfg: ClusterConfig) -> None:
+        """The looked-up private subnets of the configured zones, by zone."""
+        facts = self.facts
         zones = list(cfg.zones or [])
         by_zone = {zone: list(facts.subnets_by_zone.get(zone, ())) for zone in zones}
         self._subnet_ids = [subnet for zone in zones for subnet in by_zone[zone]]
@@ -136,6 +155,10 @@ class AdoptedEksCluster(pulumi.ComponentResource):
             public_subnet_ids=[],
             private_subnets_by_zone=by_zone,
         )
+
+    def _kubernetes_access(self, name: str, cfg: ClusterConfig) -> None:
+        """What nodes join with, the kubeconfig and the Kubernetes providers."""
+        facts = self.facts
         self.oidc_issuer = facts.oidc_issuer
         self.join = pulumi.Output.from_input(
             ClusterJoin(
@@ -146,7 +169,7 @@ class AdoptedEksCluster(pulumi.ComponentResource):
             )
         )
         self.kubeconfig = pulumi.Output.secret(
-            eks_kubeconfig(cfg.name, region, facts.endpoint, facts.certificate_authority)
+            eks_kubeconfig(cfg.name, cfg.region or "", facts.endpoint, facts.certificate_authority)
         )
         self.k8s_providers = KubernetesProviders(
             f"{name}-k8s",
@@ -156,7 +179,6 @@ class AdoptedEksCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
         )
         self.k8s_provider = self.k8s_providers.main
-        self.register_outputs({"clusterName": facts.name, "version": facts.version})
 
     # What the GPU pools and controllers read (components/aws/node_host.py).
     @property
@@ -173,7 +195,7 @@ class AdoptedEksCluster(pulumi.ComponentResource):
 
     @property
     def node_security_group_ids(self) -> Sequence[str]:
-        extra = existing_cluster.cluster_options(self._config).node_security_group_ids or []
+        extra = existing_options(self._config).node_security_group_ids or []
         return [self.facts.security_group_id, *extra]
 
     @property
@@ -183,7 +205,7 @@ class AdoptedEksCluster(pulumi.ComponentResource):
         # N4), and an autoscaler of the owner's must not find gpufleet's (eks-3.md N18). When
         # the owner's autoscaler is the one meant to scale them (autoscalerInstalled), the
         # groups carry the standard pair it discovers by.
-        if existing_cluster.cluster_options(self._config).autoscaler_installed:
+        if existing_options(self._config).autoscaler_installed:
             return None
         return autoscaler_tags.gpufleet_owner_tag(self.facts.name)
 

@@ -13,9 +13,10 @@ import pulumi_kubernetes as k8s
 from components.aws import iam
 from components.aws.addons import EksAddons, EksAddonsArgs
 from components.aws.amis import managed_release_version
+from components.aws.control_plane import control_plane
 from components.aws.launch_template import METADATA_OPTIONS, block_devices, tag_specifications
 from components.aws.live_groups import LiveNodeGroups
-from components.aws.model import auto_mode, names
+from components.aws.model import names
 from components.aws.model.autoscaler_tags import default_tags
 from components.aws.model.cloud import AWS
 from components.aws.model.config import cluster_options, principal_slug
@@ -28,10 +29,7 @@ from components.kubernetes.kubeconfig import exec_kubeconfig
 from components.model.pools import POOL_LABEL, PoolSpec
 from components.model.schema import SYSTEM_POOL_NAME, ClusterConfig
 
-CONTROL_PLANE_LOGS = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
 SYSTEM_GROUP_PREFIX = f"{SYSTEM_POOL_NAME}-"
-# EKS would create the log group itself with no expiry; ours keeps a month.
-LOG_RETENTION_DAYS = 30
 
 
 @dataclass(frozen=True)
@@ -71,11 +69,10 @@ class EksCluster(pulumi.ComponentResource):
     ) -> None:
         super().__init__("gpufleet:aws:Cluster", name, None, opts)
         cfg = args.config
-        region = cfg.region or ""
         self._system_min_nodes = args.system_pool.min_nodes
         self.aws_provider = aws.Provider(
             f"{name}-aws",
-            region=region,
+            region=cfg.region or "",
             default_tags=aws.ProviderDefaultTagsArgs(tags=default_tags(cfg.name)),
             opts=pulumi.ResourceOptions(parent=self),
         )
@@ -86,101 +83,49 @@ class EksCluster(pulumi.ComponentResource):
         partition = aws.get_partition_output(
             opts=pulumi.InvokeOutputOptions(parent=self, provider=self.aws_provider)
         ).partition
-
         if cluster_options(cfg).private_subnet_ids:
             self.network = existing_network(cfg, self.aws_provider, self)
         else:
             self.network = EksNetwork(f"{name}-network", cfg, opts=child).handle
-
-        cluster_policies = iam.CLUSTER_POLICIES + (
-            auto_mode.CLUSTER_POLICIES if args.auto_mode else ()
+        self.cluster = control_plane(
+            name, cfg, self.network.private_subnet_ids, args.auto_mode, partition, child
         )
-        role, role_policies = service_role(
-            f"{name}-cluster", "eks.amazonaws.com", cluster_policies, partition, child
+        self._identities(name, args, partition, child)
+        self._administrators(name, cfg, partition, child)
+        # The add-ons that need no node (vpc-cni on its own role among them) before the first
+        # node, so it starts with pod networking (components/aws/model/vpc_cni.py). Parented to
+        # the stack, as when it was built after the cluster: its URNs stay.
+        self.addons = EksAddons(
+            f"{cfg.name}-addons",
+            EksAddonsArgs(
+                cluster_name=self.cluster.name,
+                cluster_version=self.cluster.version,
+                cluster_arn=self.cluster.arn,
+                provider=self.aws_provider,
+                node_monitoring=not args.auto_mode,
+            ),
         )
-        key = aws.kms.Key(
-            f"{name}-secrets",
-            description=f"Kubernetes secrets of EKS cluster {cfg.name}",
-            enable_key_rotation=True,
-            deletion_window_in_days=30,
-            opts=child,
-        )
-        key_use = aws.iam.RolePolicy(
-            f"{name}-cluster-kms",
-            **names.name_args(names.ROLE_POLICY, f"{name}-cluster-kms"),
-            role=role.id,
-            policy=key.arn.apply(iam.secrets_key_policy_document),
-            opts=child,
-        )
-        logs = aws.cloudwatch.LogGroup(
-            f"{name}-logs",
-            name=f"/aws/eks/{cfg.name}/cluster",
-            retention_in_days=LOG_RETENTION_DAYS,
-            opts=child,
-        )
-        self.cluster = aws.eks.Cluster(
-            f"{name}-cluster",
-            name=cfg.name,
-            version=cfg.kubernetes_version,
-            role_arn=role.arn,
-            vpc_config=aws.eks.ClusterVpcConfigArgs(
-                subnet_ids=self.network.private_subnet_ids,
-                endpoint_private_access=True,
-                # No open default: the config names who may reach it, or [] (private only).
-                endpoint_public_access=bool(cluster_options(cfg).public_endpoint_cidrs),
-                public_access_cidrs=cluster_options(cfg).public_endpoint_cidrs or None,
-            ),
-            access_config=aws.eks.ClusterAccessConfigArgs(
-                authentication_mode="API",
-                # Whoever runs `pulumi up` administers the cluster (the Kubernetes provider needs it).
-                bootstrap_cluster_creator_admin_permissions=True,
-            ),
-            # Explicit: unset, EKS bills extended support once the minor leaves standard support
-            # (review eks.md S2-6).
-            upgrade_policy=aws.eks.ClusterUpgradePolicyArgs(
-                support_type=cluster_options(cfg).support_type
-            ),
-            kubernetes_network_config=aws.eks.ClusterKubernetesNetworkConfigArgs(
-                ip_family="ipv4",
-                service_ipv4_cidr=cluster_options(cfg).service_cidr,
-                elastic_load_balancing=aws.eks.ClusterKubernetesNetworkConfigElasticLoadBalancingArgs(
-                    enabled=True
-                )
-                if args.auto_mode
-                else None,
-            ),
-            # Auto Mode: compute, block storage and load balancing on together, no
-            # self-managed add-ons (the managed ones are aws.eks.Addon, components/aws/addons.py).
-            # gpufleet's NodePools bring the GPU nodes, so no built-in node pools.
-            compute_config=aws.eks.ClusterComputeConfigArgs(enabled=True, node_pools=[])
-            if args.auto_mode
-            else None,
-            storage_config=aws.eks.ClusterStorageConfigArgs(
-                block_storage=aws.eks.ClusterStorageConfigBlockStorageArgs(enabled=True)
-            )
-            if args.auto_mode
-            else None,
-            # Required false only to create an Auto Mode cluster; enabling Auto Mode on a
-            # running cluster keeps what it bootstrapped (terraform-provider-aws PR 40415,
-            # pulumi-eks PR 1519, EKS user guide automode/auto-enable-existing), so a change of
-            # it must not replace the cluster (review eks-2.md N9).
-            bootstrap_self_managed_addons=False if args.auto_mode else None,
-            encryption_config=aws.eks.ClusterEncryptionConfigArgs(
-                provider=aws.eks.ClusterEncryptionConfigProviderArgs(key_arn=key.arn),
-                resources=["secrets"],
-            ),
-            enabled_cluster_log_types=CONTROL_PLANE_LOGS,
-            deletion_protection=cfg.protect,
-            opts=pulumi.ResourceOptions.merge(
-                child,
-                pulumi.ResourceOptions(
-                    protect=cfg.protect,
-                    depends_on=[logs, key_use, *role_policies],
-                    ignore_changes=["bootstrapSelfManagedAddons"],
-                ),
-            ),
+        self.system_node_group = self._system_node_group(name, args, child)
+        self.addons.after_nodes([self.system_node_group])
+        self._kubernetes_access(name, cfg)
+        self.register_outputs(
+            {
+                "clusterName": self.cluster.name,
+                "endpoint": self.cluster.endpoint,
+                "oidcProviderArn": self.oidc_provider.arn,
+                "kubeconfig": self.kubeconfig,
+            }
         )
 
+    def _identities(
+        self,
+        name: str,
+        args: EksClusterArgs,
+        partition: pulumi.Output[str],
+        child: pulumi.ResourceOptions,
+    ) -> None:
+        """The OIDC provider for IRSA, the managed groups' node role and, when a pool runs on
+        self-managed groups, their role, instance profile and access entry."""
         self.oidc_issuer = self.cluster.identities.apply(_issuer)
         self.oidc_provider = aws.iam.OpenIdConnectProvider(
             f"{name}-oidc",
@@ -202,6 +147,14 @@ class EksCluster(pulumi.ComponentResource):
             self.self_managed_instance_profile = nodes.instance_profile
             self.self_managed_access = nodes.access
 
+    def _administrators(
+        self,
+        name: str,
+        cfg: ClusterConfig,
+        partition: pulumi.Output[str],
+        child: pulumi.ResourceOptions,
+    ) -> None:
+        """An access entry with cluster admin for each of `cluster.aws.adminPrincipalArns`."""
         for arn in cluster_options(cfg).admin_principal_arns:
             # CI roles and teammates administer the cluster too (API authentication mode admits
             # only principals with an access entry; review eks.md S2).
@@ -226,21 +179,9 @@ class EksCluster(pulumi.ComponentResource):
                 ),
             )
 
-        # The add-ons that need no node (vpc-cni on its own role among them) before the first
-        # node, so it starts with pod networking (components/aws/model/vpc_cni.py). Parented to
-        # the stack, as when it was built after the cluster: its URNs stay.
-        self.addons = EksAddons(
-            f"{cfg.name}-addons",
-            EksAddonsArgs(
-                cluster_name=self.cluster.name,
-                cluster_version=self.cluster.version,
-                cluster_arn=self.cluster.arn,
-                provider=self.aws_provider,
-                node_monitoring=not args.auto_mode,
-            ),
-        )
-        self.system_node_group = self._system_node_group(name, args, child)
-        self.addons.after_nodes([self.system_node_group])
+    def _kubernetes_access(self, name: str, cfg: ClusterConfig) -> None:
+        """What nodes join with, the kubeconfig and the Kubernetes providers (after the system
+        group, which runs what the providers install first)."""
         self.join = pulumi.Output.all(
             self.cluster.name, self.cluster.endpoint, self.cluster.certificate_authority.data
         ).apply(
@@ -253,7 +194,7 @@ class EksCluster(pulumi.ComponentResource):
         )
         self.kubeconfig = pulumi.Output.secret(
             pulumi.Output.all(self.cluster.endpoint, self.cluster.certificate_authority.data).apply(
-                lambda parts: eks_kubeconfig(cfg.name, region, parts[0], parts[1] or "")
+                lambda parts: eks_kubeconfig(cfg.name, cfg.region or "", parts[0], parts[1] or "")
             )
         )
         self.k8s_providers = KubernetesProviders(
@@ -266,14 +207,6 @@ class EksCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group]),
         )
         self.k8s_provider = self.k8s_providers.main
-        self.register_outputs(
-            {
-                "clusterName": self.cluster.name,
-                "endpoint": self.cluster.endpoint,
-                "oidcProviderArn": self.oidc_provider.arn,
-                "kubeconfig": self.kubeconfig,
-            }
-        )
 
     # What the GPU pools and controllers read (components/aws/node_host.py).
     @property

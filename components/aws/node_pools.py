@@ -20,10 +20,14 @@ from components.aws.karpenter import (
 )
 from components.aws.model import auto_mode, capacity, karpenter
 from components.aws.model.autoscaler_tags import default_tags
-from components.aws.model.config import AwsPoolOptions, cluster_options, pool_options
+from components.aws.model.config import (
+    AwsPoolOptions,
+    cluster_options,
+    existing_options,
+    pool_options,
+)
 from components.aws.model.provisioners import provisioner
 from components.aws.node_host import EksNodeHost
-from components.model import existing_cluster
 from components.model.pools import PoolSpec
 from components.model.schema import StackConfig
 
@@ -37,7 +41,7 @@ def build(
     by_id = eks.selected_by_id
     given_subnets = [] if by_id else list(cluster_options(cfg).private_subnet_ids or [])
     security_group = eks.security_group_id
-    existing = existing_cluster.cluster_options(cfg)
+    existing = existing_options(cfg)
     built: list[pulumi.Resource] = []
     wait_for: list[pulumi.Resource]
     node_role_name: pulumi.Input[str]

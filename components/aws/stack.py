@@ -25,14 +25,13 @@ from components.aws.managed_gpu_pool import (
 from components.aws.model import capacity, provisioners, quotas
 from components.aws.model.adopted import Needs
 from components.aws.model.cloud import AWS
-from components.aws.model.config import cluster_options, pool_options
+from components.aws.model.config import cluster_options, existing_options, pool_options
 from components.aws.node_host import EksNodeHost
 from components.aws.termination_handler import (
     NodeTerminationHandler,
     NodeTerminationHandlerArgs,
 )
 from components.kubernetes.cluster import ClusterHandle
-from components.model import existing_cluster
 from components.model.pools import PoolSpec
 from components.model.schema import StackConfig
 
@@ -71,7 +70,7 @@ def _adopt_cluster(config: StackConfig) -> ClusterHandle:
     """A cluster that exists: looked up, with gpufleet's node roles and provider only."""
     cfg = config.cluster
     kind = provisioners.provisioner(cfg)
-    installed = existing_cluster.cluster_options(cfg).autoscaler_installed
+    installed = existing_options(cfg).autoscaler_installed
     options = [pool_options(p) for p in config.gpu_pools]
     per_group = kind == "cluster-autoscaler"
     self_managed = _needs_self_managed_role(config) and not (kind == "karpenter" and installed)
@@ -106,7 +105,7 @@ def _adopt_cluster(config: StackConfig) -> ClusterHandle:
             # The role gpufleet's GPU nodes run with (a running Karpenter's, when it has one).
             "nodeIdentity": next(
                 (role.arn for role in roles if role is not None),
-                existing_cluster.cluster_options(cfg).karpenter_node_role or "",
+                existing_options(cfg).karpenter_node_role or "",
             ),
         },
     )
@@ -148,7 +147,7 @@ def build_gpu_pools(
                         max_nodes_per_zone=options[pool.name].max_nodes_per_zone,
                         autoscaler_tag=eks.autoscaler_discovery_tag,
                         security_group_ids=list(eks.node_security_group_ids)
-                        if existing_cluster.cluster_options(cfg).node_security_group_ids
+                        if existing_options(cfg).node_security_group_ids
                         else None,
                         capacity_type=provisioners.managed_capacity_type(by_name[pool.name]),
                         reservation_id=capacity.launch_target(by_name[pool.name]),
@@ -188,7 +187,7 @@ def build_gpu_pools(
             # Names are [A-Za-z0-9_-] only (config rules), so they are literal regexes.
             spot_groups += [f"^{group_name(cfg.name, pool.name, z)}$" for z in pool.zones]
 
-    if not existing_cluster.cluster_options(cfg).autoscaler_installed:
+    if not existing_options(cfg).autoscaler_installed:
         queued = any(pool.queue is not None for pool in pools)
         autoscaler = _cluster_autoscaler(config, eks, spot_groups, queued)
         if queued:

@@ -16,6 +16,7 @@ from pulumi_azure_native.provider import Provider as AzureProvider
 
 from components.azure import credentials, network, system_pool
 from components.azure.deployed import deployed_cluster
+from components.azure.managed_cluster import managed_cluster
 from components.azure.model.config import cluster_options
 from components.azure.model.deployed import DeployedCluster
 from components.azure.model.reservations import IDENTITY_ID, IDENTITY_KEY, grant_scopes
@@ -31,14 +32,6 @@ AKS_RBAC_CLUSTER_ADMIN = "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b"
 # What AKS asks for on the resource group that holds a capacity reservation group
 # (learn.microsoft.com/azure/aks/use-capacity-reservation-groups, Prerequisites).
 CONTRIBUTOR = "b24988ac-6180-42a0-ab88-20f7382dd24c"
-# Nothing of the cluster is ignored after creation. Its `agentPoolProfiles` holds only the
-# system pool, as configured now (a creation-time profile kept by ignoreChanges would come back
-# with every cluster update: review aks-2.md A-F3); after a `pulumi refresh` the recorded list
-# also holds the GPU pools, and the next `up` sends the system pool alone once more, which AKS
-# accepts (pools a cluster PUT leaves out are kept; only a pool it adds is refused).
-CLUSTER_IGNORE_CHANGES: list[str] = []
-
-
 # AKS's two planned-maintenance configurations (their names are fixed by AKS).
 MAINTENANCE_CONFIGURATIONS = {
     "auto-upgrade": "aksManagedAutoUpgradeSchedule",
@@ -82,7 +75,6 @@ class AksCluster(pulumi.ComponentResource):
         cfg = args.config
         aks = cluster_options(cfg)
         location = cfg.region or ""
-        entra_id = aks.authentication == "entra-id"
         tags = {"managed-by": "gpufleet", "gpufleet-cluster": cfg.name}
         self.azure_provider = AzureProvider(
             f"{name}-azure",
@@ -92,107 +84,23 @@ class AksCluster(pulumi.ComponentResource):
         )
         child = pulumi.ResourceOptions(parent=self, provider=self.azure_provider)
         protected = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(protect=cfg.protect))
-        self.deployed = deployed_cluster(
-            self,
-            self.azure_provider,
-            network.resource_group_name_of(cfg.name, aks),
-            cfg,
-            args.system_pool,
-        )
-        # What is read to refuse or to grant, read before anything is created.
-        check_reservation_groups(cfg, args.gpu_pools, self, self.azure_provider)
-        identity_id = aks.control_plane_identity_id
-        # The user-assigned identity's principal, for its grants.
-        principal = (
-            _identity_principal(identity_id, self, self.azure_provider)
-            if identity_id and aks.role_assignments
-            else None
-        )
-
+        principal = self._read_what_exists(args)
         self.resource_group_name = network.resource_group(
             name, cfg.name, location, aks, tags, protected
         )
         self.subnet_id = network.node_subnet(
             name, cfg.name, location, self.resource_group_name, aks, tags, child
         )
-
-        # Whether this `up` creates the cluster (the system pool's count is sent only then).
-        creating = self.deployed is None
-        self.cluster = containerservice.ManagedCluster(
-            f"{name}-aks",
-            resource_name_=cfg.name,
-            resource_group_name=self.resource_group_name,
-            location=location,
-            dns_prefix=_dns_prefix(cfg.name),
-            # A minor version: AKS picks the newest patch and the `patch` channel keeps it current.
-            kubernetes_version=cfg.kubernetes_version,
-            sku=containerservice.ManagedClusterSKUArgs(name="Base", tier=aks.sku_tier),
-            identity=containerservice.ManagedClusterIdentityArgs(
-                type=containerservice.ResourceIdentityType.USER_ASSIGNED,
-                user_assigned_identities=[identity_id],
-            )
-            if identity_id
-            else containerservice.ManagedClusterIdentityArgs(
-                type=containerservice.ResourceIdentityType.SYSTEM_ASSIGNED
-            ),
-            oidc_issuer_profile=containerservice.ManagedClusterOIDCIssuerProfileArgs(enabled=True),
-            security_profile=containerservice.ManagedClusterSecurityProfileArgs(
-                workload_identity=containerservice.ManagedClusterSecurityProfileWorkloadIdentityArgs(
-                    enabled=True
-                )
-            ),
-            enable_rbac=True,
-            aad_profile=containerservice.ManagedClusterAADProfileArgs(
-                managed=True,
-                enable_azure_rbac=True,
-                admin_group_object_ids=list(aks.admin_group_object_ids) or None,
-            )
-            if entra_id
-            else None,
-            # Entra ID clusters hand out no static credentials.
-            disable_local_accounts=entra_id,
-            api_server_access_profile=containerservice.ManagedClusterAPIServerAccessProfileArgs(
-                authorized_ip_ranges=list(aks.api_server_authorized_cidrs)
-            )
-            if aks.api_server_authorized_cidrs
-            else None,
-            network_profile=containerservice.ContainerServiceNetworkProfileArgs(
-                network_plugin="azure",
-                network_plugin_mode="overlay",
-                pod_cidr=aks.pod_cidr,
-                service_cidr=aks.service_cidr,
-                dns_service_ip=aks.dns_service_ip,
-                load_balancer_sku="standard",
-                outbound_type="loadBalancer",
-            ),
-            auto_scaler_profile=containerservice.ManagedClusterPropertiesAutoScalerProfileArgs(
-                balance_similar_node_groups="true",
-                # DaemonSet-only GPU nodes (device plugin, DCGM) must still scale down to zero,
-                # and so must GPU nodes whose pods use emptyDir (datasets, caches).
-                skip_nodes_with_system_pods="false",
-                skip_nodes_with_local_storage="false",
-                # Every GPU node runs DaemonSets (device plugin, DCGM exporter): AKS recommends
-                # leaving their requests out of a node's utilization so an idle GPU node is
-                # still seen as idle (aks/cluster-autoscaler-overview; review aks.md N3).
-                ignore_daemonsets_utilization=True,
-                expander=aks.autoscaler_expander,
-                scale_down_unneeded_time=aks.scale_down_unneeded_time,
-                scale_down_delay_after_add=aks.scale_down_delay_after_add,
-            ),
-            auto_upgrade_profile=containerservice.ManagedClusterAutoUpgradeProfileArgs(
-                upgrade_channel="patch", node_os_upgrade_channel="NodeImage"
-            ),
-            agent_pool_profiles=[
-                system_pool.inline_profile(args.system_pool, self.subnet_id, creating)
-            ],
-            tags=tags,
-            opts=pulumi.ResourceOptions.merge(
-                protected,
-                pulumi.ResourceOptions(
-                    ignore_changes=CLUSTER_IGNORE_CHANGES
-                    + (system_pool.NEW_CLUSTER_IGNORE_CHANGES if creating else [])
-                ),
-            ),
+        self.cluster = managed_cluster(
+            name,
+            cfg,
+            self.resource_group_name,
+            self.subnet_id,
+            args.system_pool,
+            tags,
+            # Whether this `up` creates the cluster (the system pool's count is sent only then).
+            creating=self.deployed is None,
+            protected=protected,
         )
         self.system_pool = system_pool.system_pool_deployment(
             name,
@@ -206,35 +114,12 @@ class AksCluster(pulumi.ComponentResource):
         self.oidc_issuer_url = self.cluster.oidc_issuer_profile.apply(
             lambda profile: profile.issuer_url if profile else ""
         )
-
         self.reservation_grants = {}
         admin_grant = (
             self._role_assignments(name, args, principal, child) if aks.role_assignments else []
         )
         self._maintenance_windows(name, cfg.maintenance, child)
-
-        access = user_access(
-            self,
-            self.azure_provider,
-            self.resource_group_name,
-            # The output (not the config name) so the call waits for the cluster to exist.
-            self.cluster.name,
-            cfg.name,
-            kubelogin_mode=aks.kubelogin_mode if entra_id else None,
-        )
-        self.server, self.certificate_authority = access.server, access.certificate_authority
-        # The Kubernetes provider uses the API only once Azure RBAC knows the deployer's grant.
-        self.kubeconfig = wait_for_propagation(access.kubeconfig, admin_grant)
-        self.k8s_providers = KubernetesProviders(
-            f"{name}-k8s",
-            kubeconfig=self.kubeconfig,
-            # The cluster (its ARM id), not its API server or CA: a new endpoint or CA updates the
-            # provider instead of replacing everything it manages (review gke-2.md N1).
-            cluster_identifier=self.cluster.id,
-            # With Azure RBAC the deployer may use the API only once its role is granted.
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cluster, *admin_grant]),
-        )
-        self.k8s_provider = self.k8s_providers.main
+        self._kubernetes_access(name, cfg, admin_grant)
         self.register_outputs(
             {
                 "clusterName": self.cluster.name,
@@ -244,29 +129,26 @@ class AksCluster(pulumi.ComponentResource):
             }
         )
 
-    def _maintenance_windows(
-        self, name: str, window: MaintenanceConfig, child: pulumi.ResourceOptions
-    ) -> None:
-        """AKS's patch and node-image upgrades start only inside the weekly window: without it
-        the NodeImage channel reimages GPU nodes at any hour (review aks.md P5)."""
-        for suffix, config_name in MAINTENANCE_CONFIGURATIONS.items():
-            containerservice.MaintenanceConfiguration(
-                f"{name}-maintenance-{suffix}",
-                resource_group_name=self.resource_group_name,
-                resource_name_=self.cluster.name,
-                config_name=config_name,
-                maintenance_window=containerservice.MaintenanceWindowArgs(
-                    schedule=containerservice.ScheduleArgs(
-                        weekly=containerservice.WeeklyScheduleArgs(
-                            day_of_week=window.day, interval_weeks=1
-                        )
-                    ),
-                    duration_hours=window.duration_hours,
-                    start_time=window.start_time,
-                    utc_offset="+00:00",
-                ),
-                opts=child,
-            )
+    def _read_what_exists(self, args: AksClusterArgs) -> str | None:
+        """What is read to refuse or to grant, before anything is created: the cluster as it
+        runs, the reservation groups the pools name, and the principal of the control plane's
+        user-assigned identity (for its grants; None without one or without grants)."""
+        cfg = args.config
+        aks = cluster_options(cfg)
+        self.deployed = deployed_cluster(
+            self,
+            self.azure_provider,
+            network.resource_group_name_of(cfg.name, aks),
+            cfg,
+            args.system_pool,
+        )
+        check_reservation_groups(cfg, args.gpu_pools, self, self.azure_provider)
+        identity_id = aks.control_plane_identity_id
+        return (
+            _identity_principal(identity_id, self, self.azure_provider)
+            if identity_id and aks.role_assignments
+            else None
+        )
 
     def _role_assignments(
         self,
@@ -350,6 +232,62 @@ class AksCluster(pulumi.ComponentResource):
             )
         ]
 
+    def _maintenance_windows(
+        self, name: str, window: MaintenanceConfig, child: pulumi.ResourceOptions
+    ) -> None:
+        """AKS's patch and node-image upgrades start only inside the weekly window: without it
+        the NodeImage channel reimages GPU nodes at any hour (review aks.md P5)."""
+        for suffix, config_name in MAINTENANCE_CONFIGURATIONS.items():
+            containerservice.MaintenanceConfiguration(
+                f"{name}-maintenance-{suffix}",
+                resource_group_name=self.resource_group_name,
+                resource_name_=self.cluster.name,
+                config_name=config_name,
+                maintenance_window=containerservice.MaintenanceWindowArgs(
+                    schedule=containerservice.ScheduleArgs(
+                        weekly=containerservice.WeeklyScheduleArgs(
+                            day_of_week=window.day, interval_weeks=1
+                        )
+                    ),
+                    duration_hours=window.duration_hours,
+                    start_time=window.start_time,
+                    utc_offset="+00:00",
+                ),
+                opts=child,
+            )
+
+    def _kubernetes_access(
+        self,
+        name: str,
+        cfg: ClusterConfig,
+        admin_grant: list[authorization.RoleAssignment],
+    ) -> None:
+        """The API server, its CA, the kubeconfig and the Kubernetes providers (after the
+        deployer's grant, when Azure RBAC needs one)."""
+        aks = cluster_options(cfg)
+        access = user_access(
+            self,
+            self.azure_provider,
+            self.resource_group_name,
+            # The output (not the config name) so the call waits for the cluster to exist.
+            self.cluster.name,
+            cfg.name,
+            kubelogin_mode=aks.kubelogin_mode if aks.authentication == "entra-id" else None,
+        )
+        self.server, self.certificate_authority = access.server, access.certificate_authority
+        # The Kubernetes provider uses the API only once Azure RBAC knows the deployer's grant.
+        self.kubeconfig = wait_for_propagation(access.kubeconfig, admin_grant)
+        self.k8s_providers = KubernetesProviders(
+            f"{name}-k8s",
+            kubeconfig=self.kubeconfig,
+            # The cluster (its ARM id), not its API server or CA: a new endpoint or CA updates the
+            # provider instead of replacing everything it manages (review gke-2.md N1).
+            cluster_identifier=self.cluster.id,
+            # With Azure RBAC the deployer may use the API only once its role is granted.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cluster, *admin_grant]),
+        )
+        self.k8s_provider = self.k8s_providers.main
+
 
 def _identity_principal(identity_id: str, parent: pulumi.Resource, provider: AzureProvider) -> str:
     """The principal id of the control plane's user-assigned identity; stops the program when
@@ -369,12 +307,6 @@ def _identity_principal(identity_id: str, parent: pulumi.Resource, provider: Azu
             f"(got {identity_id!r})"
         ) from None
     return identity.principal_id
-
-
-def _dns_prefix(cluster_name: str) -> str:
-    """AKS DNS prefix: 1-54 of letters, digits and hyphens, alphanumeric at both ends."""
-    prefix = cluster_name.replace("_", "-")[:54].strip("-")
-    return prefix or "aks"
 
 
 @dataclass(frozen=True)

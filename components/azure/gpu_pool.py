@@ -12,6 +12,7 @@ from pulumi_azure_native.provider import Provider as AzureProvider
 
 from components.azure.model.catalog import CATALOG
 from components.azure.model.cloud import SPOT_KEY, gpu_instance_profile
+from components.azure.model.config import software_options
 from components.azure.model.deployed import FixedAtCreation
 from components.model.pools import PoolSpec, Taint
 from components.model.schema import StackConfig
@@ -60,7 +61,10 @@ UNDRAINABLE_NODE_BEHAVIOR = "Schedule"
 
 def gpu_driver(config: StackConfig) -> GpuDriver:
     """`None` when the GPU Operator installs its own driver; AKS installs it otherwise."""
-    if config.gpu_software_mode == "gpu-operator" and config.gpu_software.operator_driver:
+    if (
+        config.gpu_software_mode == "gpu-operator"
+        and software_options(config.gpu_software).operator_driver
+    ):
         return "None"
     return "Install"
 

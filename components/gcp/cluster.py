@@ -11,7 +11,7 @@ import pulumi_kubernetes as k8s
 
 from components.gcp.model.cluster_needs import firewall_rule_name
 from components.gcp.model.config import cluster_options
-from components.gcp.node_identity import node_identity
+from components.gcp.node_identity import NodeIdentity, node_identity
 from components.kubernetes.cluster import KubernetesProviders
 from components.kubernetes.kubeconfig import exec_kubeconfig
 from components.model.maintenance import rfc3339, weekly_rrule, window_end, window_start
@@ -50,6 +50,8 @@ class GkeCluster(pulumi.ComponentResource):
     kubeconfig: pulumi.Output[str]
     node_service_account: pulumi.Input[str]
     system_node_pool: gcp.container.NodePool
+    server: pulumi.Output[str]
+    certificate_authority: pulumi.Input[str]
     # What the GPU pools and Kueue wait for: the project APIs they need, Kueue's firewall rule.
     pool_needs: list[pulumi.Resource]
 
@@ -59,29 +61,98 @@ class GkeCluster(pulumi.ComponentResource):
         super().__init__("gpufleet:gcp:Cluster", name, None, opts)
         cfg = args.config
         gcp_cfg = cluster_options(cfg)
-        region = cfg.region or ""
         self.gcp_provider = gcp.Provider(
             f"{name}-gcp",
             project=gcp_cfg.project,
-            region=region,
+            region=cfg.region or "",
             default_labels={"managed-by": "gpufleet", "gpufleet-cluster": cfg.name},
             opts=pulumi.ResourceOptions(parent=self),
         )
         child = pulumi.ResourceOptions(parent=self, provider=self.gcp_provider)
-
         network, subnetwork = self._network(name, args, child)
-
         identity = node_identity(
             name,
             cfg.name,
             gcp_cfg.project,
-            region,
+            cfg.region or "",
             gcp_cfg.node_service_account,
             child,
             args.node_account_roles,
         )
         self.node_service_account = identity.email
-        self.pool_needs = [
+        self.pool_needs = self._pool_needs(name, args, network, identity.email, child)
+        self.cluster = self._cluster(name, cfg, network, subnetwork, identity, child)
+        self.system_node_pool = self._system_node_pool(name, args, identity.email, child)
+        self._kubernetes_access(name, cfg)
+        self.register_outputs(
+            {
+                "clusterName": self.cluster.name,
+                "endpoint": self.cluster.endpoint,
+                "kubeconfig": self.kubeconfig,
+            }
+        )
+
+    def _network(
+        self, name: str, args: GkeClusterArgs, child: pulumi.ResourceOptions
+    ) -> tuple[pulumi.Input[str], pulumi.Input[str]]:
+        """The cluster's own VPC and subnetwork (with Cloud NAT: private nodes pull images), or the given ones."""
+        cfg = args.config
+        options = cluster_options(cfg)
+        if options.network and options.subnetwork:
+            return options.network, options.subnetwork
+        network = gcp.compute.Network(
+            f"{name}-network",
+            name=f"{cfg.name}-net",
+            auto_create_subnetworks=False,
+            opts=child,
+        )
+        subnetwork = gcp.compute.Subnetwork(
+            f"{name}-subnet",
+            name=f"{cfg.name}-nodes",
+            network=network.id,
+            region=cfg.region,
+            ip_cidr_range=options.subnet_cidr,
+            private_ip_google_access=True,
+            secondary_ip_ranges=[
+                gcp.compute.SubnetworkSecondaryIpRangeArgs(
+                    range_name=options.pods_range_name, ip_cidr_range=options.pods_cidr
+                ),
+                gcp.compute.SubnetworkSecondaryIpRangeArgs(
+                    range_name=options.services_range_name, ip_cidr_range=options.services_cidr
+                ),
+            ],
+            opts=child,
+        )
+        router = gcp.compute.Router(
+            f"{name}-router",
+            name=f"{cfg.name}-router",
+            network=network.id,
+            region=cfg.region,
+            opts=child,
+        )
+        gcp.compute.RouterNat(
+            f"{name}-nat",
+            name=f"{cfg.name}-nat",
+            router=router.name,
+            region=cfg.region,
+            nat_ip_allocate_option="AUTO_ONLY",
+            source_subnetwork_ip_ranges_to_nat="ALL_SUBNETWORKS_ALL_IP_RANGES",
+            opts=child,
+        )
+        return network.id, subnetwork.id
+
+    def _pool_needs(
+        self,
+        name: str,
+        args: GkeClusterArgs,
+        network: pulumi.Input[str],
+        node_account: pulumi.Input[str],
+        child: pulumi.ResourceOptions,
+    ) -> list[pulumi.Resource]:
+        """The project APIs the pools need and, on gpufleet's own network, Kueue's firewall rule."""
+        cfg = args.config
+        gcp_cfg = cluster_options(cfg)
+        needs: list[pulumi.Resource] = [
             gcp.projects.Service(
                 f"{name}-{service.split('.')[0]}-api",
                 project=gcp_cfg.project,
@@ -97,7 +168,7 @@ class GkeCluster(pulumi.ComponentResource):
             # GKE's rule lets the control plane reach nodes on 443 and 10250 only; Kueue's
             # webhooks and visibility API listen elsewhere (cluster_needs.py). Kueue runs on
             # the system pool, whose nodes carry gpufleet's node service account.
-            self.pool_needs.append(
+            needs.append(
                 gcp.compute.Firewall(
                     f"{name}-kueue-webhooks",
                     name=firewall_rule_name(cfg.name),
@@ -109,11 +180,24 @@ class GkeCluster(pulumi.ComponentResource):
                             protocol="tcp", ports=[str(port) for port in args.kueue_ports]
                         )
                     ],
-                    target_service_accounts=[identity.email],
+                    target_service_accounts=[node_account],
                     description="GKE control plane to Kueue's webhooks and visibility API",
                     opts=child,
                 )
             )
+        return needs
+
+    def _cluster(
+        self,
+        name: str,
+        cfg: ClusterConfig,
+        network: pulumi.Input[str],
+        subnetwork: pulumi.Input[str],
+        identity: NodeIdentity,
+        child: pulumi.ResourceOptions,
+    ) -> gcp.container.Cluster:
+        """The private, VPC-native cluster; its default pool is removed once created."""
+        gcp_cfg = cluster_options(cfg)
         # The temporary default pool (and the system pool) use gpufleet's node service account,
         # never the Compute Engine default one, which many projects delete or disable; nodes
         # start only once its roles exist.
@@ -127,11 +211,10 @@ class GkeCluster(pulumi.ComponentResource):
                 enable_secure_boot=True, enable_integrity_monitoring=True
             ),
         )
-
-        self.cluster = gcp.container.Cluster(
+        return gcp.container.Cluster(
             f"{name}-cluster",
             name=cfg.name,
-            location=region,
+            location=cfg.region or "",
             node_locations=cfg.zones or None,
             network=network,
             subnetwork=subnetwork,
@@ -207,12 +290,21 @@ class GkeCluster(pulumi.ComponentResource):
             ),
         )
 
+    def _system_node_pool(
+        self,
+        name: str,
+        args: GkeClusterArgs,
+        node_account: pulumi.Input[str],
+        child: pulumi.ResourceOptions,
+    ) -> gcp.container.NodePool:
+        """The autoscaled CPU pool for system pods, on gpufleet's node account."""
+        cfg = args.config
         system = args.system_pool
-        self.system_node_pool = gcp.container.NodePool(
+        return gcp.container.NodePool(
             f"{name}-system",
             name=SYSTEM_POOL_NAME,
             cluster=self.cluster.name,
-            location=region,
+            location=cfg.region or "",
             node_locations=cfg.zones or None,
             initial_node_count=1,
             ignore_node_count_changes=True,  # the autoscaler's (review gke.md S3-2)
@@ -227,7 +319,7 @@ class GkeCluster(pulumi.ComponentResource):
                 disk_size_gb=100,
                 # No disk_type: GKE picks pd-balanced, or hyperdisk-balanced on series without
                 # Persistent Disk (N4, C4); a fixed pd-balanced fails there.
-                service_account=identity.email,
+                service_account=node_account,
                 oauth_scopes=NODE_OAUTH_SCOPES,
                 labels=dict(system.declared_labels),
                 workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
@@ -247,10 +339,13 @@ class GkeCluster(pulumi.ComponentResource):
             ),
         )
 
-        if gcp_cfg.control_plane_access == "dns":
+    def _kubernetes_access(self, name: str, cfg: ClusterConfig) -> None:
+        """The API server, its CA, the kubeconfig and the Kubernetes providers (after the system
+        pool, which runs what the providers install first)."""
+        if cluster_options(cfg).control_plane_access == "dns":
             # The DNS endpoint presents a publicly trusted certificate: no CA data.
             self.server = self.cluster.control_plane_endpoints_config.apply(_dns_endpoint)
-            self.certificate_authority: pulumi.Input[str] = ""
+            self.certificate_authority = ""
         else:
             self.server = pulumi.Output.concat("https://", self.cluster.endpoint)
             self.certificate_authority = self.cluster.master_auth.cluster_ca_certificate
@@ -269,62 +364,6 @@ class GkeCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_pool]),
         )
         self.k8s_provider = self.k8s_providers.main
-        self.register_outputs(
-            {
-                "clusterName": self.cluster.name,
-                "endpoint": self.cluster.endpoint,
-                "kubeconfig": self.kubeconfig,
-            }
-        )
-
-    def _network(
-        self, name: str, args: GkeClusterArgs, child: pulumi.ResourceOptions
-    ) -> tuple[pulumi.Input[str], pulumi.Input[str]]:
-        """The cluster's own VPC and subnetwork (with Cloud NAT: private nodes pull images), or the given ones."""
-        cfg = args.config
-        options = cluster_options(cfg)
-        if options.network and options.subnetwork:
-            return options.network, options.subnetwork
-        network = gcp.compute.Network(
-            f"{name}-network",
-            name=f"{cfg.name}-net",
-            auto_create_subnetworks=False,
-            opts=child,
-        )
-        subnetwork = gcp.compute.Subnetwork(
-            f"{name}-subnet",
-            name=f"{cfg.name}-nodes",
-            network=network.id,
-            region=cfg.region,
-            ip_cidr_range=options.subnet_cidr,
-            private_ip_google_access=True,
-            secondary_ip_ranges=[
-                gcp.compute.SubnetworkSecondaryIpRangeArgs(
-                    range_name=options.pods_range_name, ip_cidr_range=options.pods_cidr
-                ),
-                gcp.compute.SubnetworkSecondaryIpRangeArgs(
-                    range_name=options.services_range_name, ip_cidr_range=options.services_cidr
-                ),
-            ],
-            opts=child,
-        )
-        router = gcp.compute.Router(
-            f"{name}-router",
-            name=f"{cfg.name}-router",
-            network=network.id,
-            region=cfg.region,
-            opts=child,
-        )
-        gcp.compute.RouterNat(
-            f"{name}-nat",
-            name=f"{cfg.name}-nat",
-            router=router.name,
-            region=cfg.region,
-            nat_ip_allocate_option="AUTO_ONLY",
-            source_subnetwork_ip_ranges_to_nat="ALL_SUBNETWORKS_ALL_IP_RANGES",
-            opts=child,
-        )
-        return network.id, subnetwork.id
 
 
 def gke_kubeconfig(cluster_name: str, server: str, ca_data: str) -> str:

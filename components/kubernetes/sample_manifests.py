@@ -17,11 +17,11 @@ from typing import Any
 
 from components.model import pod_security
 from components.model.catalog import charts
+from components.model.labels import POOL_LABEL
 from components.model.pools import GPU_RESOURCE, PoolSpec
 
 NAMESPACE = charts.SAMPLES_NAMESPACE
 APP = "gpufleet-sample"
-POOL_LABEL = "gpufleet.io/pool"
 # Long enough for a GPU pool to scale up from zero and pull CUDA images; short enough that a
 # broken pool fails instead of keeping a GPU node up.
 ACTIVE_DEADLINE_SECONDS = 3600

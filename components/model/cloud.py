@@ -35,6 +35,7 @@ from components.model.pool_spec import PoolSpec
 from components.model.prices import Pricing
 from components.model.problems import Problem
 from components.model.schema import (
+    CloudSoftwareKeys,
     ClusterConfig,
     ConfigModel,
     GpuPoolConfig,
@@ -89,8 +90,13 @@ class Cloud(ABC):
     # Whether `cluster.existing` here means adopting a cluster the user already runs: gpufleet
     # looks it up instead of creating it, and adds the GPU pools to it.
     adopts_clusters: ClassVar[bool] = False
-    # The keys of `cluster.existing` this cloud reads (field names); the others are refused.
+    # The keys of `cluster.existing` this cloud reads besides its `existing_options` (field
+    # names); the others are refused.
     existing_keys: ClassVar[tuple[str, ...]] = ()
+    # This cloud's own keys of `cluster.existing` and of `gpuSoftware` (components/model/config.py
+    # adds them to those sections).
+    existing_options: ClassVar[type[ConfigModel] | None] = None
+    software_options: ClassVar[type[CloudSoftwareKeys] | None] = None
     # The keys of this cloud's `cluster.<name>` that still mean something on an adopted cluster
     # (field names); the others set up a cluster gpufleet creates and are refused there.
     adopted_cluster_keys: ClassVar[tuple[str, ...]] = ()
@@ -266,10 +272,6 @@ class Cloud(ABC):
     ) -> list[Problem]:
         """This cloud's rules on the GPU software for these pools."""
         return []
-
-    def accepts_operator_driver(self, mode: SoftwareMode) -> bool:
-        """Whether `gpuSoftware.operatorDriver` means anything here."""
-        return False
 
     # --- capacity (`gpuPools[].capacity`; docs/capacity.md) ------------------------------
     # The capacity orders this cloud builds pools for, exactly these tuples: any other order is

@@ -42,6 +42,7 @@ from components.model.schema import (
     GpuSoftwareConfig,
     QueuesConfig,
     SamplesConfig,
+    SoftwareMode,
     StackConfig,
 )
 from components.model.validation import Salvaged, validate_section
@@ -57,17 +58,37 @@ def _with_cloud_sections(base: type[Any], sections: Mapping[str, type[BaseModel]
     return create_model(base.__name__, __base__=base, __module__=__name__, **fields)
 
 
-# The full models, with every registered cloud's own section.
+def _with_clouds_keys(shared: type[Any], own: Sequence[type[BaseModel] | None]) -> Any:
+    """`shared` plus the keys clouds add to that section: a cloud's keys live in its folder,
+    keep the section's paths, and read back through the cloud's own model (an instance of the
+    result is one of each cloud's model)."""
+    # Pydantic collects fields from the last base to the first: the shared keys come first.
+    bases = (*(model for model in own if model is not None), shared)
+    return create_model(shared.__name__, __base__=bases, __module__=__name__)
+
+
+# The full models, with every registered cloud's own section and keys.
 ClusterModel: type[ClusterConfig] = _with_cloud_sections(
-    ClusterConfig, {name: cloud.cluster_options for name, cloud in CLOUDS.items()}
+    ClusterConfig,
+    {
+        name: _with_clouds_keys(
+            cloud.cluster_options, [other.existing_options for other in CLOUDS.values()]
+        )
+        if name == existing_cluster.SECTION and cloud.cluster_options is not None
+        else cloud.cluster_options
+        for name, cloud in CLOUDS.items()
+    },
 )
 GpuPoolModel: type[GpuPoolConfig] = _with_cloud_sections(
     GpuPoolConfig, {name: cloud.pool_options for name, cloud in CLOUDS.items()}
 )
+GpuSoftwareModel: type[GpuSoftwareConfig] = _with_clouds_keys(
+    GpuSoftwareConfig, [cloud.software_options for cloud in CLOUDS.values()]
+)
 
 _SECTIONS: Mapping[str, Any] = {
     "cluster": ClusterModel,
-    "gpuSoftware": GpuSoftwareConfig,
+    "gpuSoftware": GpuSoftwareModel,
     "samples": SamplesConfig,
     "queues": QueuesConfig,
     "cost": CostConfig,
@@ -98,6 +119,18 @@ def _other_clouds_sections(cloud: str, owner: BaseModel, path: str) -> list[Prob
         # An adopting cloud reads its own keys of `cluster.existing` (check_adopted).
         and not (name == existing_cluster.SECTION and CLOUDS[cloud].adopts_clusters)
     ]
+
+
+def _misplaced_software_keys(
+    cloud: str, software: GpuSoftwareConfig, mode: SoftwareMode
+) -> list[Problem]:
+    """Each cloud's own `gpuSoftware` keys set where they mean nothing, as that cloud says."""
+    problems: list[Problem] = []
+    for owner in CLOUDS.values():
+        keys = owner.software_options
+        if keys is not None and isinstance(software, keys):
+            problems += keys.misplaced(software, cloud, mode)
+    return problems
 
 
 def clock_today() -> date:
@@ -192,6 +225,8 @@ def parse_config(raw: Mapping[str, Any], today: date | None = None) -> StackConf
         checked += cloud.pools_problems(cluster, indexed_pools)
     if software is not None:
         checked += check_software(cloud, software, pools, cluster)
+    if cloud is not None and software is not None:
+        checked += _misplaced_software_keys(cloud.name, software, mode)
     queues_section = sections.get("queues", Salvaged(None))
     unreadable.append(queues_section)
     unreadable.append(sections.get("cost", Salvaged(None)))

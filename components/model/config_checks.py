@@ -35,14 +35,21 @@ def _alias(model: BaseModel, field: str) -> str:
     return type(model).model_fields[field].alias or field
 
 
+def existing_keys_of(cloud: Cloud) -> tuple[str, ...]:
+    """The keys of `cluster.existing` `cloud` reads: those it names, then its own model's."""
+    own = tuple(cloud.existing_options.model_fields) if cloud.existing_options else ()
+    return (*cloud.existing_keys, *own)
+
+
 def check_adopted(cloud: Cloud, cluster: ClusterConfig) -> list[Problem]:
     """`cluster.existing` keys this cloud does not read, and on an adopted cluster the keys that
     would configure the cluster itself (it is its owner's: gpufleet never changes it)."""
     problems: list[Problem] = []
     existing = getattr(cluster, existing_cluster.SECTION, None)
     if isinstance(existing, BaseModel) and existing_cluster.SECTION in cluster.model_fields_set:
-        allowed = [_alias(existing, key) for key in cloud.existing_keys]
-        for key in sorted(existing.model_fields_set - set(cloud.existing_keys)):
+        taken = existing_keys_of(cloud)
+        allowed = [_alias(existing, key) for key in taken]
+        for key in sorted(existing.model_fields_set - set(taken)):
             problems.append(
                 Problem(
                     f"cluster.existing.{_alias(existing, key)}",
@@ -382,14 +389,6 @@ def check_software(
                 "GPU sharing on this cloud is configured through NVIDIA's device plugin or operator; "
                 "use device-plugin or gpu-operator",
                 software.mode,
-            )
-        )
-    if software.operator_driver and not cloud.accepts_operator_driver(mode):
-        problems.append(
-            Problem(
-                "gpuSoftware.operatorDriver",
-                "only applies to azure with mode gpu-operator",
-                software.operator_driver,
             )
         )
     return problems

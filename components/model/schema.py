@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from components.model.capacity import spot_from_capacity
+from components.model.problems import Problem
 
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 SoftwareMode = Literal["auto", "device-plugin", "gpu-operator", "cloud-managed"]
@@ -140,11 +141,22 @@ class MirrorConfig(ConfigModel):
 
 
 class GpuSoftwareConfig(ConfigModel):
+    """`gpuSoftware`'s keys common to every cloud (a cloud may add its own: CloudSoftwareKeys)."""
+
     mode: SoftwareMode = "auto"
-    # AKS with the GPU Operator: let the operator install the driver (pools get driver None).
-    operator_driver: bool = False
     monitoring: MonitoringConfig = Field(default_factory=MonitoringConfig)
     mirror: MirrorConfig | None = None
+
+
+class CloudSoftwareKeys(ConfigModel):
+    """A cloud's own keys of `gpuSoftware` (its `Cloud.software_options`).
+    `components.model.config` adds them to that section, so their paths stay
+    `gpuSoftware.<key>`; the cloud that declares them says where they mean nothing."""
+
+    def misplaced(self, cloud: str, mode: SoftwareMode) -> list[Problem]:
+        """These keys, as set, on a stack of `cloud` whose GPU software runs in `mode`: a
+        problem for each that means nothing there (another cloud, another mode)."""
+        return []
 
 
 class SamplesConfig(ConfigModel):

@@ -29,8 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from components.aws.model import autoscaler_tags
-from components.aws.model.config import cluster_options
-from components.model import existing_cluster
+from components.aws.model.config import cluster_options, existing_options
 from components.model.adoption import version_problem
 from components.model.problems import Problem
 from components.model.schema import ClusterConfig
@@ -135,7 +134,7 @@ def adoption_warnings(
     NodePools share one namespace-less space with gpufleet's."""
     network = (
         []
-        if existing_cluster.cluster_options(cluster).node_security_group_ids is not None
+        if existing_options(cluster).node_security_group_ids is not None
         else [
             f"cluster {facts.name}: not checked: whether the cluster security group alone lets "
             "gpufleet's GPU nodes reach CoreDNS and the owner's nodes (it does unless the "
@@ -144,7 +143,7 @@ def adoption_warnings(
         ]
     )
     provisioner = cluster_options(cluster).provisioner
-    if existing_cluster.cluster_options(cluster).autoscaler_installed:
+    if existing_options(cluster).autoscaler_installed:
         # The owner's autoscaler (or Karpenter) is the one meant to scale gpufleet's pools.
         names = node_pool_warnings(facts.name, "auto-mode") if provisioner == "karpenter" else []
         return [

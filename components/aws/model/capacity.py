@@ -48,7 +48,6 @@ from typing import Any
 from components.aws.model import config as aws_config
 from components.aws.model import karpenter, provisioners
 from components.aws.model.catalog import CATALOG
-from components.model import existing_cluster
 from components.model.capacity import (
     ON_DEMAND,
     QUEUED,
@@ -170,7 +169,7 @@ def warnings(cluster: ClusterConfig, pool: GpuPoolConfig, path: str, today: date
         return []
     found: list[str] = []
     options = aws_config.pool_options(pool)
-    installed = existing_cluster.cluster_options(cluster).autoscaler_installed
+    installed = aws_config.existing_options(cluster).autoscaler_installed
     if provisioners.provisioner(cluster) == "karpenter" and installed:
         found.append(
             f"{path}.capacity: not checked: the Karpenter this cluster runs must be 1.3 or later "

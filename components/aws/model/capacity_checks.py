@@ -20,7 +20,6 @@ from components.aws.model.capacity import (
     pool_machine_types,
     reservation_word,
 )
-from components.model import existing_cluster
 from components.model.capacity import QUEUED, CapacityOrder, shown_order
 from components.model.problems import Problem
 from components.model.schema import ClusterConfig, GpuPoolConfig
@@ -37,7 +36,7 @@ def check(
     word = reservation_word(order)
     key = f"{path}.aws.capacityReservations"
     problems = _entry_problems(cluster, pool, word, path)
-    if order == QUEUED and existing_cluster.cluster_options(cluster).autoscaler_installed:
+    if order == QUEUED and aws_config.existing_options(cluster).autoscaler_installed:
         problems.append(
             Problem(
                 f"{path}.capacity",

@@ -66,7 +66,7 @@ class Aws(ManagedCloud):
     version_bump_effects = aws_node_effects.VERSION_BUMP_EFFECTS
     removal_effects = aws_node_effects.REMOVAL_EFFECTS
     split_from_roll = aws_node_effects.SPLIT_FROM_ROLL
-    existing_keys = ("autoscaler_installed", "karpenter_node_role", "node_security_group_ids")
+    existing_options = aws_config.AwsExistingOptions
     # Where the GPU nodes go, what brings them up, and how gpufleet's own autoscaler expands.
     adopted_cluster_keys = (
         "private_subnet_ids",

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from components.model import existing_cluster
 from components.model.exposure import endpoint_warnings
 from components.model.schema import ClusterConfig, ConfigModel, GpuPoolConfig, section
 
@@ -76,6 +77,22 @@ class AwsClusterOptions(ConfigModel):
     nodes_per_managed_node_group_quota: int | None = Field(default=None, ge=1)
 
 
+class AwsExistingOptions(ConfigModel):
+    """EKS's own keys of `cluster.existing` (an adopted cluster). `components.model.config`
+    adds them to that section, so they are written `cluster.existing.autoscalerInstalled` etc."""
+
+    # A cluster autoscaler or Karpenter (cluster.aws.provisioner says which) already runs in the
+    # cluster; gpufleet creates only what it needs to see the new pools, not a second one.
+    autoscaler_installed: bool = False
+    # With a Karpenter already installed: the node role that Karpenter's controller may pass to
+    # the instances it launches (its IAM policy names it), by role name.
+    karpenter_node_role: str | None = None
+    # Security groups every gpufleet GPU node gets besides the cluster security group, for
+    # clusters whose nodes reach CoreDNS and each other through a node security group of their
+    # own (terraform-aws-modules/eks does not attach the cluster security group to nodes).
+    node_security_group_ids: list[str] | None = None
+
+
 def principal_slug(arn: str) -> str:
     """A short, stable name for an IAM principal's resources: its role or user name."""
     name = arn.rsplit("/", 1)[-1].lower()
@@ -84,6 +101,11 @@ def principal_slug(arn: str) -> str:
 
 def cluster_options(cluster: ClusterConfig) -> AwsClusterOptions:
     return section(cluster, "aws", AwsClusterOptions)
+
+
+def existing_options(cluster: ClusterConfig) -> AwsExistingOptions:
+    """EKS's keys of `cluster.existing` (their defaults when the cluster is not adopted)."""
+    return section(cluster, existing_cluster.SECTION, AwsExistingOptions)
 
 
 def pool_options(pool: GpuPoolConfig) -> AwsPoolOptions:

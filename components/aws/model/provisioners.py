@@ -15,7 +15,6 @@ from collections.abc import Sequence
 
 from components.aws.model import auto_mode, karpenter
 from components.aws.model import config as aws_config
-from components.model import existing_cluster
 from components.model.capacity import declared_order
 from components.model.catalog.gpus import MachineType
 from components.model.managed_cloud import GpuNodeFacts
@@ -112,7 +111,7 @@ def cluster_problems(cluster: ClusterConfig) -> list[Problem]:
 
 def adopted_problems(cluster: ClusterConfig) -> list[Problem]:
     """What an adopted EKS cluster's `cluster.existing` keys need of the provisioner."""
-    existing = existing_cluster.cluster_options(cluster)
+    existing = aws_config.existing_options(cluster)
     kind = provisioner(cluster)
     problems = []
     if existing.autoscaler_installed and kind == "auto-mode":
@@ -265,7 +264,7 @@ def pool_problems(cluster: ClusterConfig, pool: GpuPoolConfig, path: str) -> lis
             )
         )
     shared = pool.sharing.strategy if pool.sharing else pool.mig_partition_size
-    installed = existing_cluster.cluster_options(cluster).autoscaler_installed
+    installed = aws_config.existing_options(cluster).autoscaler_installed
     if shared and provisioner(cluster) == "karpenter" and installed:
         problems.append(
             Problem(

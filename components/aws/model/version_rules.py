@@ -18,7 +18,6 @@ from __future__ import annotations
 from datetime import timedelta
 
 from components.aws.model import config as aws_config
-from components.model import existing_cluster
 from components.model.catalog import charts
 from components.model.lifecycle import Assessment
 from components.model.problems import Problem
@@ -58,7 +57,7 @@ def version_problems(
 
 def runs_autoscaler(cluster: ClusterConfig) -> bool:
     """Whether gpufleet installs the cluster autoscaler on this cluster."""
-    installed = existing_cluster.cluster_options(cluster).autoscaler_installed
+    installed = aws_config.existing_options(cluster).autoscaler_installed
     return aws_config.cluster_options(cluster).provisioner == "cluster-autoscaler" and not installed
 
 

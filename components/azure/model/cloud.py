@@ -86,6 +86,7 @@ class Azure(ManagedCloud):
         "kubelogin_mode",
     )
     pool_options = azure_config.AzurePoolOptions
+    software_options = azure_config.AksSoftwareOptions
     stack_module = "components.azure.stack"
     catalog = CATALOG
     pool_name_rule = NameRule(
@@ -272,7 +273,7 @@ class Azure(ManagedCloud):
         cluster: ClusterConfig | None,
     ) -> list[Problem]:
         """What the operator's own driver cannot do on AKS."""
-        if not (software.operator_driver and mode == "gpu-operator"):
+        if not (azure_config.software_options(software).operator_driver and mode == "gpu-operator"):
             return []
         problems = []
         for index, pool in enumerate(pools):
@@ -298,9 +299,6 @@ class Azure(ManagedCloud):
                     )
                 )
         return problems
-
-    def accepts_operator_driver(self, mode: SoftwareMode) -> bool:
-        return mode == "gpu-operator"
 
     def gpu_node_facts(
         self,
@@ -333,7 +331,7 @@ class Azure(ManagedCloud):
     def gpu_operator_preset(self, config: StackConfig) -> dict[str, Any]:
         # operatorDriver: the pools are created with gpuProfile.driver None and the operator
         # installs driver and toolkit; otherwise AKS's driver and runtime stay in charge.
-        own = config.gpu_software.operator_driver
+        own = azure_config.software_options(config.gpu_software).operator_driver
         preset: dict[str, Any] = {
             "driver": {"enabled": own},
             "toolkit": {"enabled": own},

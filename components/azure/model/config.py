@@ -6,7 +6,41 @@ from typing import Literal
 
 from pydantic import Field
 
-from components.model.schema import ClusterConfig, ConfigModel, GpuPoolConfig, section
+from components.model.problems import Problem
+from components.model.schema import (
+    CloudSoftwareKeys,
+    ClusterConfig,
+    ConfigModel,
+    GpuPoolConfig,
+    GpuSoftwareConfig,
+    SoftwareMode,
+    section,
+)
+
+
+class AksSoftwareOptions(CloudSoftwareKeys):
+    """AKS's own key of `gpuSoftware`, written `gpuSoftware.operatorDriver`."""
+
+    # With the GPU Operator: let the operator install the driver (pools get driver None).
+    operator_driver: bool = False
+
+    def misplaced(self, cloud: str, mode: SoftwareMode) -> list[Problem]:
+        if self.operator_driver and (cloud, mode) != ("azure", "gpu-operator"):
+            return [
+                Problem(
+                    "gpuSoftware.operatorDriver",
+                    "only applies to azure with mode gpu-operator",
+                    self.operator_driver,
+                )
+            ]
+        return []
+
+
+def software_options(software: GpuSoftwareConfig) -> AksSoftwareOptions:
+    """AKS's keys of `gpuSoftware` (their defaults when unset)."""
+    if not isinstance(software, AksSoftwareOptions):
+        raise TypeError(f"{type(software).__name__} lacks AKS's gpuSoftware keys")
+    return software
 
 
 class AzurePoolOptions(ConfigModel):

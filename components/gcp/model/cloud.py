@@ -102,7 +102,7 @@ class Gcp(ManagedCloud):
     shares_gpus_itself = True
     adopts_clusters = True
     # A zonal cluster's zone (components/gcp/model/cluster_checks.py).
-    existing_keys = ("location",)
+    existing_options = gcp_config.GcpExistingOptions
     node_effects = gcp_node_effects.NODE_EFFECTS
     control_plane_version = gcp_node_effects.CONTROL_PLANE_VERSION
     version_bump_effects = gcp_node_effects.VERSION_BUMP_EFFECTS

@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 
 from components.gcp.model import node_limits, system_machines
-from components.gcp.model.config import cluster_options
-from components.model import existing_cluster
+from components.gcp.model.config import cluster_options, existing_options
 from components.model.cloud import NameRule
 from components.model.networks import cidr_list_problems, overlap_problems, parse_ipv4_cidr
 from components.model.problems import Problem
@@ -121,11 +120,11 @@ def cluster_problems(cluster: ClusterConfig, machine_names: NameRule) -> list[Pr
 def adopted_location(cluster: ClusterConfig) -> str:
     """Where an adopted cluster is looked up and its node pools go: its zone when it is zonal
     (`cluster.existing.location`), else `cluster.region` (review gke-3.md R3-4)."""
-    return existing_cluster.cluster_options(cluster).location or cluster.region or ""
+    return existing_options(cluster).location or cluster.region or ""
 
 
 def _location_problems(cluster: ClusterConfig) -> list[Problem]:
-    location = existing_cluster.cluster_options(cluster).location
+    location = existing_options(cluster).location
     region = cluster.region or ""
     if location is None or location == region:
         return []

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
 
+from components.model import existing_cluster
 from components.model.exposure import endpoint_warnings
 from components.model.schema import ClusterConfig, ConfigModel, GpuPoolConfig, section
 
@@ -83,6 +84,20 @@ class GcpClusterOptions(ConfigModel):
     # all but masterAuthorizedCidrs. ip: through the public IP endpoint (masterAuthorizedCidrs
     # must then include where pulumi runs).
     control_plane_access: Literal["dns", "ip"] = "dns"
+
+
+class GcpExistingOptions(ConfigModel):
+    """GKE's own key of `cluster.existing` (an adopted cluster). `components.model.config` adds
+    it to that section, so it is written `cluster.existing.location`."""
+
+    # Where the adopted cluster is when it is zonal (a zone of cluster.region, such as
+    # us-central1-a); unset: a regional cluster, in cluster.region.
+    location: str | None = None
+
+
+def existing_options(cluster: ClusterConfig) -> GcpExistingOptions:
+    """GKE's key of `cluster.existing` (its default when the cluster is not adopted)."""
+    return section(cluster, existing_cluster.SECTION, GcpExistingOptions)
 
 
 def cluster_options(cluster: ClusterConfig) -> GcpClusterOptions:
