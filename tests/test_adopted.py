@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 
 from components.aws.model import autoscaler_tags
+from components.mock_world import World
 from components.model.config import parse_config
 from components.model.problems import ConfigError
 from components.tooling.cli import main as cli_main
 from components.tooling.commands import BadInput
 from components.tooling.engine import Plan, RecordedResource, plan_stack
-from components.tooling.mockcloud.world import World
 from components.tooling.stacks import load_stack
 from tests.conftest import plan_of
 

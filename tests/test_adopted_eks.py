@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
+from components.aws.mock import CLUSTER_SECURITY_GROUP
 from components.aws.model import autoscaler_tags
+from components.mock_world import World
 from components.model.config import ConfigError, parse_config
 from components.tooling import pool_views
 from components.tooling.engine import Plan, plan_stack
-from components.tooling.mockcloud.aws import CLUSTER_SECURITY_GROUP
-from components.tooling.mockcloud.world import World
 from components.tooling.stacks import load_stack
 from tests.conftest import plan_of
 

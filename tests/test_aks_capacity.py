@@ -16,12 +16,14 @@ import jsonschema
 import pytest
 
 from components.azure.gpu_pool import POOL_REPLACE_ON_CHANGES, fixed_at_creation
+from components.azure.mock import IDENTITY_PRINCIPAL_ID
 from components.azure.model.deployed import kept
 from components.azure.model.reservations import (
     GroupFacts,
     Reservation,
     group_problems,
 )
+from components.mock_world import World
 from components.model.capacity import QUEUE_LABEL
 from components.model.config import ConfigError, parse_config
 from components.model.cost import stack_cost
@@ -31,8 +33,6 @@ from components.tooling.commands import BadInput
 from components.tooling.diff import diff_plans
 from components.tooling.engine import Plan, RecordedResource, plan_stack
 from components.tooling.fit import fit_check
-from components.tooling.mockcloud.azure import IDENTITY_PRINCIPAL_ID
-from components.tooling.mockcloud.world import World
 from components.tooling.pool_views import pool_checks
 from components.tooling.scheduling.workloads import read_workloads
 from components.tooling.stacks import load_stack

@@ -23,10 +23,10 @@ from components.azure.model.limits import (
     MAX_POOLS_PER_CLUSTER,
 )
 from components.azure.system_pool import DEPLOYMENT_NAME_MAX, deployment_name
+from components.mock_world import World
 from components.model.config import ConfigError, StackConfig, parse_config
 from components.tooling.commands import BadInput
 from components.tooling.engine import plan_stack
-from components.tooling.mockcloud.world import World
 from components.tooling.stacks import load_stack
 from tests.conftest import PINNED_TODAY
 

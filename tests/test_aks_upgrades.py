@@ -25,12 +25,12 @@ from typing import Any
 import pytest
 
 from components.azure.gpu_pool import DRAIN_TIMEOUT_MINUTES, MAX_SURGE, MAX_UNAVAILABLE
+from components.mock_world import World
 from components.tooling.commands import BadInput
 from components.tooling.diff import diff_plans
 from components.tooling.diff import main as diff_main
 from components.tooling.diff_paths import apply_ignores, ignore_prefixes, options_of
 from components.tooling.engine import Plan, plan_stack
-from components.tooling.mockcloud.world import World
 from components.tooling.stacks import load_stack
 from tests.conftest import plan_of
 

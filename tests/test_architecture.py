@@ -9,6 +9,7 @@ tooling (`components/tooling/`, `components/__main__.py`).
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -168,6 +169,65 @@ def test_shared_code_never_branches_on_a_cloud_name(folder: str) -> None:
         f"{path.relative_to(PACKAGE.parent)}:{line}"
         for path in shared
         for line in cloud_name_branches(path.read_text())
+    ]
+    assert found == []
+
+
+# A Pulumi type or invoke token of a cloud's provider (`aws:eks/cluster:Cluster`,
+# `azure-native:containerservice:AgentPool`, `gcp:container/getCluster:getCluster`), a bare
+# prefix to test tokens against (`"aws:"`), a cloud's explicit provider, or a gpufleet component
+# of a cloud (`gpufleet:aws:Cluster`). Config keys (`gcp:project`) and IAM condition keys
+# (`aws:SourceArn`) have one colon and are not tokens.
+_CLOUD_PROVIDERS = "aws|gcp|azure-native"
+CLOUD_TOKEN = re.compile(
+    rf"(?:{_CLOUD_PROVIDERS}):(?:[\w.-]+(?:/\w+)?:\w+)?"
+    rf"|pulumi:providers:(?:{_CLOUD_PROVIDERS})"
+    rf"|gpufleet:(?:{'|'.join(CLOUDS)}):\w+"
+)
+# Where provider type tokens belong: each cloud's own folder. (policy/ and scripts/, outside
+# `components`, keep theirs and say why: the policy pack runs in Pulumi's analyzer without
+# gpufleet's program.)
+CLOUD_FOLDERS = tuple(PACKAGE / name for name in CLOUDS)
+
+
+def cloud_tokens(source: str) -> list[int]:
+    """Lines holding a string literal that is a cloud's type token (or a prefix of one)."""
+    return sorted(
+        {
+            node.lineno
+            for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and CLOUD_TOKEN.fullmatch(node.value)
+        }
+    )
+
+
+def test_token_finder_finds_a_provider_type_token() -> None:
+    source = (
+        'POOL = "gcp:container/nodePool:NodePool"\n'
+        'ok = key == "gcp:project"\n'
+        'if type_.startswith("aws:"):\n    pass\n'
+        'roles = {"gpufleet:azure:GpuAgentPool": "x", "kubernetes:batch/v1:Job": "y"}\n'
+        'PROVIDER = "pulumi:providers:azure-native"\n'
+        'doc = "a token such as azure-native:containerservice:AgentPool, in prose"\n'
+        'condition = "aws:SourceArn"\n'
+    )
+    assert cloud_tokens(source) == [1, 3, 5, 6]
+
+
+def test_provider_type_tokens_stay_in_their_cloud_folder() -> None:
+    """Shared code asks the registry (`Cloud.resource_knowledge`, `model/resource_index.py`)
+    what a type means; only the cloud's own folder names it."""
+    shared = [
+        path
+        for path in [*sorted(PACKAGE.rglob("*.py")), PACKAGE.parent / "__main__.py"]
+        if not any(path.is_relative_to(folder) for folder in CLOUD_FOLDERS)
+    ]
+    found = [
+        f"{path.relative_to(PACKAGE.parent)}:{line}"
+        for path in shared
+        for line in cloud_tokens(path.read_text())
     ]
     assert found == []
 

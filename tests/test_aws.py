@@ -19,6 +19,12 @@ import yaml
 from components.aws import iam
 from components.aws.autoscaler import autoscaler_values
 from components.aws.cluster import eks_kubeconfig
+from components.aws.mock import (
+    ACCOUNT,
+    AUTONAME_SUFFIX,
+    CLUSTER_SECURITY_GROUP,
+    fake_ami,
+)
 from components.aws.model.amis import RELEASES, ami_parameter
 from components.aws.user_data import parse_registration
 from components.model.catalog import charts
@@ -26,12 +32,6 @@ from components.model.catalog import index as gpus
 from components.model.config import GpuPoolConfig, StackConfig, parse_config
 from components.model.pools import Taint, resolve_pools
 from components.tooling.engine import Plan, RecordedResource
-from components.tooling.mockcloud.aws import (
-    ACCOUNT,
-    AUTONAME_SUFFIX,
-    CLUSTER_SECURITY_GROUP,
-    fake_ami,
-)
 from components.tooling.stacks import load_stack
 from tests.conftest import chart_defaults, plan_of
 

@@ -375,9 +375,9 @@ def test_the_deployer_grant_can_be_pinned_to_the_ci_identity() -> None:
 def test_service_and_pod_ranges_are_checked_against_a_given_subnets_vnet() -> None:
     """The VNet a given subnet is in is looked up: AKS refuses a service range inside it
     (review aks.md N4); one it cannot read is said not to be checked."""
+    from components.mock_world import World
     from components.tooling.commands import BadInput
     from components.tooling.engine import plan_stack
-    from components.tooling.mockcloud.world import World
 
     corporate = World(exists=False, vnet_address_space=("10.0.0.0/8",))
     with pytest.raises(BadInput, match=r"cluster.azure.serviceCidr: overlaps the address space"):

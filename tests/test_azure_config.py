@@ -11,12 +11,12 @@ import pytest
 import yaml
 
 from components.azure import credentials
+from components.azure import mock as mock_azure
 from components.azure.gpu_pool import mig_profile
+from components.mock_world import World
 from components.model.catalog import index as gpus
 from components.model.config import ConfigError, parse_config
 from components.model.pools import resolve_pools
-from components.tooling.mockcloud import azure as mock_azure
-from components.tooling.mockcloud.world import World
 from components.tooling.stacks import load_stack
 
 

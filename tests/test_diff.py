@@ -15,12 +15,10 @@ from typing import Any
 
 import pytest
 
-from components.model.catalog import component_roles, node_effects
-from components.model.catalog.replacements import (
-    REPLACEMENT_PATHS,
-    path_matches,
-    replacement_paths,
-)
+from components.model import resource_index
+from components.model.catalog import node_effects
+from components.model.catalog.replacements import path_matches
+from components.model.resource_index import REPLACEMENT_PATHS, replacement_paths
 from components.tooling import diff_nodes
 from components.tooling.diff import (
     ABSENT,
@@ -1157,7 +1155,7 @@ def test_resources_that_go_with_a_component_are_grouped_under_it_with_its_reason
     lines = text.splitlines()
     assert lines[0] == (
         f"- {NTH} spot-drainer (with the 3 resources under it; exists only while "
-        f"{component_roles.role(NTH)})"
+        f"{resource_index.role(NTH)})"
     )
     assert "    - aws:sqs/queue:Queue spot-drainer-queue" in lines
     assert "    - aws:cloudwatch/eventTarget:EventTarget t" in lines  # a grandchild too
@@ -1176,7 +1174,7 @@ def test_every_component_in_the_shipped_plans_says_why_it_exists() -> None:
     for stack in shipped_stacks():
         for resource in plan_of(stack).to_json()["resources"]:
             if resource["type"].startswith("gpufleet:"):
-                assert component_roles.role(resource["type"]), (stack, resource["type"])
+                assert resource_index.role(resource["type"]), (stack, resource["type"])
 
 
 LONG_TAG = {"key": "aws-node-termination-handler/managed", "propagateAtLaunch": True}

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from components.aws.model import termination
+from components.mock_world import World
 from components.tooling.engine import Plan
 from components.tooling.mockcloud import resource_state
-from components.tooling.mockcloud.world import World
 from components.tooling.stacks import load_stack
 from tests.conftest import plan_of
 

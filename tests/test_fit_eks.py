@@ -12,7 +12,6 @@ from components.model.config import parse_config
 from components.tooling.engine import RecordedResource
 from components.tooling.fit import fit_check
 from components.tooling.pool_views import (
-    ASG_TYPE,
     RESOURCE_TAG,
     TAINT_TAG,
     PoolCheck,
@@ -227,7 +226,7 @@ def test_eks_stacks_tag_every_pool_at_zero_for_the_autoscaler(stack: str) -> Non
                     ],
                 },
             )
-            if r.type == ASG_TYPE
+            if r.type == "aws:autoscaling/group:Group"
             else r
             for r in resources
         ]

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
+from components.mock_world import World
 from components.model.config import parse_config
 from components.model.problems import ConfigError
 from components.tooling.commands import BadInput
 from components.tooling.engine import plan_stack
-from components.tooling.mockcloud.world import World
 from components.tooling.stacks import load_stack
 
 STACK = "gcp-existing"

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
+from components.gcp.mock import ADOPTED_CONTROL_PLANE_CIDR
 from components.gcp.model import cluster_needs
 from components.model import kueue, kueue_ports
 from components.tooling.engine import Plan, RecordedResource
-from components.tooling.mockcloud.gcp import ADOPTED_CONTROL_PLANE_CIDR
 from components.tooling.stacks import load_stack
 from tests.conftest import plan_of
 from tests.test_kueue import FACTS as KUEUE_FACTS_FILE

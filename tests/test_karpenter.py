@@ -13,11 +13,11 @@ import jsonschema
 import pytest
 import yaml
 
+from components.aws.mock import CLUSTER_SECURITY_GROUP
 from components.aws.model import karpenter, karpenter_iam
 from components.model.config import ConfigError, parse_config
 from components.tooling.diff import diff_plans
 from components.tooling.engine import Plan
-from components.tooling.mockcloud.aws import CLUSTER_SECURITY_GROUP
 from components.tooling.stacks import load_stack
 from tests.conftest import plan_of
 

@@ -25,9 +25,9 @@ import yaml
 from components.kubernetes import chart_values
 from components.model import kueue
 from components.model.capacity import QUEUE_LABEL
-from components.model.catalog.component_roles import role
 from components.model.config import parse_config
 from components.model.pools import resolve_pools
+from components.model.resource_index import role
 from components.tooling.engine import Plan, RecordedResource
 from components.tooling.fit import fit_check
 from components.tooling.pool_views import PoolCheck, pool_checks

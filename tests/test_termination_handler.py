@@ -18,13 +18,13 @@ from typing import Any
 
 import pytest
 
+from components.aws.mock import ACCOUNT, AUTONAME_SUFFIX
 from components.aws.model import termination
 from components.aws.model.event_queue import queue_policy
 from components.model.pools import POOL_LABEL
 from components.model.schema import SYSTEM_POOL_NAME
 from components.tooling.diff import diff_plans
 from components.tooling.engine import Plan, RecordedResource
-from components.tooling.mockcloud.aws import ACCOUNT, AUTONAME_SUFFIX
 from components.tooling.stacks import load_stack
 from tests.conftest import plan_of
 

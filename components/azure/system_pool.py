@@ -44,7 +44,7 @@ from typing import Any
 import pulumi
 from pulumi_azure_native import containerservice, resources
 
-from components.model.catalog.rejections import SYSTEM_POOL_TEMPLATE_KEY
+from components.azure.model.change_rules import SYSTEM_POOL_TEMPLATE_KEY
 from components.model.pools import PoolSpec
 from components.model.schema import SYSTEM_POOL_NAME
 

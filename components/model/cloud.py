@@ -34,6 +34,7 @@ from components.model.lifecycle import Assessment, VersionLifecycle
 from components.model.pool_spec import PoolSpec
 from components.model.prices import Pricing
 from components.model.problems import Problem
+from components.model.resource_knowledge import ResourceKnowledge
 from components.model.schema import (
     CloudSoftwareKeys,
     ClusterConfig,
@@ -119,6 +120,8 @@ class Cloud(ABC):
     # The cloud's own per-node agents whose requests no source gives: a GPU pool's
     # allocatablePerNode is an upper bound by their requests (said by `plan` and `fit`).
     uncounted_daemonsets: ClassVar[tuple[str, ...]] = ()
+    # What gpufleet knows of this cloud's resource types (components/<cloud>/model/resources.py).
+    resource_knowledge: ClassVar[ResourceKnowledge] = ResourceKnowledge()
 
     @property
     def extended_resource_toleration(self) -> ExtendedResourceToleration:

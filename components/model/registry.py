@@ -1,4 +1,12 @@
-"""Every cloud gpufleet knows, in one place. Adding a cloud: a folder and one line here."""
+"""Every cloud gpufleet knows, in one place.
+
+Adding a cloud: its folder `components/<name>/` (a `Cloud` in `model/cloud.py` whose
+`resource_knowledge` (`model/resources.py`) says what its resource types mean to `diff`, `plan`,
+the Mermaid chart and `fit`, and names its `mock.py`; its `stack.py`) and one line here. Not
+yet reached through here: `new`'s per-cloud flags (`components/tooling/new_stack.py`), and the
+policy pack's own copy of the type tokens (`policy/gpufleet_policy/resources.py`), which runs
+without gpufleet's program.
+"""
 
 from __future__ import annotations
 

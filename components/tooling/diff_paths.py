@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from components.model.catalog.replacements import replacement_paths
+from components.model.resource_index import replacement_paths
 from components.tooling.diff_model import ABSENT
 
 # A path segment printed bare (``nodeConfig.spot``); anything else, such as a label key with dots

@@ -13,6 +13,8 @@ from components.model.catalog.provider_changes import (
     CLUSTER_IDENTIFIER,
     KUBERNETES_ALWAYS_REPLACES,
     KUBERNETES_PROVIDER,
+)
+from components.model.resource_index import (
     MANAGED_DOWNTIME,
     MOVES_MANAGED_RESOURCES,
     MOVES_NOTE,

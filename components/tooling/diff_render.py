@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from components.model.catalog.component_roles import role
+from components.model.resource_index import role
 from components.tooling.diff_cost import cost_lines, cost_markdown
 from components.tooling.diff_model import (
     ABSENT,

@@ -1,7 +1,8 @@
 """What the cloud does with one changed resource: update it, replace it, or refuse the change.
 
 `diff_paths.replacement_triggers` says when Pulumi replaces; this adds the refusals of
-`components.model.catalog.rejections`: properties the cloud fixes at creation, and replacements
+`components.model.catalog.rejections` (per cloud, looked up in
+`components.model.resource_index`): properties the cloud fixes at creation, and replacements
 the cloud refuses because the new resource would take the old one's name while it still exists.
 """
 
@@ -12,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from components.model.catalog import rejections
+from components.model import resource_index
 from components.tooling.diff_model import ABSENT, ResourceChange, ResourceRef
 from components.tooling.diff_nodes import with_removal_note, with_split_note
 from components.tooling.diff_paths import lookup, options_of, same
@@ -74,7 +75,7 @@ def in_place_refusals(
     if replace_paths:
         return []
     found = []
-    for refusal in rejections.refusals(type_token):
+    for refusal in resource_index.refusals(type_token):
         if any(lookup(old_inputs, tuple(k.split("."))) != v for k, v in refusal.when.items()):
             continue
         old, new = _at(old_inputs, refusal.path), _at(program_inputs, refusal.path)
@@ -89,7 +90,7 @@ def same_name_refusal(
     type_token: str, old_inputs: Any, new_inputs: Any, new_options: Mapping[str, Any]
 ) -> str | None:
     """A replacement the cloud refuses: created first, under the name the old one still holds."""
-    key = rejections.name_input(type_token)
+    key = resource_index.name_input(type_token)
     if key is None or new_options.get("deleteBeforeReplace"):
         return None
     old_name, new_name = lookup(old_inputs, (key,)), lookup(new_inputs, (key,))
@@ -98,10 +99,7 @@ def same_name_refusal(
     return (
         f"replacement under the same {key} {new_name!r}: Pulumi creates the new resource before "
         "deleting the old one (no deleteBeforeReplace), and the cloud refuses a second resource "
-        "of that name; instead: "
-        + rejections.SAME_NAME_INSTEAD.get(
-            type_token, "give the resource deleteBeforeReplace, or change its name"
-        )
+        "of that name; instead: " + resource_index.same_name_instead(type_token)
     )
 
 
@@ -120,26 +118,28 @@ def protected_refusal(old_options: Mapping[str, Any], new_options: Mapping[str, 
 
 
 def _created_first(type_token: str, new_inputs: Any, new_options: Mapping[str, Any]) -> str:
-    key = rejections.name_input(type_token)
+    key = resource_index.name_input(type_token)
     named = key is not None and isinstance(lookup(new_inputs, (key,)), str)
-    return rejections.created_first(type_token, named, bool(new_options.get("deleteBeforeReplace")))
+    return resource_index.created_first(
+        type_token, named, bool(new_options.get("deleteBeforeReplace"))
+    )
 
 
 def verdict_note(type_token: str, new_inputs: Any, new_options: Mapping[str, Any]) -> str:
     """What a replacement of this type takes down ("": nothing, it is created first)."""
     if _created_first(type_token, new_inputs, new_options):
         return ""
-    return rejections.downtime(type_token)
+    return resource_index.downtime(type_token)
 
 
 def replacement_notes(
     type_token: str, old_inputs: Any, new_inputs: Any, new_options: Mapping[str, Any]
 ) -> list[str]:
-    """What else a reviewer must know about this replacement (rejections.REPLACEMENT_NOTES,
+    """What else a reviewer must know about this replacement (a cloud's REPLACEMENT_NOTES,
     and what a replacement created first means)."""
     first = _created_first(type_token, new_inputs, new_options)
     found = [first] if first else []
-    for note in rejections.replacement_notes(type_token):
+    for note in resource_index.replacement_notes(type_token):
         path = tuple(note.path.split("."))
         inner = tuple(note.inner.split("."))
         old, new = (
@@ -155,9 +155,9 @@ def unsafe_together_refusals(
     type_token: str, old_inputs: Any, new_inputs: Any, removed_types: set[str]
 ) -> list[str]:
     """Why gpufleet refuses this change together with a removal in the same plan
-    (rejections.UNSAFE_TOGETHER)."""
+    (a cloud's UNSAFE_TOGETHER)."""
     found = []
-    for rule in rejections.unsafe_together(type_token):
+    for rule in resource_index.unsafe_together(type_token):
         old, new = _at(old_inputs, rule.path), _at(new_inputs, rule.path)
         if new == rule.value and old != rule.value and rule.removed_type in removed_types:
             found.append(f"{rule.path}: {rule.reason}; instead: {rule.instead}")
@@ -172,9 +172,9 @@ def whole_plan_verdicts(
     new_index: Mapping[str, Mapping[str, Any]],
 ) -> tuple[list[ResourceChange], list[ResourceRef], list[str]]:
     """What only the whole plan shows: a change refused with a removal in the same `up`
-    (rejections.UNSAFE_TOGETHER), a roll with a change to split from it, what a removal does to
+    (a cloud's UNSAFE_TOGETHER), a roll with a change to split from it, what a removal does to
     the nodes it runs, and a move between kinds of pool refused as a whole
-    (rejections.UNSAFE_MOVES)."""
+    (a cloud's UNSAFE_MOVES)."""
     removed_types = {ref.type for ref in removed}
     verdicts = []
     for change in changed:
@@ -187,7 +187,7 @@ def whole_plan_verdicts(
         if extra:
             change = dataclasses.replace(change, refusals=(*change.refusals, *extra))
         verdicts.append(with_split_note(change))
-    moves = rejections.unsafe_moves(removed_types, {ref.type for ref in added})
+    moves = resource_index.unsafe_moves(removed_types, {ref.type for ref in added})
     return verdicts, [with_removal_note(ref) for ref in removed], moves
 
 

@@ -29,6 +29,7 @@ from pulumi.runtime.config import set_all_config
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from components.mock_world import NotFound, World
 from components.model import config as model_config
 from components.model import existing_cluster
 from components.model.config_hints import SECRET_ONLY_KEYS
@@ -37,7 +38,6 @@ from components.model.registry import CLOUDS
 from components.model.schema import ClusterConfig, StackConfig
 from components.tooling import mockcloud
 from components.tooling.commands import BadInput
-from components.tooling.mockcloud.world import NotFound, World
 from components.tooling.stacks import PROGRAM, PROJECT, PROJECT_DIR, StackFile
 
 SECRET = "[secret]"

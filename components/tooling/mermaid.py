@@ -8,44 +8,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from components.model import resource_index
+from components.model.resource_knowledge import DeclaredPool, input_at
 from components.tooling.engine import Plan, RecordedResource
-from components.tooling.render import lookup
 
-POOL_LABEL = "gpufleet.io/pool"
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 SAMPLE_TYPES = ("kubernetes:batch/v1:Job", "kubernetes:apps/v1:Deployment")
-
-# Cluster resource type -> (kind shown, name path, Kubernetes version path, location path).
-CLUSTERS: Mapping[str, tuple[str, str, str, str]] = {
-    "gcp:container/cluster:Cluster": ("GKE", "name", "minMasterVersion", "location"),
-    "aws:eks/cluster:Cluster": ("EKS", "name", "version", ""),
-    "azure-native:containerservice:ManagedCluster": (
-        "AKS",
-        "resourceName",
-        "kubernetesVersion",
-        "location",
-    ),
-}
-# The components of a cluster gpufleet looked up (`cluster.existing`) and never manages.
-ADOPTED_CLUSTERS: Mapping[str, str] = {
-    "gpufleet:gcp:AdoptedCluster": "GKE",
-    "gpufleet:aws:AdoptedCluster": "EKS",
-    "gpufleet:azure:AdoptedCluster": "AKS",
-}
-
-
-@dataclass(frozen=True)
-class _Pool:
-    """A node pool as the graph declares it (name, machine, size), GPU or not."""
-
-    name: str
-    machine: str
-    min_nodes: Any
-    max_nodes: Any
-    label: str  # the gpufleet.io/pool label value, "" when the pool carries none
 
 
 def render_mermaid(plan: Plan) -> str:
@@ -105,7 +75,7 @@ def render_mermaid(plan: Plan) -> str:
         (r for t in SAMPLE_TYPES for r in plan.of_type(t)), key=lambda r: (r.type, r.name)
     ):
         kind = sample.type.rsplit(":", 1)[-1]
-        name = lookup(sample.inputs, "metadata.name") or sample.name
+        name = input_at(sample.inputs, "metadata.name") or sample.name
         node = ids.new(f"sample_{name}")
         lines.append(f"  {node}{_stadium(f'{kind} {name}')}")
         if software_id:
@@ -118,25 +88,29 @@ def render_mermaid(plan: Plan) -> str:
 
 
 def _cluster_label(plan: Plan) -> str:
-    for type_, (kind, name_path, version_path, location_path) in CLUSTERS.items():
+    for type_, shape in resource_index.CLUSTERS.items():
         for cluster in plan.of_type(type_):
             name = (
-                lookup(cluster.inputs, name_path) or plan.outputs.get("clusterName") or cluster.name
+                input_at(cluster.inputs, shape.name)
+                or plan.outputs.get("clusterName")
+                or cluster.name
             )
             details = [
-                f"Kubernetes {v}" for v in [lookup(cluster.inputs, version_path)] if v is not None
+                f"Kubernetes {v}"
+                for v in [input_at(cluster.inputs, shape.version)]
+                if v is not None
             ]
-            location = lookup(cluster.inputs, location_path) if location_path else None
+            location = input_at(cluster.inputs, shape.location) if shape.location else None
             if location is None and cluster.provider:
-                # EKS: the region is the explicit provider's.
+                # No location input (EKS): the region is the explicit provider's.
                 provider = plan.by_urn().get(cluster.provider.rsplit("::", 1)[0])
                 location = provider.inputs.get("region") if provider else None
             if location:
                 details.append(str(location))
             suffix = f"<br/>{', '.join(details)}" if details else ""
-            return f"{kind} cluster {name}{suffix}"
+            return f"{shape.kind} cluster {name}{suffix}"
     name = plan.outputs.get("clusterName") or plan.stack
-    for type_, kind in ADOPTED_CLUSTERS.items():
+    for type_, kind in resource_index.ADOPTED_CLUSTERS.items():
         if plan.of_type(type_):
             return f"existing {kind} cluster {name}<br/>looked up, not managed by gpufleet"
     return f"existing cluster {name}"
@@ -172,7 +146,7 @@ def _release_label(release: RecordedResource) -> str:
     return f"{chart}@{version}{where}"
 
 
-def _range(pool: _Pool) -> str:
+def _range(pool: DeclaredPool) -> str:
     return f"{_count(pool.min_nodes)}..{_count(pool.max_nodes)}"
 
 
@@ -180,79 +154,28 @@ def _count(value: Any) -> str:
     return "?" if value is None else str(value)
 
 
-def _graph_pools(plan: Plan) -> list[_Pool]:
+def _graph_pools(plan: Plan) -> list[DeclaredPool]:
     """Every node pool the graph declares, with the pool label it puts on its nodes."""
-    pools: list[_Pool] = []
-    for r in plan.resources:
-        i = r.inputs
-        if r.type == "gcp:container/nodePool:NodePool":
-            auto = i.get("autoscaling") or {}
-            pools.append(
-                _Pool(
-                    str(i.get("name") or r.name),
-                    str(lookup(i, "nodeConfig.machineType") or "?"),
-                    auto.get("totalMinNodeCount", auto.get("minNodeCount", i.get("nodeCount"))),
-                    auto.get("totalMaxNodeCount", auto.get("maxNodeCount", i.get("nodeCount"))),
-                    str((lookup(i, "nodeConfig.labels") or {}).get(POOL_LABEL, "")),
-                )
-            )
-        elif r.type == "aws:eks/nodeGroup:NodeGroup":
-            scaling = i.get("scalingConfig") or {}
-            pools.append(
-                _Pool(
-                    str(i.get("nodeGroupName") or i.get("nodeGroupNamePrefix") or r.name),
-                    ", ".join(i.get("instanceTypes") or []) or "?",
-                    scaling.get("minSize"),
-                    scaling.get("maxSize"),
-                    str((i.get("labels") or {}).get(POOL_LABEL, "")),
-                )
-            )
-        elif r.type == "aws:autoscaling/group:Group":
-            prefix = "k8s.io/cluster-autoscaler/node-template/label/"
-            tags = {
-                t.get("key"): t.get("value") for t in i.get("tags") or [] if isinstance(t, Mapping)
-            }
-            overrides = lookup(i, "mixedInstancesPolicy.launchTemplate.overrides") or []
-            machines = [o.get("instanceType") for o in overrides if isinstance(o, Mapping)]
-            pools.append(
-                _Pool(
-                    str(i.get("name") or r.name),
-                    ", ".join(m for m in machines if m)
-                    or str(tags.get(prefix + "node.kubernetes.io/instance-type") or "?"),
-                    i.get("minSize"),
-                    i.get("maxSize"),
-                    str(tags.get(prefix + POOL_LABEL) or ""),
-                )
-            )
-        elif r.type == "azure-native:containerservice:AgentPool":
-            pools.append(_aks_pool(i, str(i.get("agentPoolName") or r.name)))
-        elif r.type == "azure-native:containerservice:ManagedCluster":
-            for profile in i.get("agentPoolProfiles") or []:
-                pools.append(_aks_pool(profile, str(profile.get("name") or "?")))
-    return pools
+    return [
+        pool
+        for r in plan.resources
+        if (read := resource_index.POOL_READERS.get(r.type)) is not None
+        for pool in read(r.inputs, r.name)
+    ]
 
 
-def _aks_pool(inputs: Mapping[str, Any], name: str) -> _Pool:
-    auto = inputs.get("enableAutoScaling")
-    return _Pool(
-        name,
-        str(inputs.get("vmSize") or "?"),
-        inputs.get("minCount") if auto else inputs.get("count"),
-        inputs.get("maxCount") if auto else inputs.get("count"),
-        str((inputs.get("nodeLabels") or {}).get(POOL_LABEL, "")),
-    )
-
-
-def _merge(pools: Iterable[_Pool]) -> list[_Pool]:
+def _merge(pools: Iterable[DeclaredPool]) -> list[DeclaredPool]:
     """One node per pool label: EKS splits a pool into one group per zone."""
-    merged: dict[str, _Pool] = {}
+    merged: dict[str, DeclaredPool] = {}
     for pool in pools:
         key = pool.label or pool.name
         if key not in merged:
-            merged[key] = _Pool(key, pool.machine, pool.min_nodes, pool.max_nodes, pool.label)
+            merged[key] = DeclaredPool(
+                key, pool.machine, pool.min_nodes, pool.max_nodes, pool.label
+            )
             continue
         old = merged[key]
-        merged[key] = _Pool(
+        merged[key] = DeclaredPool(
             key,
             old.machine,
             _add(old.min_nodes, pool.min_nodes),
@@ -268,7 +191,7 @@ def _add(a: Any, b: Any) -> Any:
 
 def _pools_selected(sample: RecordedResource, gpu_pools: Sequence[Mapping[str, Any]]) -> list[str]:
     """The GPU pools whose pod scheduling the sample's nodeSelector asks for."""
-    selector = lookup(sample.inputs, "spec.template.spec.nodeSelector") or {}
+    selector = input_at(sample.inputs, "spec.template.spec.nodeSelector") or {}
     if not isinstance(selector, Mapping) or not selector:
         return []
     chosen = []

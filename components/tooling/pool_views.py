@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from components.model import resource_index
 from components.model.pools import POOL_LABEL, PoolSpec, resolve_pools, system_pool
 from components.model.registry import all_machine_types
 from components.model.schema import StackConfig
@@ -26,7 +27,6 @@ GIB = 2**30
 # (and say so in a note) rather than report every pod as too big for a 0-vCPU machine.
 UNKNOWN_SHAPE = 2**62
 
-ASG_TYPE = "aws:autoscaling/group:Group"
 CA_PREFIX = "k8s.io/cluster-autoscaler/"
 # What gpufleet's autoscaler on an adopted cluster discovers its groups by, alone
 # (components/aws/model/autoscaler_tags.py GPUFLEET_PREFIX; tests pin the two equal).
@@ -179,14 +179,10 @@ class AsgTemplate:
 
 
 def asg_tags(resource: RecordedResource) -> dict[str, str]:
-    """An ASG's tags as key -> value (pulumi-aws `tags=[GroupTagArgs(key, value, ...)]`)."""
-    tags: dict[str, str] = {}
-    raw = resource.inputs.get("tags") or []
-    for tag in raw if isinstance(raw, list) else []:
-        if isinstance(tag, Mapping) and isinstance(tag.get("key"), str):
-            value = tag.get("value")
-            tags[tag["key"]] = value if isinstance(value, str) else str(value or "")
-    return tags
+    """A node group's tags as key -> value, read as its cloud's resource knowledge says (the
+    groups whose tags carry the autoscaler's node-template tags; none for any other type)."""
+    read = resource_index.NODE_TEMPLATE_TAGS.get(resource.type)
+    return read(resource.inputs) if read is not None else {}
 
 
 def read_asg(resource: RecordedResource) -> AsgTemplate:
@@ -238,7 +234,7 @@ def asgs_by_pool(resources: Iterable[RecordedResource]) -> dict[str, list[AsgTem
     """Every ASG of the graph, grouped by its `node-template/label/gpufleet.io/pool` tag."""
     grouped: dict[str, list[AsgTemplate]] = {}
     for resource in resources:
-        if resource.type != ASG_TYPE:
+        if resource.type not in resource_index.NODE_TEMPLATE_TAGS:
             continue
         asg = read_asg(resource)
         if asg.pool:

@@ -6,67 +6,30 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from components.model import resource_index
 from components.model.registry import CLOUDS
+from components.model.resource_knowledge import input_at
 from components.tooling.engine import Plan, RecordedResource
 
-# The input properties worth seeing at a glance, per resource type (dotted camelCase paths).
-HIGHLIGHTS: Mapping[str, tuple[str, ...]] = {
-    "gcp:container/cluster:Cluster": (
-        "name",
-        "location",
-        "minMasterVersion",
-        "releaseChannel.channel",
-    ),
-    "gcp:container/nodePool:NodePool": (
-        "name",
-        "nodeConfig.machineType",
-        "nodeConfig.guestAccelerators",
-        "nodeConfig.spot",
-        "autoscaling",
-        "nodeLocations",
-        "nodeConfig.taints",
-    ),
-    "aws:eks/cluster:Cluster": ("name", "version"),
-    "aws:eks/nodeGroup:NodeGroup": (
-        "nodeGroupName",
-        "amiType",
-        "capacityType",
-        "instanceTypes",
-        "scalingConfig",
-        "taints",
-    ),
-    "aws:ec2/launchTemplate:LaunchTemplate": (
-        "imageId",
-        "metadataOptions.httpTokens",
-        "blockDeviceMappings",
-    ),
-    "aws:autoscaling/group:Group": (
-        "name",
-        "minSize",
-        "maxSize",
-        "availabilityZones",
-        "mixedInstancesPolicy.launchTemplate.overrides",
-        "capacityRebalance",
-    ),
-    "azure-native:containerservice:ManagedCluster": (
-        "resourceName",
-        "kubernetesVersion",
-        "autoScalerProfile",
-    ),
-    "azure-native:containerservice:AgentPool": (
-        "agentPoolName",
-        "vmSize",
-        "minCount",
-        "maxCount",
-        "scaleSetPriority",
-        "nodeTaints",
-        "gpuInstanceProfile",
-        "gpuProfile",
-    ),
+# The input properties worth seeing at a glance, per shared Kubernetes type (dotted camelCase
+# paths); each cloud's types are in its resource knowledge (resource_index.HIGHLIGHTS). A
+# Karpenter NodePool (karpenter.sh, any cloud's Karpenter) shows what a node pool or group does:
+# its machines and capacity types (the requirements), GPU limit, taints, and how it disrupts.
+KUBERNETES_HIGHLIGHTS: Mapping[str, tuple[str, ...]] = {
     "kubernetes:helm.sh/v3:Release": ("chart", "version", "namespace"),
     "kubernetes:batch/v1:Job": ("metadata.name", "metadata.namespace"),
     "kubernetes:apps/v1:Deployment": ("metadata.name", "spec.replicas"),
+    "kubernetes:karpenter.sh/v1:NodePool": (
+        "metadata.name",
+        "spec.template.spec.requirements",
+        "spec.limits",
+        "spec.template.spec.taints",
+        "spec.template.spec.expireAfter",
+        "spec.disruption.consolidationPolicy",
+    ),
+    "kubernetes:karpenter.sh/v1alpha1:NodeOverlay": ("metadata.name", "spec.capacity"),
 }
+HIGHLIGHTS: Mapping[str, tuple[str, ...]] = {**resource_index.HIGHLIGHTS, **KUBERNETES_HIGHLIGHTS}
 _MAX_VALUE = 90
 
 
@@ -90,7 +53,7 @@ def render_tree(plan: Plan) -> str:
             suffix = f"  [{'; '.join(marks)}]" if marks else ""
             lines.append(f"{'  ' * depth}- {resource.type} {resource.name}{suffix}")
             for path in HIGHLIGHTS.get(resource.type, ()):
-                value = lookup(resource.inputs, path)
+                value = input_at(resource.inputs, path)
                 if value is not None:
                     lines.append(f"{'  ' * (depth + 2)}{path}: {_short(value)}")
             walk(resource.urn, depth + 1)
@@ -137,16 +100,6 @@ def render_pool_table(pools: Sequence[Mapping[str, Any]]) -> str:
                 f"{', '.join(agents)} are not counted (no source gives them)"
             )
     return "\n".join(table)
-
-
-def lookup(inputs: Mapping[str, Any], path: str) -> Any:
-    """The value at a dotted path of nested mappings, or None."""
-    value: Any = inputs
-    for part in path.split("."):
-        if not isinstance(value, Mapping) or part not in value:
-            return None
-        value = value[part]
-    return value
 
 
 def _short(value: Any) -> str:

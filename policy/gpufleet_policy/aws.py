@@ -26,6 +26,9 @@ from .resources import (
 )
 from .rules import resource_rule
 
+# Provider type tokens written out here, not asked of gpufleet's clouds: the pack runs in
+# Pulumi's analyzer, in its own virtualenv without gpufleet's program, and judges whatever
+# resources a preview reports (tests/test_architecture.py lets policy/ keep them).
 IAM_POLICY_TYPES = (
     "aws:iam/policy:Policy",
     "aws:iam/rolePolicy:RolePolicy",

@@ -17,6 +17,8 @@ from pulumi_policy.proxy import UnknownValueError
 from .resources import GPU_RESOURCE, HELM_TYPES, KARPENTER_NODE_POOL, get, gpu_pools
 from .rules import resource_rule, stack_rule
 
+# A provider type token written out: the pack runs in Pulumi's analyzer without gpufleet's
+# program, so it cannot ask gpufleet's clouds (tests/test_architecture.py lets policy/ keep it).
 EVENT_RULE = "aws:cloudwatch/eventRule:EventRule"
 SPOT_WARNING = "EC2 Spot Instance Interruption Warning"
 SELF_RUN_GROUP = "karpenter.k8s.aws"

@@ -1,7 +1,9 @@
 """What the rules look at: resource type tokens, GPU pool detection and taint parsing per cloud.
 
 The pack runs in its own virtualenv (only `pulumi_policy`), so it cannot import gpufleet's
-`components`; the constants here are checked against gpufleet's catalog by the tests. Values
+`components`; the constants here are checked against gpufleet's catalog by the tests. That is
+why the provider type tokens are written out here, where gpufleet's own code keeps them in its
+cloud folders and asks through the registry (tests/test_architecture.py lets policy/ keep them). Values
 come from the Pulumi engine wrapped in `pulumi_policy`'s proxies, which are `Mapping` and
 `Sequence` but not `dict` and `list`, so every check here uses the abstract types.
 """

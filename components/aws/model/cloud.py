@@ -28,6 +28,7 @@ from components.aws.model import config as aws_config
 from components.aws.model import daemonsets as aws_daemonsets
 from components.aws.model import node_effects as aws_node_effects
 from components.aws.model import offerings as aws_offerings
+from components.aws.model import resources as aws_resources
 from components.aws.model.asg_limits import ACCELERATOR_LABEL
 from components.aws.model.catalog import CATALOG, MACHINE_NAMES
 from components.model.allocatable import NodeAllocatable
@@ -61,6 +62,7 @@ class Aws(ManagedCloud):
     version_lifecycle = versions.LIFECYCLE
     cluster_options = aws_config.AwsClusterOptions
     adopts_clusters = True
+    resource_knowledge = aws_resources.RESOURCES
     node_effects = aws_node_effects.NODE_EFFECTS
     control_plane_version = aws_node_effects.CONTROL_PLANE_VERSION
     version_bump_effects = aws_node_effects.VERSION_BUMP_EFFECTS

@@ -23,6 +23,7 @@ from components.azure.model import (
 )
 from components.azure.model import node_effects as azure_node_effects
 from components.azure.model import offerings as azure_offerings
+from components.azure.model import resources as azure_resources
 from components.azure.model.catalog import (
     AKS_MIG_PROFILES,
     AKS_MIG_SIZES,
@@ -75,6 +76,7 @@ class Azure(ManagedCloud):
     version_lifecycle = versions.LIFECYCLE
     cluster_options = azure_config.AzureClusterOptions
     adopts_clusters = True
+    resource_knowledge = azure_resources.RESOURCES
     node_effects = azure_node_effects.NODE_EFFECTS
     grant_waits = rbac.GRANT_WAITS
     # Where the existing cluster is, the node subnet for the GPU pools (default: the first

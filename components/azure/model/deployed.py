@@ -16,9 +16,9 @@ AKS would refuse, naming the key and what to do:
   and gpufleet does not (below).
 - another VM size or other zones for the system pool (`cluster.systemPool.machineType`,
   `cluster.zones`): AKS fixes both when it creates a pool (the reasons and what to do instead
-  are `diff`'s, components/model/catalog/rejections.py).
+  are `diff`'s, components/azure/model/change_rules.py).
 
-The same refusals are in `diff` (components/model/catalog/rejections.py) for two plans; this
+The same refusals are in `diff` (components/azure/model/change_rules.py) for two plans; this
 catches the change even when nobody ran `diff`.
 """
 
@@ -27,9 +27,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from components.azure.model.change_rules import AKS_SYSTEM_POOL_FIXED, AKS_SYSTEM_POOL_INSTEAD
 from components.azure.model.config import cluster_options
 from components.model.adoption import minor_of
-from components.model.catalog.rejections import AKS_SYSTEM_POOL_FIXED, AKS_SYSTEM_POOL_INSTEAD
 from components.model.pool_spec import PoolSpec
 from components.model.problems import ConfigError, Problem
 from components.model.schema import SYSTEM_POOL_NAME, ClusterConfig

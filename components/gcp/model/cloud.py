@@ -26,6 +26,7 @@ from components.gcp.model import config as gcp_config
 from components.gcp.model import daemonsets as gke_daemonsets
 from components.gcp.model import node_effects as gcp_node_effects
 from components.gcp.model import offerings as gcp_offerings
+from components.gcp.model import resources as gcp_resources
 from components.gcp.model.catalog import CATALOG, MACHINE_NAMES
 from components.model.allocatable import NodeAllocatable
 from components.model.capacity import (
@@ -103,6 +104,7 @@ class Gcp(ManagedCloud):
     adopts_clusters = True
     # A zonal cluster's zone (components/gcp/model/cluster_checks.py).
     existing_options = gcp_config.GcpExistingOptions
+    resource_knowledge = gcp_resources.RESOURCES
     node_effects = gcp_node_effects.NODE_EFFECTS
     control_plane_version = gcp_node_effects.CONTROL_PLANE_VERSION
     version_bump_effects = gcp_node_effects.VERSION_BUMP_EFFECTS

@@ -23,6 +23,10 @@ gpufleet uses decide this from their own inputs:
   in the plan, where it is ForceNew: those resources are recreated in the new project. The
   cluster resource has no such customize-diff (resource_container_cluster.go): it keeps its
   old project until another change (a new network) replaces it.
+
+What a cloud's provider does (the second kind) is kept in the cloud's folder
+(``components/<cloud>/model/change_rules.py``: ``MOVES_MANAGED_RESOURCES``, ``MOVES_SOURCE``,
+``MOVES_NOTE``, ``MANAGED_DOWNTIME``); the Kubernetes provider's rule is here.
 """
 
 from __future__ import annotations
@@ -38,43 +42,6 @@ ACTIVE_CLUSTER: Final = "kubeconfigActiveCluster"
 # pulumi-kubernetes replaces on these whatever the active cluster (without a same identifier).
 KUBERNETES_ALWAYS_REPLACES: Final[tuple[str, ...]] = ("renderYamlToDirectory",)
 
-# Provider inputs whose change recreates the resources of the listed types that the provider
-# manages (the resources name no value of their own for it).
-_TPG_DEFAULT_PROJECT_SOURCE = (
-    "terraform-provider-google tpgresource.DefaultProviderProject in the CustomizeDiff of "
-    "resource_compute_network.go, resource_compute_subnetwork.go, resource_compute_router.go, "
-    "resource_compute_router_nat.go, resource_container_node_pool.go and "
-    "resource_google_service_account.go; `project` is ForceNew in each"
-)
-MOVES_MANAGED_RESOURCES: Final[Mapping[str, Mapping[str, tuple[str, ...]]]] = MappingProxyType(
-    {
-        "pulumi:providers:gcp": {
-            "project": (
-                "gcp:compute/network:Network",
-                "gcp:compute/subnetwork:Subnetwork",
-                "gcp:compute/router:Router",
-                "gcp:compute/routerNat:RouterNat",
-                "gcp:container/nodePool:NodePool",
-                "gcp:serviceaccount/account:Account",
-            ),
-        },
-    }
-)
-MOVES_SOURCE: Final[Mapping[str, str]] = MappingProxyType(
-    {"pulumi:providers:gcp": _TPG_DEFAULT_PROJECT_SOURCE}
-)
-# Said on the provider whose input moves its resources.
-MOVES_NOTE: Final[Mapping[str, str]] = MappingProxyType(
-    {
-        "pulumi:providers:gcp": (
-            "a new project moves the stack: the resources of this provider are recreated in the "
-            "new project (those listed as replaced), and a cluster gpufleet created follows "
-            "when its new network replaces it; GPU workloads stop meanwhile. For a project "
-            "move, a new stack in the new project, with the workloads moved over, is the way"
-        ),
-    }
-)
-
 # What goes down when a provider's resources are replaced with it (the verdict line).
 MANAGED_DOWNTIME: Final[Mapping[str, str]] = MappingProxyType(
     {
@@ -84,13 +51,5 @@ MANAGED_DOWNTIME: Final[Mapping[str, str]] = MappingProxyType(
             "installed again, and a release created before the old one is deleted meets its "
             "name still in use (`cannot re-use a name that is still in use`)"
         ),
-        "pulumi:providers:gcp": (
-            "the provider's project changed: the resource is recreated in the new project"
-        ),
     }
 )
-
-
-def moves_managed(provider_type: str, provider_input: str) -> tuple[str, ...]:
-    """The resource types a change of this provider input recreates (none when not listed)."""
-    return MOVES_MANAGED_RESOURCES.get(provider_type, {}).get(provider_input, ())

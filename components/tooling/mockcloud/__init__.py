@@ -1,7 +1,8 @@
 """Plausible cloud answers for the offline engine's mocked resources and calls.
 
-Each cloud module maps a resource type token to a function giving the output properties the
-real provider would add (endpoints, ARNs, certificates) and an invoke token to its result.
+Each cloud's mock (`components/<cloud>/mock.py`, a `CloudMock` its resource knowledge names)
+maps a resource type token to a function giving the output properties the real provider would
+add (endpoints, ARNs, certificates) and an invoke token to its result.
 Only what the program reads needs to be here; everything else echoes the inputs. The answers
 follow the `World` of the stack: its region (a us-west-2 stack gets us-west-2 endpoints and
 ARNs) and the cluster it adopts.
@@ -11,33 +12,33 @@ from __future__ import annotations
 
 import base64
 import binascii
+import importlib
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from components.tooling.mockcloud import aws, azure, gcp, kubernetes
-from components.tooling.mockcloud.world import World
+from components.mock_world import CallFake, CloudMock, LookupFake, ResourceFake, World
+from components.model.resource_index import MOCK_MODULES
 
-ResourceFake = Callable[[str, Mapping[str, Any], World], dict[str, Any]]
-CallFake = Callable[[Mapping[str, Any]], dict[str, Any]]
-LookupFake = Callable[[Mapping[str, Any], World], dict[str, Any]]
-
+# Every cloud's mock, as its resource knowledge names it (imported here, not by the model).
+MOCKS: tuple[CloudMock, ...] = tuple(
+    importlib.import_module(module).MOCK for module in MOCK_MODULES
+)
 RESOURCES: dict[str, ResourceFake] = {}
 CALLS: dict[str, CallFake] = {}
 # Calls whose answer depends on the world: the stack's region, or the cluster a stack adopts.
 LOOKUPS: dict[str, LookupFake] = {}
-# What a rotated control plane answers instead (World.endpoint_rotated): endpoint hosts and CA
-# data, as (before, after) text, from every cloud.
+# What a rotated control plane answers instead (World.endpoint_rotated), from every cloud.
 ROTATED: tuple[tuple[str, str], ...] = ()
 # Input paths (regular expressions) of each resource type whose values the mock makes up, with
 # what the real value will be (`diff` marks them).
-MOCKED_INPUTS: dict[str, dict[str, str]] = {}
-for _module in (gcp, aws, azure, kubernetes):
-    RESOURCES.update(_module.RESOURCES)
-    CALLS.update(_module.CALLS)
-    LOOKUPS.update(getattr(_module, "LOOKUPS", {}))
-    ROTATED += tuple(getattr(_module, "ROTATED", ()))
-    MOCKED_INPUTS.update(getattr(_module, "MOCKED_INPUTS", {}))
+MOCKED_INPUTS: dict[str, Mapping[str, str]] = {}
+for _mock in MOCKS:
+    RESOURCES.update(_mock.resources)
+    CALLS.update(_mock.calls)
+    LOOKUPS.update(_mock.lookups)
+    ROTATED += _mock.rotated
+    MOCKED_INPUTS.update(_mock.mocked_inputs)
 
 
 def mocked_input(type_: str, path: str) -> str | None:
@@ -57,9 +58,9 @@ def resource_state(
     fake = RESOURCES.get(type_)
     if fake is not None:
         state.update(_rotated(fake(name, inputs, world), world))
-    if type_.startswith("aws:") and "arn" not in state:
-        service = type_.split(":")[1].split("/")[0]
-        state["arn"] = f"arn:aws:{service}:{aws.region(world)}:{aws.ACCOUNT}:{name}"
+    for mock in MOCKS:
+        if mock.finish is not None:
+            state.update(mock.finish(type_, name, state, world))
     return str(state.pop("__id", f"{name}-id")), state
 
 

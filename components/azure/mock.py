@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from components.azure.model.catalog import CATALOG
-from components.tooling.mockcloud.world import NotFound, World
+from components.mock_world import CloudMock, NotFound, World
 
 SUBSCRIPTION = "00000000-0000-0000-0000-000000000000"
 TENANT = "11111111-1111-1111-1111-111111111111"
@@ -373,3 +373,11 @@ LOOKUPS: dict[str, Any] = {
     "azure-native:compute:getCapacityReservation": _get_capacity_reservation,
     "azure-native:managedidentity:getUserAssignedIdentity": _get_user_assigned_identity,
 }
+
+
+MOCK = CloudMock(
+    resources=RESOURCES,
+    calls=CALLS,
+    lookups=LOOKUPS,
+    rotated=ROTATED,
+)

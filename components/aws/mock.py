@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from components.tooling.mockcloud.world import NotFound, World
+from components.mock_world import CloudMock, NotFound, World
 
 ACCOUNT = "123456789012"
 # The region when the world names none (a stack always does: cluster.region is required).
@@ -414,3 +414,22 @@ LOOKUPS: dict[str, Any] = {
     "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider": _get_oidc_provider,
     "aws:eks/getAddon:getAddon": _get_addon,
 }
+
+
+def _arn(type_: str, name: str, state: Mapping[str, Any], world: World) -> dict[str, Any]:
+    """Every AWS resource has an ARN: one of its service, region and account unless its fake
+    gives it one."""
+    if not type_.startswith("aws:") or "arn" in state:
+        return {}
+    service = type_.split(":")[1].split("/")[0]
+    return {"arn": f"arn:aws:{service}:{region(world)}:{ACCOUNT}:{name}"}
+
+
+MOCK = CloudMock(
+    resources=RESOURCES,
+    calls=CALLS,
+    lookups=LOOKUPS,
+    rotated=ROTATED,
+    mocked_inputs=MOCKED_INPUTS,
+    finish=_arn,
+)

@@ -7,7 +7,7 @@ import base64
 from collections.abc import Mapping
 from typing import Any
 
-from components.tooling.mockcloud.world import NotFound, World
+from components.mock_world import CloudMock, NotFound, World
 
 # The provider's project and location when a resource names none (stacks set both).
 PROJECT = "mock-project"
@@ -186,3 +186,11 @@ def _get_cluster(args: Mapping[str, Any], world: World) -> dict[str, Any]:
 
 
 LOOKUPS: dict[str, Any] = {"gcp:container/getCluster:getCluster": _get_cluster}
+
+
+MOCK = CloudMock(
+    resources=RESOURCES,
+    calls=CALLS,
+    lookups=LOOKUPS,
+    rotated=ROTATED,
+)

@@ -1,8 +1,16 @@
-"""What the mock cloud assumes about the clusters a stack adopts (`cluster.existing`)."""
+"""The offline mock cloud's neutral shapes: what it assumes about the clusters a stack adopts
+(`World`, from `cluster.existing`) and what one cloud's mock answers (`CloudMock`).
+
+Each cloud's mock lives in its folder (`components/<cloud>/mock.py`, named by its
+`ResourceKnowledge.mock_module`) and the offline engine (`components/tooling/mockcloud`) asks
+them all. These types sit in the components layer, below both: the cloud folders' mocks build
+on them and the engine (tooling) reads them, while the model layer (the stack's own data and
+rules) knows nothing of a fake cloud.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,3 +90,30 @@ class World:
 class NotFound(Exception):
     """What the cloud answers a look-up of something that does not exist; the engine returns it
     as the invoke's failure, as a provider does, so the program can catch it."""
+
+
+# The outputs a provider adds to a created resource (type, name, inputs, world); the answer of
+# a call from its arguments; of a look-up, which also depends on the world.
+ResourceFake = Callable[[str, Mapping[str, Any], "World"], dict[str, Any]]
+CallFake = Callable[[Mapping[str, Any]], dict[str, Any]]
+LookupFake = Callable[[Mapping[str, Any], "World"], dict[str, Any]]
+# Outputs every resource of the cloud gets beyond its fake's (type, name, state, world).
+Finish = Callable[[str, str, Mapping[str, Any], "World"], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class CloudMock:
+    """One cloud's plausible answers, by resource type and invoke token: only what the program
+    reads (endpoints, ARNs, certificates); everything else echoes the inputs."""
+
+    resources: Mapping[str, ResourceFake]
+    calls: Mapping[str, CallFake]
+    # Calls whose answer depends on the world: the stack's region, or the cluster it adopts.
+    lookups: Mapping[str, LookupFake] = field(default_factory=dict)
+    # What a rotated control plane answers instead (World.endpoint_rotated): endpoint hosts and
+    # CA data, as (before, after) text.
+    rotated: tuple[tuple[str, str], ...] = ()
+    # Input paths (regular expressions) of each resource type whose values the mock makes up,
+    # with what the real value will be (`diff` marks them).
+    mocked_inputs: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    finish: Finish | None = None

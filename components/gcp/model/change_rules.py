@@ -1,0 +1,201 @@
+"""How Google Cloud changes gpufleet's GKE resources: which input changes replace them, what a
+replacement takes down, and which provider input moves the resources it manages. Data for
+`diff`, handed over in `resources.RESOURCES`; what the tables mean and where their facts come
+from is said in `components/model/catalog/replacements.py`, `rejections.py` and
+`provider_changes.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Final
+
+from components.model.catalog.rejections import REBUILD_CLUSTER, ReplacementNote
+
+# ForceNew children of terraform-provider-google's shared ``schemaNodeConfig`` (node_config.go),
+# relative to ``nodeConfig``. The same block sits on the node pool and, for the default pool, on
+# the cluster, where a match recreates the whole cluster. Accelerator settings (type, count,
+# driver version, MIG partition size, sharing) all live inside ``guestAccelerators``.
+_GKE_NODE_CONFIG_FORCE_NEW: Final[tuple[str, ...]] = (
+    "advancedMachineFeatures.enableNestedVirtualization",
+    "advancedMachineFeatures.threadsPerCore",
+    "bootDiskKmsKey",
+    "confidentialNodes.confidentialInstanceType",
+    "enableConfidentialStorage",
+    "ephemeralStorageConfig",
+    "ephemeralStorageLocalSsdConfig",
+    "flexStart",
+    "guestAccelerators",
+    "hostMaintenancePolicy",
+    "localNvmeSsdBlockConfig",
+    "localSsdCount",
+    "localSsdEncryptionMode",
+    "maxRunDuration",
+    "metadata",
+    "minCpuPlatform",
+    "nodeGroup",
+    "oauthScopes",
+    "preemptible",
+    "reservationAffinity",
+    "sandboxConfig",
+    "secondaryBootDisks",
+    "serviceAccount",
+    "shieldedInstanceConfig",
+    "soleTenantConfig.nodeAffinities",
+    "spot",
+)
+
+
+def _under(prefix: str, paths: tuple[str, ...]) -> tuple[str, ...]:
+    """Prefix each relative path with ``prefix.`` (keeps the shared node-config list in one place)."""
+    return tuple(f"{prefix}.{path}" for path in paths)
+
+
+REPLACEMENT_PATHS: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
+    {
+        # terraform-provider-google resource_container_node_pool.go (schemaNodePool + the
+        # resource's own project/cluster/location) and node_config.go.
+        "gcp:container/nodePool:NodePool": (
+            "cluster",
+            "initialNodeCount",
+            "location",
+            "maxPodsPerNode",
+            "name",
+            "namePrefix",
+            "networkConfig.additionalNodeNetworkConfigs",
+            "networkConfig.additionalPodNetworkConfigs",
+            "networkConfig.createPodRange",
+            "networkConfig.podCidrOverprovisionConfig",
+            "networkConfig.podIpv4CidrBlock",
+            "networkConfig.podRange",
+            "placementPolicy.policyName",
+            "project",
+            "queuedProvisioning",
+            *_under("nodeConfig", _GKE_NODE_CONFIG_FORCE_NEW),
+        ),
+        # terraform-provider-google resource_container_cluster.go. ``nodeConfig`` is the default
+        # pool's; ``nodePools`` (inline pools) is ForceNew as a whole.
+        "gcp:container/cluster:Cluster": (
+            "clusterIpv4Cidr",
+            "datapathProvider",
+            "defaultMaxPodsPerNode",
+            "description",
+            "enableAutopilot",
+            "enableKubernetesAlpha",
+            "enableTpu",
+            "initialNodeCount",
+            "ipAllocationPolicy.clusterIpv4CidrBlock",
+            "ipAllocationPolicy.clusterSecondaryRangeName",
+            "ipAllocationPolicy.podCidrOverprovisionConfig",
+            "ipAllocationPolicy.servicesIpv4CidrBlock",
+            "ipAllocationPolicy.servicesSecondaryRangeName",
+            "location",
+            "name",
+            "network",
+            "networkingMode",
+            "nodePools",
+            "privateClusterConfig.enablePrivateNodes",
+            "privateClusterConfig.masterIpv4CidrBlock",
+            "privateClusterConfig.privateEndpointSubnetwork",
+            "project",
+            "subnetwork",
+            *_under("nodeConfig", _GKE_NODE_CONFIG_FORCE_NEW),
+        ),
+        # terraform-provider-google @e03b7622 resourcemanager/iam_project.go (`project`
+        # ForceNew) and tpgiamresource/resource_iam_member.go (`role`, `member`, `condition`
+        # ForceNew): a grant is never edited, only replaced (review gke-2.md N6).
+        "gcp:projects/iAMMember:IAMMember": ("condition", "member", "project", "role"),
+        # resourcemanager/resource_google_project_service.go: `service` and `project` ForceNew
+        # (image streaming's API; never disabled on delete, so a replacement is harmless).
+        "gcp:projects/service:Service": ("project", "service"),
+        # resourcemanager/resource_google_service_account.go: `account_id` and `project`.
+        "gcp:serviceaccount/account:Account": ("accountId", "project"),
+    }
+)
+
+# The input that holds a resource's fixed (not auto-generated) cloud name.
+NAME_INPUTS: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "gcp:container/nodePool:NodePool": "name",
+        "gcp:container/cluster:Cluster": "name",
+    }
+)
+
+# What a replacement takes down, for the verdict line (default: the resource itself).
+DOWNTIME: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "gcp:container/nodePool:NodePool": "every node of this pool and the pods on it",
+        "gcp:container/cluster:Cluster": "the whole cluster and every workload on it",
+    }
+)
+
+SAME_NAME_INSTEAD: Final[Mapping[str, str]] = MappingProxyType(
+    {"gcp:container/cluster:Cluster": REBUILD_CLUSTER}
+)
+
+REPLACEMENT_NOTES: Final[Mapping[str, tuple[ReplacementNote, ...]]] = MappingProxyType(
+    {
+        "gcp:container/nodePool:NodePool": (
+            ReplacementNote(
+                "nodeConfig.guestAccelerators",
+                "gpuDriverInstallationConfig.gpuDriverVersion",
+                "INSTALLATION_DISABLED",
+                "the pool's driver moves between GKE and the GPU Operator "
+                "(`gpuSoftware.mode`): every such GPU pool is deleted and recreated in the same "
+                "`up` that installs or removes the operator and Google's driver installer, so "
+                "no GPU pod runs on them until their new nodes come up with the new software; "
+                "run it when no GPU job runs",
+                "gpufleet's GKE preset (components/gcp/model/cloud.py gke_driver): "
+                "INSTALLATION_DISABLED on gpu-operator pools; gpu_driver_version is ForceNew "
+                "(terraform-provider-google node_config.go guest_accelerator)",
+            ),
+        ),
+    }
+)
+
+# Provider inputs whose change recreates the resources of the listed types that the provider
+# manages (the resources name no value of their own for it).
+_TPG_DEFAULT_PROJECT_SOURCE = (
+    "terraform-provider-google tpgresource.DefaultProviderProject in the CustomizeDiff of "
+    "resource_compute_network.go, resource_compute_subnetwork.go, resource_compute_router.go, "
+    "resource_compute_router_nat.go, resource_container_node_pool.go and "
+    "resource_google_service_account.go; `project` is ForceNew in each"
+)
+MOVES_MANAGED_RESOURCES: Final[Mapping[str, Mapping[str, tuple[str, ...]]]] = MappingProxyType(
+    {
+        "pulumi:providers:gcp": {
+            "project": (
+                "gcp:compute/network:Network",
+                "gcp:compute/subnetwork:Subnetwork",
+                "gcp:compute/router:Router",
+                "gcp:compute/routerNat:RouterNat",
+                "gcp:container/nodePool:NodePool",
+                "gcp:serviceaccount/account:Account",
+            ),
+        },
+    }
+)
+MOVES_SOURCE: Final[Mapping[str, str]] = MappingProxyType(
+    {"pulumi:providers:gcp": _TPG_DEFAULT_PROJECT_SOURCE}
+)
+# Said on the provider whose input moves its resources.
+MOVES_NOTE: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "pulumi:providers:gcp": (
+            "a new project moves the stack: the resources of this provider are recreated in the "
+            "new project (those listed as replaced), and a cluster gpufleet created follows "
+            "when its new network replaces it; GPU workloads stop meanwhile. For a project "
+            "move, a new stack in the new project, with the workloads moved over, is the way"
+        ),
+    }
+)
+
+# What goes down when the provider's resources are replaced with it (the verdict line).
+MANAGED_DOWNTIME: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "pulumi:providers:gcp": (
+            "the provider's project changed: the resource is recreated in the new project"
+        ),
+    }
+)
