@@ -21,7 +21,7 @@ from components.aws.karpenter import (
 from components.aws.model import auto_mode, capacity, karpenter
 from components.aws.model.autoscaler_tags import default_tags
 from components.aws.model.config import AwsPoolOptions, cluster_options, pool_options
-from components.aws.model.provisioners import provisioner
+from components.aws.model.kinds import cluster_kind
 from components.aws.node_host import EksNodeHost
 from components.model import existing_cluster
 from components.model.pools import PoolSpec
@@ -41,18 +41,20 @@ def build(
     built: list[pulumi.Resource] = []
     wait_for: list[pulumi.Resource]
     node_role_name: pulumi.Input[str]
-    overlays = {pool.name: karpenter.node_overlay(pool) for pool in pools}
-    if provisioner(cfg) != "karpenter" or existing.autoscaler_installed:
-        # Auto Mode's and an installed Karpenter's gates are not gpufleet's: sharing and MIG
-        # are refused there (components/aws/model/provisioners.py).
-        overlays = {name: None for name in overlays}
-    if provisioner(cfg) == "karpenter" and existing.autoscaler_installed:
+    kind = cluster_kind(cfg)
+    # Only a Karpenter gpufleet runs has its NodeOverlay gate on: Auto Mode's and an installed
+    # Karpenter's are not gpufleet's, and sharing and MIG are refused there (the kinds' checks).
+    runs_karpenter = not kind.cluster_compute and not existing.autoscaler_installed
+    overlays = {
+        pool.name: karpenter.node_overlay(pool) if runs_karpenter else None for pool in pools
+    }
+    if not kind.cluster_compute and existing.autoscaler_installed:
         # The running Karpenter (its CRDs, controller and interruption queue) takes the pools;
         # it may pass only its own node role, which already has an access entry.
         assert existing.karpenter_node_role is not None  # required by the config check
         node_role_name = existing.karpenter_node_role
         wait_for = list(eks.control_plane)
-    elif provisioner(cfg) == "auto-mode":
+    elif kind.cluster_compute:
         nodes = AutoModeNodes(
             f"{cfg.name}-auto-mode-nodes",
             AutoModeNodesArgs(
@@ -124,10 +126,8 @@ def build(
                         largest=(pool.vcpus, pool.memory_gib),
                         consolidate_underutilized=options.consolidate_underutilized,
                         node_class_ref=_node_class_ref(config, pool.name),
-                        os_requirement=provisioner(config.cluster) != "auto-mode",
-                        lifetime=auto_mode.NODE_LIFETIME
-                        if provisioner(config.cluster) == "auto-mode"
-                        else None,
+                        os_requirement=not kind.cluster_compute,
+                        lifetime=auto_mode.NODE_LIFETIME if kind.cluster_compute else None,
                     ),
                     wait_for=wait_for,
                     k8s_provider=eks.k8s_provider,
@@ -139,7 +139,7 @@ def build(
 
 
 def _node_class_ref(config: StackConfig, name: str) -> Mapping[str, str] | None:
-    if provisioner(config.cluster) != "auto-mode":
+    if not cluster_kind(config.cluster).cluster_compute:
         return None  # Karpenter's EC2NodeClass, the default
     return {"group": auto_mode.NODE_CLASS_GROUP, "kind": auto_mode.NODE_CLASS_KIND, "name": name}
 
@@ -158,7 +158,7 @@ def _node_class(
     resolved = pulumi.Output.all(
         role_name, pulumi.Output.all(*subnets), pulumi.Output.all(*security_groups)
     )
-    if provisioner(cfg) == "auto-mode":
+    if cluster_kind(cfg).cluster_compute:
         spec: pulumi.Output[Any] = resolved.apply(
             lambda parts: auto_mode.node_class_spec(
                 node_role=parts[0],

@@ -18,6 +18,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from components.aws.model import config as aws_config
+from components.aws.model import kinds
 from components.model import existing_cluster
 from components.model.catalog import charts
 from components.model.lifecycle import Assessment
@@ -59,7 +60,7 @@ def version_problems(
 def runs_autoscaler(cluster: ClusterConfig) -> bool:
     """Whether gpufleet installs the cluster autoscaler on this cluster."""
     installed = existing_cluster.cluster_options(cluster).autoscaler_installed
-    return aws_config.cluster_options(cluster).provisioner == "cluster-autoscaler" and not installed
+    return not kinds.cluster_kind(cluster).node_pools and not installed
 
 
 def version_advice(cluster: ClusterConfig, verdict: Assessment, adopted: bool = False) -> str:

@@ -36,16 +36,23 @@ from components.azure.model.cluster_checks import (
     exposure_warnings,
     node_resource_group_problems,
 )
+from components.azure.model.kinds.agent_pools import (
+    AGENT_POOL_LABEL,
+    AGENT_POOLS,
+    CAPACITY_ORDERS,
+    PARTITION_SIZE_LABEL,
+)
+from components.azure.model.kinds.agent_pools import SPOT_KEY as SPOT_KEY
 from components.model.allocatable import NodeAllocatable
-from components.model.capacity import ON_DEMAND, QUEUED, SPOT, CapacityOrder, ReservationCap
-from components.model.catalog.gpus import GpuModel, MachineType
+from components.model.capacity import CapacityOrder, ReservationCap
+from components.model.catalog.gpus import GpuModel
 from components.model.catalog.provisioning import BEST_EFFORT_ATOMIC
 from components.model.cloud import NameRule
 from components.model.daemonsets import NodeDaemonSet
 from components.model.lifecycle import Assessment
-from components.model.managed_cloud import GpuNodeFacts, ManagedCloud, SharingVia
+from components.model.managed_cloud import ManagedCloud
 from components.model.offerings import Offerings
-from components.model.pool_spec import Taint
+from components.model.pool_kind import PoolKind
 from components.model.problems import Problem
 from components.model.schema import (
     ClusterConfig,
@@ -54,13 +61,6 @@ from components.model.schema import (
     SoftwareMode,
     StackConfig,
 )
-
-# AKS labels MIG nodes with no partition size: gpufleet does, so tools that select a partition
-# (Flyte's partition selector) can tell a MIG pool from a whole-GPU pool of the same model.
-PARTITION_SIZE_LABEL = "gpufleet.io/gpu-partition-size"
-# AKS labels and taints Spot nodes with this key (value `spot`).
-SPOT_KEY = "kubernetes.azure.com/scalesetpriority"
-AGENT_POOL_LABEL = "kubernetes.azure.com/agentpool"
 
 
 def gpu_instance_profile(mig_partition_size: str | None) -> str | None:
@@ -101,6 +101,7 @@ class Azure(ManagedCloud):
     region_rule = NameRule(r"^[a-z]+[a-z0-9]*$", "an Azure location such as eastus2")
     distribution = "aks"
     gpu_taint = ("sku", "gpu")
+    one_machine_type_advice = "several machine types are only supported on aws; use machineType"
     default_system_machine = "Standard_D4s_v5"
     pricing = prices.PRICING
     machine_name_rule = MACHINE_NAMES
@@ -145,18 +146,8 @@ class Azure(ManagedCloud):
         return problems
 
     # --- capacity (docs/capacity.md, docs/aks.md) ---------------------------------------------
-    # A pool in a capacity reservation group takes regular VMs once its reservation is used up
-    # (components/azure/model/reservations.py), so that is `[reserved, on-demand]`; `reserved`
-    # alone only within the VMs reserved for it. Queued pools: AKS's managed cluster autoscaler
-    # serves best-effort-atomic-scale-up ProvisioningRequests with no setting of ours, and
-    # Azure scale sets implement AtomicIncreaseSize (catalog/provisioning.py).
-    capacity_orders: ClassVar[tuple[CapacityOrder, ...]] = (
-        ON_DEMAND,
-        SPOT,
-        reservations.RESERVED_THEN_ON_DEMAND,
-        reservations.RESERVED,
-        QUEUED,
-    )
+    # Every agent pool's (components/azure/model/kinds/agent_pools.py says why).
+    capacity_orders = CAPACITY_ORDERS
     capacity_advice: ClassVar[str] = (
         "a capacity reservation group is capacity [reserved, on-demand] with "
         "gpuPools[].azure.capacityReservationGroupId; capacity blocks and flex-start are "
@@ -184,11 +175,6 @@ class Azure(ManagedCloud):
 
     def reservation_cap(self, config: StackConfig, pool: GpuPoolConfig) -> ReservationCap | None:
         return reservations.cap(pool)
-
-    def check_pool_limits(
-        self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str
-    ) -> list[Problem]:
-        return limits.pool_limit_problems(pool, path)
 
     def pools_problems(
         self, cluster: ClusterConfig, pools: Sequence[tuple[int, GpuPoolConfig]]
@@ -302,30 +288,8 @@ class Azure(ManagedCloud):
     def accepts_operator_driver(self, mode: SoftwareMode) -> bool:
         return mode == "gpu-operator"
 
-    def gpu_node_facts(
-        self,
-        config: StackConfig,
-        pool: GpuPoolConfig,
-        machine: MachineType,
-        sharing_via: SharingVia,
-    ) -> GpuNodeFacts:
-        facts = GpuNodeFacts(
-            labels={
-                AGENT_POOL_LABEL: pool.name,
-                "kubernetes.azure.com/accelerator": "nvidia",
-                "kubernetes.azure.com/mode": "user",
-            }
-        )
-        if pool.mig_partition_size:
-            facts.declared[PARTITION_SIZE_LABEL] = pool.mig_partition_size
-        if pool.spot:
-            facts.labels[SPOT_KEY] = "spot"
-            facts.taints.append(Taint(SPOT_KEY, "spot", "NoSchedule"))
-        if self.capacity_order(pool) == QUEUED:
-            facts.declared_taints.append(
-                Taint(reservations.QUEUED_TAINT_KEY, pool.name, "NoSchedule")
-            )
-        return facts
+    def pool_kind(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> PoolKind:
+        return AGENT_POOLS
 
     def system_node_labels(self) -> dict[str, str]:
         return {AGENT_POOL_LABEL: "system", "kubernetes.azure.com/mode": "system"}

@@ -27,20 +27,28 @@ from components.gcp.model import daemonsets as gke_daemonsets
 from components.gcp.model import node_effects as gcp_node_effects
 from components.gcp.model import offerings as gcp_offerings
 from components.gcp.model.catalog import CATALOG, MACHINE_NAMES
+from components.gcp.model.kinds import node_pools
+from components.gcp.model.kinds.node_pools import (
+    DRIVER_DISABLED,
+    MAX_SHARED_CLIENTS_LABEL,
+    NODE_POOLS,
+    PARTITION_SIZE_LABEL,
+    SHARING_STRATEGY_LABEL,
+    gke_driver,
+)
 from components.model.allocatable import NodeAllocatable
 from components.model.capacity import (
-    SPOT,
     CapacityOrder,
     ReservationCap,
-    declared_order,
 )
 from components.model.catalog.gpus import GpuModel, MachineType
 from components.model.cloud import NameRule
 from components.model.daemonsets import NodeDaemonSet
 from components.model.lifecycle import Assessment
-from components.model.managed_cloud import GpuNodeFacts, ManagedCloud, SharingVia
+from components.model.managed_cloud import ManagedCloud, SharingVia
 from components.model.offerings import Offerings
-from components.model.pool_spec import PoolSpec, Taint
+from components.model.pool_kind import PoolKind
+from components.model.pool_spec import PoolSpec
 from components.model.problems import Problem
 from components.model.schema import (
     ClusterConfig,
@@ -51,25 +59,13 @@ from components.model.schema import (
 )
 
 # Pools with this label keep GKE's device plugin off (the GPU Operator brings its own).
-NO_DEFAULT_PLUGIN_LABEL = "gke-no-default-nvidia-gpu-device-plugin"
 # GKE installs no driver on pools whose driver version is this (the GPU Operator's case).
-DRIVER_DISABLED = "INSTALLATION_DISABLED"
 # Where GKE's driver lives on the host, and where its device plugin mounts it in containers.
 NVIDIA_HOST_DIR = "/home/kubernetes/bin/nvidia"
 CONTAINER_LD_LIBRARY_PATH = "/usr/local/nvidia/lib64"
-SHARING_STRATEGY_LABEL = "cloud.google.com/gke-gpu-sharing-strategy"
-MAX_SHARED_CLIENTS_LABEL = "cloud.google.com/gke-max-shared-clients-per-gpu"
-PARTITION_SIZE_LABEL = "cloud.google.com/gke-gpu-partition-size"
 _RULE = NameRule(
     r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$", "GKE: 1-40 of a-z 0-9 -, starting with a letter"
 )
-
-
-def gke_driver(mode: SoftwareMode, pool: GpuPoolConfig) -> str:
-    """The pool's `gpu_driver_installation_config.gpu_driver_version`."""
-    if mode == "gpu-operator":
-        return DRIVER_DISABLED
-    return gcp_config.pool_options(pool).driver_version.upper()
 
 
 def location_policy(spec: PoolSpec) -> str:
@@ -100,6 +96,8 @@ class Gcp(ManagedCloud):
     # GKE brings driver and device plugin, and shares GPUs itself.
     default_software_mode = "cloud-managed"
     shares_gpus_itself = True
+    several_machine_types = False
+    one_machine_type_advice = "several machine types are only supported on aws; use machineType"
     adopts_clusters = True
     # A zonal cluster's zone (components/gcp/model/cluster_checks.py).
     existing_keys = ("location",)
@@ -202,50 +200,6 @@ class Gcp(ManagedCloud):
             )
         ]
 
-    def check_pool_limits(
-        self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str
-    ) -> list[Problem]:
-        """Machines GKE sells only as Spot, flex-start or from a reservation; sharing limits;
-        the nodes a pool's zones can hold."""
-        problems: list[Problem] = []
-        if pool.sharing is not None and pool.sharing.max_shared_clients_per_gpu == 1:
-            # One client per GPU shares nothing; GKE documents 2-48 (GPU sharing in
-            # ComputeClasses; review gke.md S5).
-            problems.append(
-                Problem(
-                    f"{path}.sharing.maxSharedClientsPerGpu",
-                    "must be at least 2 on GKE (1 shares nothing: drop `sharing`)",
-                    1,
-                )
-            )
-        problems += node_limits.pool_problems(pool.max_nodes, pool.zones or cluster.zones, path)
-        order = self.capacity_order(pool)
-        written = pool.capacity is not None
-        for machine in self.machines(pool):
-            if machine.spot_only and order not in (SPOT, *gke_capacity.DWS_ORDERS):
-                problems.append(
-                    Problem(
-                        f"{path}.machineType",
-                        "is sold only as Spot or flex-start on GKE; set spot: true, or "
-                        "capacity: flex-start (or queued)",
-                        machine.name,
-                    )
-                )
-            if machine.reservation_only and "on-demand" in order:
-                # A3 Ultra and A4: no on-demand VM outside a reservation (catalog.py).
-                problems.append(
-                    Problem(
-                        f"{path}.capacity" if written else f"{path}.spot",
-                        f"{machine.name} is sold on demand only from a reservation: write "
-                        "capacity: flex-start (Dynamic Workload Scheduler, up to 7 days per "
-                        "node), queued, spot, or reserved with gcp.reservation naming your "
-                        "reservation",
-                        pool.capacity if written else pool.spot,
-                        is_default=not written and "spot" not in pool.model_fields_set,
-                    )
-                )
-        return problems
-
     def check_pool(
         self,
         cluster: ClusterConfig,
@@ -271,10 +225,7 @@ class Gcp(ManagedCloud):
     # --- capacity (components/gcp/model/capacity.py) ----------------------------------------
 
     def capacity_order(self, pool: GpuPoolConfig) -> CapacityOrder:
-        # `gcp.reservation` alone (the older spelling) means capacity: reserved.
-        if pool.capacity is None and not pool.spot and gcp_config.pool_options(pool).reservation:
-            return gke_capacity.RESERVED
-        return declared_order(pool.capacity, pool.spot)
+        return node_pools.capacity_order(pool)
 
     def check_capacity(
         self, cluster: ClusterConfig, pool: GpuPoolConfig, order: CapacityOrder, path: str
@@ -304,42 +255,8 @@ class Gcp(ManagedCloud):
             return ("time-sharing", "mps")
         return model.sharing
 
-    def gpu_node_facts(
-        self,
-        config: StackConfig,
-        pool: GpuPoolConfig,
-        machine: MachineType,
-        sharing_via: SharingVia,
-    ) -> GpuNodeFacts:
-        mode = config.gpu_software_mode
-        driver = gke_driver(mode, pool)
-        facts = GpuNodeFacts()
-        if mode == "gpu-operator":
-            facts.declared[NO_DEFAULT_PLUGIN_LABEL] = "true"
-        labels = {
-            "cloud.google.com/gke-nodepool": pool.name,
-            "cloud.google.com/gke-accelerator": machine.gke_accelerator,
-            "cloud.google.com/gke-gpu": "true",
-            "cloud.google.com/gke-os-distribution": "cos",
-            "cloud.google.com/machine-family": machine.name.split("-")[0],
-        }
-        if driver != DRIVER_DISABLED:
-            labels["cloud.google.com/gke-gpu-driver-version"] = driver.lower()
-        if pool.spot:
-            labels["cloud.google.com/gke-spot"] = "true"
-        order = self.capacity_order(pool)
-        if order in gke_capacity.DWS_ORDERS:
-            key, value = gke_capacity.FLEX_START_LABEL
-            labels[key] = value
-        if order == gke_capacity.QUEUED:
-            facts.taints.append(Taint(*gke_capacity.QUEUED_TAINT))
-        if sharing_via == "cloud" and pool.sharing:
-            labels[SHARING_STRATEGY_LABEL] = pool.sharing.strategy
-            labels[MAX_SHARED_CLIENTS_LABEL] = str(pool.sharing.max_shared_clients_per_gpu)
-        if sharing_via == "cloud" and pool.mig_partition_size:
-            labels[PARTITION_SIZE_LABEL] = pool.mig_partition_size
-        facts.labels = labels
-        return facts
+    def pool_kind(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> PoolKind:
+        return NODE_POOLS
 
     def selector_keys(
         self, config: StackConfig, pool: GpuPoolConfig, sharing_via: SharingVia
