@@ -23,7 +23,7 @@ from typing import Any, Final
 
 from components.aws.model import config as aws_config
 from components.aws.model.groups import group_max_sizes
-from components.aws.model.kinds import pool_kind
+from components.aws.model.kinds import cluster_kind, pool_kind
 from components.aws.model.kinds.managed import MANAGED
 from components.model.problems import Problem
 from components.model.schema import ClusterConfig, GpuPoolConfig
@@ -92,6 +92,8 @@ def _managed(cluster: ClusterConfig, pool: GpuPoolConfig) -> bool:
 
 def gpu_groups(cluster: ClusterConfig, pools: Sequence[tuple[int, GpuPoolConfig]]) -> list[str]:
     """The managed node groups gpufleet makes for the GPU pools, by name (`<pool>-<zone>`)."""
+    if cluster_kind(cluster).node_pools:
+        return []  # NodePools make no groups, whatever the pools say
     return [
         f"{pool.name}-{zone}"
         for _, pool in pools
