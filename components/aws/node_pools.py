@@ -11,19 +11,18 @@ import pulumi
 
 from components.aws.auto_mode import AutoModeNodes, AutoModeNodesArgs
 from components.aws.gpu_pool import POOL_TAG
-from components.aws.karpenter import (
-    Karpenter,
-    KarpenterArgs,
-    KarpenterGpuPool,
-    KarpenterGpuPoolArgs,
-    NodeClassDocument,
-)
+from components.aws.karpenter import KARPENTER_GPU_POOL_TYPE, Karpenter, KarpenterArgs
 from components.aws.model import auto_mode, capacity, karpenter
 from components.aws.model.autoscaler_tags import default_tags
 from components.aws.model.config import AwsPoolOptions, cluster_options, pool_options
 from components.aws.model.kinds import cluster_kind
 from components.aws.node_host import EksNodeHost
-from components.model import existing_cluster
+from components.kubernetes.karpenter_pool import (
+    KarpenterGpuPool,
+    KarpenterGpuPoolArgs,
+    NodeClassDocument,
+)
+from components.model import existing_cluster, karpenter_pool
 from components.model.pools import PoolSpec
 from components.model.schema import StackConfig
 
@@ -46,7 +45,7 @@ def build(
     # Karpenter's are not gpufleet's, and sharing and MIG are refused there (the kinds' checks).
     runs_karpenter = not kind.cluster_compute and not existing.autoscaler_installed
     overlays = {
-        pool.name: karpenter.node_overlay(pool) if runs_karpenter else None for pool in pools
+        pool.name: karpenter_pool.node_overlay(pool) if runs_karpenter else None for pool in pools
     }
     if not kind.cluster_compute and existing.autoscaler_installed:
         # The running Karpenter (its CRDs, controller and interruption queue) takes the pools;
@@ -112,14 +111,14 @@ def build(
         )
         built.append(
             KarpenterGpuPool(
+                KARPENTER_GPU_POOL_TYPE,
                 f"{cfg.name}-{pool.name}",
                 KarpenterGpuPoolArgs(
                     pool=pool,
                     node_class=node_class,
-                    node_pool=karpenter.node_pool(
+                    node_pool=karpenter_pool.node_pool(
                         pool,
-                        pool.name,
-                        capacity=karpenter.capacity_types(
+                        capacity=karpenter_pool.capacity_types(
                             pool.capacity, options.on_demand_fallback
                         ),
                         # Sized by its largest allowed type (ManagedCloud.sizing_machine).
@@ -127,7 +126,9 @@ def build(
                         consolidate_underutilized=options.consolidate_underutilized,
                         node_class_ref=_node_class_ref(config, pool.name),
                         os_requirement=not kind.cluster_compute,
-                        lifetime=auto_mode.NODE_LIFETIME if kind.cluster_compute else None,
+                        lifetime=auto_mode.NODE_LIFETIME
+                        if kind.cluster_compute
+                        else karpenter_pool.NEVER_EXPIRE,
                     ),
                     wait_for=wait_for,
                     k8s_provider=eks.k8s_provider,
@@ -138,9 +139,9 @@ def build(
     return built
 
 
-def _node_class_ref(config: StackConfig, name: str) -> Mapping[str, str] | None:
+def _node_class_ref(config: StackConfig, name: str) -> Mapping[str, str]:
     if not cluster_kind(config.cluster).cluster_compute:
-        return None  # Karpenter's EC2NodeClass, the default
+        return karpenter.ec2_node_class_ref(name)
     return {"group": auto_mode.NODE_CLASS_GROUP, "kind": auto_mode.NODE_CLASS_KIND, "name": name}
 
 
@@ -186,4 +187,4 @@ def _node_class(
             capacity_reservations=reservations,
         )["spec"]
     )
-    return NodeClassDocument(karpenter.NODE_CLASS_API_VERSION, "EC2NodeClass", spec)
+    return NodeClassDocument(karpenter.NODE_CLASS_API_VERSION, karpenter.NODE_CLASS_KIND, spec)

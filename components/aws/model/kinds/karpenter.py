@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from components.aws.model import capacity, capacity_checks, karpenter
 from components.aws.model.kinds.node_pool_kinds import NodePoolKind
-from components.model import existing_cluster
+from components.model import existing_cluster, karpenter_pool
 from components.model.capacity import ON_DEMAND, SPOT, CapacityOrder
 from components.model.problems import Problem
 from components.model.schema import ClusterConfig, GpuPoolConfig
@@ -77,7 +77,7 @@ class KarpenterNodePools(NodePoolKind):
         head = capacity.single_reservation(order)
         if head is None:
             return super().capacity_advice(cluster, pool, order)
-        rest = [w for w in karpenter.CAPACITY_PRIORITY[1:] if w in order]
+        rest = [w for w in karpenter_pool.CAPACITY_PRIORITY[1:] if w in order]
         return (
             "Karpenter tries reserved capacity first, then Spot, then on-demand, whatever the "
             f"order written: write [{', '.join([head, *rest])}]"

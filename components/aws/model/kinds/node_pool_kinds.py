@@ -9,6 +9,7 @@ from typing import ClassVar
 from components.aws.model import config as aws_config
 from components.aws.model import karpenter, provisioners
 from components.aws.model.kinds.base import EksPoolKind
+from components.model import karpenter_pool
 from components.model.capacity import declared_order
 from components.model.catalog.gpus import MachineType
 from components.model.pool_kind import GpuNodeFacts
@@ -89,16 +90,16 @@ class NodePoolKind(EksPoolKind):
     ) -> None:
         """Labels the controller puts on a NodePool's nodes and knows when it plans one."""
         options = aws_config.pool_options(pool)
-        facts.labels[karpenter.NODEPOOL_LABEL] = pool.name
+        facts.labels[karpenter_pool.NODEPOOL_LABEL] = pool.name
         facts.labels.update(self.class_labels(pool))
         facts.labels[self.gpu_manufacturer_label] = "nvidia"
         counts = {m.gpus for m in machines}
         if len(counts) == 1:
             facts.labels[self.gpu_count_label] = str(counts.pop())
-        capacity = karpenter.capacity_types(
+        capacity = karpenter_pool.capacity_types(
             declared_order(pool.capacity, pool.spot), options.on_demand_fallback
         )
         if len(capacity) == 1:
-            facts.labels[karpenter.CAPACITY_TYPE_LABEL] = capacity[0]
+            facts.labels[karpenter_pool.CAPACITY_TYPE_LABEL] = capacity[0]
         else:
-            facts.choices[karpenter.CAPACITY_TYPE_LABEL] = capacity
+            facts.choices[karpenter_pool.CAPACITY_TYPE_LABEL] = capacity
