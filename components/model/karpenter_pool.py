@@ -13,6 +13,7 @@ built here against them when ../shared/reference/karpenter is present), and Karp
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from components.model.pool_spec import PoolSpec
@@ -73,6 +74,18 @@ def capacity_types(order: Sequence[str], on_demand_fallback: bool) -> tuple[str,
     return tuple(value for value in CAPACITY_PRIORITY if value in wanted)
 
 
+@dataclass(frozen=True)
+class NodePoolOptions:
+    """What a Karpenter provider writes into every NodePool it builds, beyond the pool's own."""
+
+    # The provider's node class the NodePool names (one per pool, named after it).
+    node_class_ref: Mapping[str, str]
+    # A `kubernetes.io/os: linux` requirement (a provider that sets the OS itself takes none).
+    os_requirement: bool = True
+    # The template's expireAfter (and terminationGracePeriod, if the provider limits lifetime).
+    lifetime: Mapping[str, str] = field(default_factory=lambda: NEVER_EXPIRE)
+
+
 def _limits(pool: PoolSpec, vcpus: int, memory_gib: float) -> dict[str, str]:
     """At most maxNodes nodes' worth of GPUs, CPUs and memory (of the largest allowed type)."""
     return {
@@ -122,18 +135,14 @@ def _disruption(consolidate_underutilized: bool) -> dict[str, Any]:
 
 def node_pool(
     pool: PoolSpec,
+    options: NodePoolOptions,
     *,
-    node_class_ref: Mapping[str, str],
     capacity: Sequence[str],
     largest: tuple[int, float],
     consolidate_underutilized: bool,
-    os_requirement: bool = True,
-    lifetime: Mapping[str, str] = NEVER_EXPIRE,
 ) -> dict[str, Any]:
-    """The pool's `karpenter.sh/v1` NodePool (metadata.name is the pool's name), naming the
-    provider's node class (`node_class_ref`), limited to maxNodes of its `largest` allowed type
-    (vCPUs, GiB). A provider that sets the OS itself takes no `kubernetes.io/os` requirement;
-    `lifetime` is the template's expireAfter (and terminationGracePeriod, if any)."""
+    """The pool's `karpenter.sh/v1` NodePool (metadata.name is the pool's name) as the provider
+    builds it (`options`), limited to maxNodes of its `largest` allowed type (vCPUs, GiB)."""
     return {
         "apiVersion": NODE_POOL_API_VERSION,
         "kind": "NodePool",
@@ -142,15 +151,15 @@ def node_pool(
             "template": {
                 "metadata": {"labels": dict(sorted(pool.declared_labels.items()))},
                 "spec": {
-                    "nodeClassRef": dict(node_class_ref),
-                    "requirements": _requirements(pool, capacity, os_requirement),
+                    "nodeClassRef": dict(options.node_class_ref),
+                    "requirements": _requirements(pool, capacity, options.os_requirement),
                     "taints": [
                         {"key": t.key, "value": t.value, "effect": t.effect}
                         if t.value
                         else {"key": t.key, "effect": t.effect}
                         for t in pool.declared_taints
                     ],
-                    **lifetime,
+                    **options.lifetime,
                 },
             },
             "limits": _limits(pool, *largest),
