@@ -1,4 +1,7 @@
-"""AKS as gpufleet sees it: names, zones, MIG profiles, GPU node labels and the operator preset.
+"""AKS as gpufleet sees it: the cloud's data (names, zones, labels, catalogs) and its answers to
+the cloud interface, each delegated to the module whose job it is: cluster checks and warnings
+(`cluster_checks.py`), capacity (`reservations.py`), agent pools and their node facts
+(`kinds/agent_pools.py`), MIG and the GPU software around AKS's driver (`gpu_software.py`).
 
 Sources: ../shared/reference/FACTS.md (AKS section) and the AKS documentation it cites (GPU
 node pools, Spot node pools, multi-instance GPU, the GPU Operator on AKS).
@@ -10,10 +13,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from components.azure.model import allocatable as azure_allocatable
-from components.azure.model import config as azure_config
-from components.azure.model import daemonsets as aks_daemonsets
 from components.azure.model import (
-    grants,
+    cluster_checks,
+    gpu_software,
     limits,
     prices,
     rbac,
@@ -21,20 +23,14 @@ from components.azure.model import (
     version_rules,
     versions,
 )
+from components.azure.model import config as azure_config
+from components.azure.model import daemonsets as aks_daemonsets
 from components.azure.model import node_effects as azure_node_effects
 from components.azure.model import offerings as azure_offerings
 from components.azure.model.catalog import (
-    AKS_MIG_PROFILES,
     AKS_MIG_SIZES,
     CATALOG,
-    GRID_DRIVER_SIZES,
     MACHINE_NAMES,
-)
-from components.azure.model.cluster_checks import (
-    authorized_range_warnings,
-    check_cluster_options,
-    exposure_warnings,
-    node_resource_group_problems,
 )
 from components.azure.model.kinds.agent_pools import (
     AGENT_POOL_LABEL,
@@ -42,7 +38,6 @@ from components.azure.model.kinds.agent_pools import (
     CAPACITY_ORDERS,
     PARTITION_SIZE_LABEL,
 )
-from components.azure.model.kinds.agent_pools import SPOT_KEY as SPOT_KEY
 from components.model.allocatable import NodeAllocatable
 from components.model.capacity import CapacityOrder, ReservationCap
 from components.model.catalog.gpus import GpuModel
@@ -61,13 +56,6 @@ from components.model.schema import (
     SoftwareMode,
     StackConfig,
 )
-
-
-def gpu_instance_profile(mig_partition_size: str | None) -> str | None:
-    """The agent pool's `gpuInstanceProfile` for a MIG partition size (None: no MIG)."""
-    if mig_partition_size is None:
-        return None
-    return AKS_MIG_PROFILES[mig_partition_size.split(".")[0]]
 
 
 class Azure(ManagedCloud):
@@ -128,22 +116,7 @@ class Azure(ManagedCloud):
         return f"{region}-{zone}"
 
     def check_cluster(self, cluster: ClusterConfig) -> list[Problem]:
-        options = azure_config.cluster_options(cluster)
-        problems = check_cluster_options(options, creates_cluster=not self.adopted(cluster))
-        problems += reservations.identity_problems(cluster)
-        problems += grants.grant_problems(options)
-        if not self.adopted(cluster):
-            problems += node_resource_group_problems(cluster, options)
-            problems += limits.system_pool_problems(cluster)
-        if self.adopted(cluster) and options.resource_group_name is None:
-            problems.append(
-                Problem(
-                    "cluster.azure.resourceGroupName",
-                    "is required with cluster.existing: the resource group the AKS cluster is in",
-                    has_value=False,
-                )
-            )
-        return problems
+        return cluster_checks.cluster_problems(cluster, self.adopted(cluster))
 
     # --- capacity (docs/capacity.md, docs/aks.md) ---------------------------------------------
     # Every agent pool's (components/azure/model/kinds/agent_pools.py says why).
@@ -188,11 +161,7 @@ class Azure(ManagedCloud):
         return [] if self.adopted(cluster) else limits.cluster_node_warnings(cluster, pools)
 
     def cluster_warnings(self, cluster: ClusterConfig) -> list[str]:
-        options = azure_config.cluster_options(cluster)
-        exposed = exposure_warnings(cluster, options, self.adopted(cluster))
-        if self.adopted(cluster):
-            return exposed
-        return exposed + authorized_range_warnings(options) + grants.skipped_grant_warnings(options)
+        return cluster_checks.cluster_warnings(cluster, self.adopted(cluster))
 
     def node_allocatable(
         self, machine: str, vcpus: int, memory_gib: float, disk_size_gb: int
@@ -228,27 +197,7 @@ class Azure(ManagedCloud):
     def check_mig(
         self, mode: SoftwareMode, pool: GpuPoolConfig, model: GpuModel, path: str
     ) -> list[Problem]:
-        where = f"{path}.migPartitionSize"
-        size = pool.mig_partition_size
-        assert size is not None
-        problems = []
-        # Without machineType the pool gets the catalog's default size, which must support MIG too.
-        vm_size = pool.machine_type or CATALOG.defaults.get(pool.accelerator)
-        machine = CATALOG.machine(pool.accelerator, vm_size or "")
-        if machine is not None and not machine.mig_capable:
-            problems.append(Problem(where, f"{vm_size} does not support MIG on AKS", size))
-        if size.split(".")[0] not in AKS_MIG_PROFILES:
-            problems.append(
-                Problem(where, "AKS has no gpuInstanceProfile for this partition", size)
-            )
-        elif size not in AKS_MIG_SIZES.get(pool.accelerator, {}):
-            built = ", ".join(AKS_MIG_SIZES.get(pool.accelerator, {})) or "none"
-            problems.append(
-                Problem(
-                    where, f"AKS builds only these {pool.accelerator} partitions: {built}", size
-                )
-            )
-        return problems
+        return gpu_software.mig_problems(pool, path)
 
     def check_software(
         self,
@@ -257,33 +206,7 @@ class Azure(ManagedCloud):
         pools: Sequence[GpuPoolConfig],
         cluster: ClusterConfig | None,
     ) -> list[Problem]:
-        """What the operator's own driver cannot do on AKS."""
-        if not (software.operator_driver and mode == "gpu-operator"):
-            return []
-        problems = []
-        for index, pool in enumerate(pools):
-            if pool.mig_partition_size:
-                problems.append(
-                    Problem(
-                        "gpuSoftware.operatorDriver",
-                        f"AKS partitions MIG GPUs only when it installs the driver, so "
-                        f"gpuPools[{index}] ({pool.name}) would never be partitioned; keep AKS's "
-                        "driver (operatorDriver: false) with MIG pools",
-                        True,
-                    )
-                )
-            vm_size = pool.machine_type or CATALOG.defaults.get(pool.accelerator, "")
-            if vm_size in GRID_DRIVER_SIZES:
-                problems.append(
-                    Problem(
-                        "gpuSoftware.operatorDriver",
-                        f"gpuPools[{index}] ({pool.name}) runs on {vm_size}, whose virtual GPUs "
-                        "need the GRID driver AKS installs; keep AKS's driver "
-                        "(operatorDriver: false)",
-                        True,
-                    )
-                )
-        return problems
+        return gpu_software.software_problems(software, mode, pools)
 
     def accepts_operator_driver(self, mode: SoftwareMode) -> bool:
         return mode == "gpu-operator"
@@ -295,30 +218,7 @@ class Azure(ManagedCloud):
         return {AGENT_POOL_LABEL: "system", "kubernetes.azure.com/mode": "system"}
 
     def gpu_operator_preset(self, config: StackConfig) -> dict[str, Any]:
-        # operatorDriver: the pools are created with gpuProfile.driver None and the operator
-        # installs driver and toolkit; otherwise AKS's driver and runtime stay in charge.
-        own = config.gpu_software.operator_driver
-        preset: dict[str, Any] = {
-            "driver": {"enabled": own},
-            "toolkit": {"enabled": own},
-            # AKS partitions MIG GPUs itself (gpuInstanceProfile); the MIG manager would reset
-            # them to its default `all-disabled` config.
-            "migManager": {"enabled": False},
-        }
-        if not own:
-            # AKS's containerd defines only this runtime on GPU nodes (AgentBaker's template;
-            # NVIDIA's AKS guide sets it): the chart's default `nvidia` has no handler there.
-            preset["operator"] = {"runtimeClass": "nvidia-container-runtime"}
-            # Operator 25.10 and later default to CDI (values.yaml `cdi.enabled: true`, NVIDIA/
-            # gpu-operator PR 1578): the device plugin then hands out CDI devices
-            # (DEVICE_LIST_STRATEGY cdi-annotations,cdi-cri) and the toolkit, which is off here,
-            # installs the CDI hook and turns CDI on in containerd (v26.7.0 controllers/
-            # object_controls.go transformDevicePluginCtrForCDI, transformToolkitCtrForCDI).
-            # Nothing shows AKS's own containerd and nvidia-container-runtime resolving CDI
-            # devices, and NVIDIA's AKS guide predates the default: devices are handed to
-            # AKS's runtime by environment variable, as before (review aks-3 N-2).
-            preset["cdi"] = {"enabled": False}
-        return preset
+        return gpu_software.gpu_operator_preset(config)
 
 
 AZURE = Azure()

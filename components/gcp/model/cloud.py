@@ -1,4 +1,7 @@
-"""GKE as gpufleet sees it: names, zones, GPU node labels and the GPU software preset.
+"""GKE as gpufleet sees it: the cloud's data (names, labels, catalogs) and its answers to the
+cloud interface, each delegated to the module whose job it is: cluster checks and warnings
+(`cluster_checks.py`), capacity (`capacity_checks.py`), node pools and their node facts
+(`kinds/node_pools.py`), the GPU software around GKE's driver (`gpu_software.py`).
 
 Sources: ../shared/reference/FACTS.md (GKE section) and the GKE documentation it cites
 (GPU node labels and taints, time-sharing, MPS and MIG, the GPU Operator on GKE).
@@ -15,6 +18,7 @@ from components.gcp.model import capacity as gke_capacity
 from components.gcp.model import (
     capacity_checks,
     cluster_checks,
+    gpu_software,
     node_limits,
     prices,
     system_machines,
@@ -48,7 +52,6 @@ from components.model.lifecycle import Assessment
 from components.model.managed_cloud import ManagedCloud, SharingVia
 from components.model.offerings import Offerings
 from components.model.pool_kind import PoolKind
-from components.model.pool_spec import PoolSpec
 from components.model.problems import Problem
 from components.model.schema import (
     ClusterConfig,
@@ -58,28 +61,9 @@ from components.model.schema import (
     StackConfig,
 )
 
-# Pools with this label keep GKE's device plugin off (the GPU Operator brings its own).
-# GKE installs no driver on pools whose driver version is this (the GPU Operator's case).
-# Where GKE's driver lives on the host, and where its device plugin mounts it in containers.
-NVIDIA_HOST_DIR = "/home/kubernetes/bin/nvidia"
-CONTAINER_LD_LIBRARY_PATH = "/usr/local/nvidia/lib64"
 _RULE = NameRule(
     r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$", "GKE: 1-40 of a-z 0-9 -, starting with a letter"
 )
-
-
-def location_policy(spec: PoolSpec) -> str:
-    """ANY for Spot, flex-start, queued and scarce GPUs (capacity in whichever zone has it),
-    else BALANCED."""
-    machine = CATALOG.machine(spec.accelerator, spec.machine_types[0])
-    dws = spec.capacity in gke_capacity.DWS_ORDERS
-    return "ANY" if spec.spot or dws or (machine is not None and machine.scarce) else "BALANCED"
-
-
-def gke_accelerator(spec_accelerator: str, machine_type: str) -> str:
-    """The guest accelerator `type` of a pool's machine type."""
-    machine = CATALOG.machine(spec_accelerator, machine_type)
-    return machine.gke_accelerator if machine is not None else ""
 
 
 class Gcp(ManagedCloud):
@@ -165,22 +149,7 @@ class Gcp(ManagedCloud):
         return cluster_checks.cluster_problems(cluster, self.machine_name_rule)
 
     def cluster_warnings(self, cluster: ClusterConfig) -> list[str]:
-        warnings = gcp_config.exposure_warnings(cluster, self.adopted(cluster))
-        if self.adopted(cluster):
-            return warnings
-        machine = cluster.system_pool.machine_type
-        warnings += system_machines.warnings(machine, "cluster.systemPool.machineType")
-        gcp = gcp_config.cluster_options(cluster)
-        if gcp.network is not None and "master_cidr" not in gcp.model_fields_set:
-            # Every private cluster peered into one VPC needs its own control-plane /28 (GKE
-            # private clusters); gpufleet's own VPC holds only its cluster (review gke.md S1-5).
-            warnings.append(
-                f"cluster.gcp.masterCidr: the default {gcp.master_cidr} is every gpufleet "
-                "cluster's; in the given network gcp.network another private cluster may use it "
-                "already (not checked): GKE would refuse the cluster. Set a /28 no other cluster "
-                "in that VPC uses"
-            )
-        return warnings
+        return cluster_checks.cluster_warnings(cluster, self.adopted(cluster))
 
     def check_software(
         self,
@@ -189,16 +158,7 @@ class Gcp(ManagedCloud):
         pools: Sequence[GpuPoolConfig],
         cluster: ClusterConfig | None,
     ) -> list[Problem]:
-        if mode != "device-plugin":
-            return []
-        return [
-            Problem(
-                "gpuSoftware.mode",
-                "NVIDIA's device plugin conflicts with GKE's own on GKE-managed drivers; "
-                "use auto, cloud-managed or gpu-operator",
-                software.mode,
-            )
-        ]
+        return gpu_software.software_problems(software, mode)
 
     def check_pool(
         self,
@@ -286,10 +246,7 @@ class Gcp(ManagedCloud):
         return {}
 
     def container_env(self, config: StackConfig, pool: GpuPoolConfig) -> dict[str, str]:
-        # GKE's device plugin mounts its driver here; CUDA images do not look there themselves.
-        if gke_driver(config.gpu_software_mode, pool) == DRIVER_DISABLED:
-            return {}
-        return {"LD_LIBRARY_PATH": CONTAINER_LD_LIBRARY_PATH}
+        return gpu_software.container_env(config, pool)
 
     def system_node_labels(self) -> dict[str, str]:
         return {"cloud.google.com/gke-nodepool": "system"}
@@ -297,43 +254,10 @@ class Gcp(ManagedCloud):
     # --- GPU software -----------------------------------------------------------------------
 
     def gpu_operator_preset(self, config: StackConfig) -> dict[str, Any]:
-        # GKE pools run with INSTALLATION_DISABLED and the no-default-plugin label; the driver
-        # comes from Google's driver-installer DaemonSet, which gpufleet applies pinned by
-        # commit (components/gcp/driver_installer.py).
-        preset: dict[str, Any] = {
-            "driver": {"enabled": False},
-            # Always file-based: on GKE 1.33+ the toolkit otherwise misconfigures containerd
-            # (NVIDIA/cloud-native-docs#312), and a release channel upgrades a cluster past
-            # the configured minimum without asking, so the version cannot gate it.
-            "toolkit": {
-                "installDir": NVIDIA_HOST_DIR,
-                "env": [{"name": "RUNTIME_CONFIG_SOURCE", "value": "file"}],
-            },
-            "hostPaths": {"driverInstallDir": NVIDIA_HOST_DIR},
-            "cdi": {"enabled": True},
-        }
-        if any(pool.mig_partition_size for pool in config.gpu_pools):
-            # GKE nodes must reboot to apply a MIG layout (NVIDIA's GPU Operator on GKE guide,
-            # cloud-native-docs gpu-operator/google-gke.rst).
-            preset["migManager"] = {"env": [{"name": "WITH_REBOOT", "value": "true"}]}
-        return preset
+        return gpu_software.gpu_operator_preset(config)
 
     def dcgm_exporter_values(self) -> dict[str, Any]:
-        # GKE's driver lives on the host under /home/kubernetes/bin/nvidia and no container
-        # runtime hook injects it, so the exporter mounts it and needs device access
-        # (the dcgm-exporter GKE values NVIDIA and Kubecost document).
-        return {
-            "securityContext": {"privileged": True, "allowPrivilegeEscalation": True},
-            "extraHostVolumes": [{"name": "nvidia-install-dir-host", "hostPath": NVIDIA_HOST_DIR}],
-            "extraVolumeMounts": [
-                {
-                    "name": "nvidia-install-dir-host",
-                    "mountPath": "/usr/local/nvidia",
-                    "readOnly": True,
-                },
-            ],
-            "extraEnv": [{"name": "DCGM_EXPORTER_KUBERNETES_GPU_ID_TYPE", "value": "device-name"}],
-        }
+        return gpu_software.dcgm_exporter_values()
 
 
 GCP = Gcp()

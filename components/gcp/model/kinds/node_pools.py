@@ -10,7 +10,7 @@ from components.gcp.model.catalog import CATALOG
 from components.model.capacity import SPOT, CapacityOrder, declared_order
 from components.model.catalog.gpus import MachineType
 from components.model.pool_kind import GpuNodeFacts, PoolKind, PoolTraits, SharingVia
-from components.model.pool_spec import Taint
+from components.model.pool_spec import PoolSpec, Taint
 from components.model.problems import Problem
 from components.model.schema import ClusterConfig, GpuPoolConfig, SoftwareMode, StackConfig
 
@@ -33,6 +33,20 @@ def gke_driver(mode: SoftwareMode, pool: GpuPoolConfig) -> str:
     if mode == "gpu-operator":
         return DRIVER_DISABLED
     return gcp_config.pool_options(pool).driver_version.upper()
+
+
+def location_policy(spec: PoolSpec) -> str:
+    """The node pool's autoscaling location policy: ANY for Spot, flex-start, queued and scarce
+    GPUs (capacity in whichever zone has it), else BALANCED."""
+    machine = CATALOG.machine(spec.accelerator, spec.machine_types[0])
+    dws = spec.capacity in gke_capacity.DWS_ORDERS
+    return "ANY" if spec.spot or dws or (machine is not None and machine.scarce) else "BALANCED"
+
+
+def gke_accelerator(spec_accelerator: str, machine_type: str) -> str:
+    """The guest accelerator `type` of a pool's machine type."""
+    machine = CATALOG.machine(spec_accelerator, machine_type)
+    return machine.gke_accelerator if machine is not None else ""
 
 
 def machines_of(pool: GpuPoolConfig) -> list[MachineType]:
