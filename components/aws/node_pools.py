@@ -3,11 +3,13 @@
 autoscaler.
 
 What differs between the provisioners that build them is one small strategy object each
-(`EksNodePools`): the controller it needs, the node class its NodePools name, and what it writes
-into each NodePool. `KarpenterNodePools` (gpufleet runs Karpenter), `InstalledKarpenterNodePools`
-(the cluster's own Karpenter takes the pools) and `AutoModeNodePools` (AWS runs it). AKS node
-auto-provisioning is the same shape in azure/: an AKSNodeClass, the same shared NodePool
-(`components/model/karpenter_pool.py`) and `KarpenterGpuPool` under its own type token.
+(`EksNodePoolBuilder`): the controller it needs, the node class its NodePools name, and what
+it writes into each NodePool. `KarpenterBuilder` (gpufleet runs Karpenter),
+`InstalledKarpenterBuilder` (the cluster's own Karpenter takes the pools) and `AutoModeBuilder`
+(AWS runs it); the pool kinds (`components/aws/model/kinds/`) answer the checks and node facts.
+AKS node auto-provisioning is the same shape in azure/: a builder with an AKSNodeClass, the
+same shared NodePool (`components/model/karpenter_pool.py`) and `KarpenterGpuPool` under its
+own type token.
 """
 
 from __future__ import annotations
@@ -47,9 +49,9 @@ class Controller:
     built: list[pulumi.Resource]
 
 
-class EksNodePools(ABC):
-    """One provisioner of EKS NodePools (a strategy): its controller, its node class, and its
-    NodePools' options. The node classes select the cluster's private subnets and node security
+class EksNodePoolBuilder(ABC):
+    """How one provisioner builds EKS NodePools (a strategy): its controller, its node class,
+    and its NodePools' options. The node classes select the cluster's private subnets and node security
     groups by id (an adopted cluster's as given, a created one's as gpufleet made them), never by
     a tag others could add (security review SEC-18); the discovery tags stay on running stacks,
     though nothing reads them now."""
@@ -112,7 +114,7 @@ class EksNodePools(ABC):
         return NodeClassDocument(self.node_class_api_version, self.node_class_kind, spec)
 
 
-class KarpenterNodePools(EksNodePools):
+class KarpenterBuilder(EksNodePoolBuilder):
     """gpufleet's Karpenter: its controller, an EC2NodeClass per pool, NodeOverlays for shared
     and MIG GPUs (the only NodeOverlay gate gpufleet turns on)."""
 
@@ -179,7 +181,7 @@ class KarpenterNodePools(EksNodePools):
         return karpenter_pool.node_overlay(pool)
 
 
-class InstalledKarpenterNodePools(KarpenterNodePools):
+class InstalledKarpenterBuilder(KarpenterBuilder):
     """The cluster's own Karpenter (its CRDs, controller and interruption queue) takes the pools.
     Its NodeOverlay gate is not gpufleet's: sharing and MIG are refused there (the kind's
     checks)."""
@@ -194,7 +196,7 @@ class InstalledKarpenterNodePools(KarpenterNodePools):
         return None
 
 
-class AutoModeNodePools(EksNodePools):
+class AutoModeBuilder(EksNodePoolBuilder):
     """EKS Auto Mode: AWS runs the controller; gpufleet makes the nodes' role and a NodeClass
     per pool, and its NodePools state Auto Mode's node lifetime. Sharing and MIG are refused
     (the kind's checks), so no NodeOverlay."""
@@ -245,21 +247,21 @@ class AutoModeNodePools(EksNodePools):
         )
 
 
-def node_pools_of(config: StackConfig, eks: EksNodeHost) -> EksNodePools:
-    """The provisioner of a NodePool cluster's pools."""
+def builder_of(config: StackConfig, eks: EksNodeHost) -> EksNodePoolBuilder:
+    """The builder of a NodePool cluster's pools."""
     if cluster_kind(config.cluster).cluster_compute:
-        return AutoModeNodePools(config, eks)
+        return AutoModeBuilder(config, eks)
     if existing_cluster.cluster_options(config.cluster).autoscaler_installed:
-        return InstalledKarpenterNodePools(config, eks)
-    return KarpenterNodePools(config, eks)
+        return InstalledKarpenterBuilder(config, eks)
+    return KarpenterBuilder(config, eks)
 
 
 def build(
     config: StackConfig, pools: Sequence[PoolSpec], eks: EksNodeHost
 ) -> list[pulumi.Resource]:
-    provisioner = node_pools_of(config, eks)
-    overlays = {pool.name: provisioner.node_overlay(pool) for pool in pools}
-    controller = provisioner.controller(node_overlays=any(overlays.values()))
+    builder = builder_of(config, eks)
+    overlays = {pool.name: builder.node_overlay(pool) for pool in pools}
+    controller = builder.controller(node_overlays=any(overlays.values()))
     built = list(controller.built)
     by_name = {p.name: p for p in config.gpu_pools}
     for pool in pools:
@@ -271,10 +273,10 @@ def build(
                 f"{config.cluster.name}-{pool.name}",
                 KarpenterGpuPoolArgs(
                     pool=pool,
-                    node_class=provisioner.node_class(pool, pool_config, controller.node_role_name),
+                    node_class=builder.node_class(pool, pool_config, controller.node_role_name),
                     node_pool=karpenter_pool.node_pool(
                         pool,
-                        provisioner.node_pool_options(pool),
+                        builder.node_pool_options(pool),
                         capacity=karpenter_pool.capacity_types(
                             pool.capacity, options.on_demand_fallback
                         ),
