@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from components.aws.model import karpenter, provisioning_requests
+from components.model import karpenter_pool
 from components.model.catalog import charts
 from components.model.catalog.provisioning import BEST_EFFORT_ATOMIC
 from components.model.config import ConfigError, parse_config
@@ -79,9 +80,12 @@ def test_karpenter_prefers_the_reservations_and_falls_back_as_the_pool_says() ->
     pools = {r.inputs["metadata"]["name"]: dict(r.inputs) for r in plan.of_type(NODE_POOL)}
     classes = {r.inputs["metadata"]["name"]: dict(r.inputs) for r in plan.of_type(NODE_CLASS)}
     # h100: [reserved, on-demand] -- the reservation first, then on-demand, never Spot.
-    assert requirement(pools["h100"], karpenter.CAPACITY_TYPE_LABEL) == ["reserved", "on-demand"]
+    assert requirement(pools["h100"], karpenter_pool.CAPACITY_TYPE_LABEL) == [
+        "reserved",
+        "on-demand",
+    ]
     # h200: capacity-block alone -- Karpenter's `reserved`, nothing to fall back to.
-    assert requirement(pools["h200"], karpenter.CAPACITY_TYPE_LABEL) == ["reserved"]
+    assert requirement(pools["h200"], karpenter_pool.CAPACITY_TYPE_LABEL) == ["reserved"]
     assert classes["h100"]["spec"]["capacityReservationSelectorTerms"] == [{"id": ODCR}]
     assert classes["h200"]["spec"]["capacityReservationSelectorTerms"] == [{"id": BLOCK}]
     for document in pools.values():
@@ -93,8 +97,8 @@ def test_karpenter_prefers_the_reservations_and_falls_back_as_the_pool_says() ->
         assert "capacityReservationSelectorTerms" not in resource.inputs["spec"]
     # What fit and the autoscaler see: h200's nodes are all `reserved`.
     labels = {p["name"]: p["nodeLabels"] for p in plan.outputs["gpuPools"]}
-    assert labels["h200"][karpenter.CAPACITY_TYPE_LABEL] == "reserved"
-    assert karpenter.CAPACITY_TYPE_LABEL not in labels["h100"]  # reserved or on-demand
+    assert labels["h200"][karpenter_pool.CAPACITY_TYPE_LABEL] == "reserved"
+    assert karpenter_pool.CAPACITY_TYPE_LABEL not in labels["h100"]  # reserved or on-demand
 
 
 def test_the_reserved_capacity_gate_is_on_in_the_pinned_chart_and_stated() -> None:
@@ -109,14 +113,14 @@ def test_the_reserved_capacity_gate_is_on_in_the_pinned_chart_and_stated() -> No
 def test_karpenter_orders_tags_and_the_crds_limits() -> None:
     """Every order Karpenter builds maps to its own capacity types in the order it tries them;
     tags select as one term; the CRD refuses what the config checks refuse first."""
-    assert karpenter.capacity_types(("reserved", "spot", "on-demand"), False) == (
+    assert karpenter_pool.capacity_types(("reserved", "spot", "on-demand"), False) == (
         "reserved",
         "spot",
         "on-demand",
     )
-    assert karpenter.capacity_types(("capacity-block", "spot"), False) == ("reserved", "spot")
-    assert karpenter.capacity_types(("spot",), True) == ("spot", "on-demand")
-    assert karpenter.capacity_types(("on-demand",), False) == ("on-demand",)
+    assert karpenter_pool.capacity_types(("capacity-block", "spot"), False) == ("reserved", "spot")
+    assert karpenter_pool.capacity_types(("spot",), True) == ("spot", "on-demand")
+    assert karpenter_pool.capacity_types(("on-demand",), False) == ("on-demand",)
     raw = raw_of("aws-reserved")
     raw["gpuPools"][0]["capacity"] = ["reserved", "spot", "on-demand"]
     raw["gpuPools"][0]["aws"]["capacityReservationTags"] = {"team": "ml", "purpose": "*"}

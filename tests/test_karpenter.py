@@ -15,6 +15,7 @@ import yaml
 
 from components.aws.mock import CLUSTER_SECURITY_GROUP
 from components.aws.model import karpenter, karpenter_iam
+from components.model import karpenter_pool
 from components.model.config import ConfigError, parse_config
 from components.tooling.diff import diff_plans
 from components.tooling.engine import Plan
@@ -99,7 +100,7 @@ def test_generated_objects_validate_against_the_crd_schemas(kind: str, crd: str)
         # The structural schema (CEL rules in x-kubernetes-validations are the API server's).
         jsonschema.validate(document, schema)
         assert document["apiVersion"] in (
-            karpenter.NODE_POOL_API_VERSION,
+            karpenter_pool.NODE_POOL_API_VERSION,
             karpenter.NODE_CLASS_API_VERSION,
         ), name
 
@@ -131,7 +132,7 @@ def test_node_pools_say_what_the_contract_says() -> None:
         assert [(t["key"], t["effect"]) for t in template["taints"]] == [
             (t["key"], t["effect"]) for t in pool["nodeTaints"]
         ]
-        assert pool["nodeLabels"][karpenter.NODEPOOL_LABEL] == name
+        assert pool["nodeLabels"][karpenter_pool.NODEPOOL_LABEL] == name
         # Never more GPUs than maxNodes nodes hold; nodes never expire under a job.
         gpus = pool["maxNodes"] * pool["allocatablePerNode"]["nvidia.com/gpu"]
         assert spec["limits"]["nvidia.com/gpu"] == str(gpus)
@@ -140,8 +141,8 @@ def test_node_pools_say_what_the_contract_says() -> None:
         assert {"nodes": "0", "reasons": ["Drifted"]} in spec["disruption"]["budgets"]
     assert {
         r["key"]: r["values"] for r in node_pools["l4"]["spec"]["template"]["spec"]["requirements"]
-    }[karpenter.CAPACITY_TYPE_LABEL] == ["spot", "on-demand"]
-    assert pools["h100"]["nodeLabels"][karpenter.CAPACITY_TYPE_LABEL] == "on-demand"
+    }[karpenter_pool.CAPACITY_TYPE_LABEL] == ["spot", "on-demand"]
+    assert pools["h100"]["nodeLabels"][karpenter_pool.CAPACITY_TYPE_LABEL] == "on-demand"
 
 
 def test_node_classes_pin_the_image_and_lock_down_the_node() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from components.aws.model import karpenter
+from components.model import karpenter_pool
 from components.model.config import ConfigError, parse_config
 from components.model.labels import GPU_RESOURCE
 from components.model.pools import resolve_pools
@@ -112,7 +112,9 @@ def test_fit_judges_by_what_karpenter_plans(overrides: dict[str, Any] | None) ->
     for spec in resolve_pools(config):
         physical = aws.catalog.machine(spec.accelerator, spec.machine_types[0])
         assert physical is not None
-        planned = karpenter.planned_gpus(physical.gpus, overlays.get(spec.name), spec.gpu_resource)
+        planned = karpenter_pool.planned_gpus(
+            physical.gpus, overlays.get(spec.name), spec.gpu_resource
+        )
         assert spec.autoscaler_resources[spec.gpu_resource] == planned, spec.name
 
 

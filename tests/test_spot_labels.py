@@ -17,6 +17,7 @@ import pytest
 
 from components.aws import user_data
 from components.aws.model import karpenter
+from components.model import karpenter_pool
 from components.model.config import parse_config
 from components.model.labels import RESERVED_LABEL_PREFIXES
 from components.model.pools import PoolSpec, resolve_pool, resolve_pools
@@ -64,15 +65,21 @@ CASES: list[tuple[str, Any, str, tuple[str, str], bool]] = [
     ("eks-self-managed-adopted", "aws-existing", "t4-spot", GPUFLEET_SPOT, False),
     ("eks-bottlerocket", "aws-training", "a100-spot", GPUFLEET_SPOT, False),
     ("eks-managed", managed_spot(), "t4-spot", GPUFLEET_SPOT, False),
-    ("karpenter-fallback", "aws-karpenter", "l4", (karpenter.CAPACITY_TYPE_LABEL, "spot"), True),
+    (
+        "karpenter-fallback",
+        "aws-karpenter",
+        "l4",
+        (karpenter_pool.CAPACITY_TYPE_LABEL, "spot"),
+        True,
+    ),
     (
         "karpenter-spot",
         karpenter_spot_only(),
         "l4",
-        (karpenter.CAPACITY_TYPE_LABEL, "spot"),
+        (karpenter_pool.CAPACITY_TYPE_LABEL, "spot"),
         False,
     ),
-    ("auto-mode", "aws-auto-mode", "l4", (karpenter.CAPACITY_TYPE_LABEL, "spot"), True),
+    ("auto-mode", "aws-auto-mode", "l4", (karpenter_pool.CAPACITY_TYPE_LABEL, "spot"), True),
 ]
 
 

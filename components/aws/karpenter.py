@@ -1,5 +1,6 @@
 """Karpenter on EKS: the controller (IRSA role, interruption queue and its EventBridge rules,
-pinned Helm release on the system pool) and, per GPU pool, an EC2NodeClass and a NodePool.
+pinned Helm release on the system pool); each GPU pool's node class and NodePool are the shared
+`components/kubernetes/karpenter_pool.py: KarpenterGpuPool`, under EKS's type token.
 
 Facts and sources: `components.aws.model.karpenter` and `components.aws.model.karpenter_iam`.
 Karpenter's CRDs are a release of their own (karpenter-crd, upgraded with the controller); the
@@ -11,7 +12,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -20,7 +20,6 @@ import pulumi_kubernetes as k8s
 from components.aws.event_queue import interruption_queue, irsa_role
 from components.aws.model import karpenter, karpenter_iam, names
 from components.kubernetes.helm import pinned_release
-from components.model.pool_spec import PoolSpec
 
 
 @dataclass(frozen=True)
@@ -131,72 +130,9 @@ class Karpenter(pulumi.ComponentResource):
         self.register_outputs({"queueUrl": self.queue.url, "release": self.release.name})
 
 
-@dataclass(frozen=True)
-class NodeClassDocument:
-    """The node class a NodePool names: Karpenter's EC2NodeClass or Auto Mode's NodeClass."""
-
-    api_version: str
-    kind: str
-    spec: pulumi.Input[Mapping[str, Any]]
-
-
-@dataclass(frozen=True)
-class KarpenterGpuPoolArgs:
-    pool: PoolSpec
-    node_class: NodeClassDocument
-    node_pool: Mapping[str, Any]
-    # What brings the CRDs and lets the nodes join (the controller's release, access entries).
-    wait_for: Sequence[pulumi.Resource]
-    k8s_provider: k8s.Provider
-    # The NodeOverlay that tells Karpenter a shared or MIG node's GPU count (None: EC2's count).
-    node_overlay: Mapping[str, Any] | None = None
-
-
-class KarpenterGpuPool(pulumi.ComponentResource):
-    """One GPU pool as Karpenter (or EKS Auto Mode) sees it: a node class and a NodePool, both
-    named after the pool."""
-
-    node_class: k8s.apiextensions.CustomResource
-    node_pool: k8s.apiextensions.CustomResource
-    node_overlay: k8s.apiextensions.CustomResource | None
-
-    def __init__(
-        self, name: str, args: KarpenterGpuPoolArgs, opts: pulumi.ResourceOptions | None = None
-    ) -> None:
-        super().__init__("gpufleet:aws:KarpenterGpuPool", name, None, opts)
-        pool = args.pool
-        child = pulumi.ResourceOptions(
-            parent=self, provider=args.k8s_provider, depends_on=list(args.wait_for)
-        )
-        self.node_class = k8s.apiextensions.CustomResource(
-            f"{name}-node-class",
-            api_version=args.node_class.api_version,
-            kind=args.node_class.kind,
-            metadata={"name": pool.name},
-            spec=args.node_class.spec,
-            opts=child,
-        )
-        self.node_pool = k8s.apiextensions.CustomResource(
-            f"{name}-node-pool",
-            api_version=karpenter.NODE_POOL_API_VERSION,
-            kind="NodePool",
-            metadata=dict(args.node_pool["metadata"]),
-            spec=dict(args.node_pool["spec"]),
-            opts=pulumi.ResourceOptions.merge(
-                child, pulumi.ResourceOptions(depends_on=[self.node_class])
-            ),
-        )
-        self.node_overlay = None
-        if args.node_overlay is not None:
-            self.node_overlay = k8s.apiextensions.CustomResource(
-                f"{name}-node-overlay",
-                api_version=karpenter.NODE_OVERLAY_API_VERSION,
-                kind="NodeOverlay",
-                metadata=dict(args.node_overlay["metadata"]),
-                spec=dict(args.node_overlay["spec"]),
-                opts=child,
-            )
-        self.register_outputs({"nodePool": pool.name})
+# The component type of EKS's Karpenter and Auto Mode pools (the shared KarpenterGpuPool in
+# components/kubernetes/karpenter_pool.py): part of every running EKS stack's URNs.
+KARPENTER_GPU_POOL_TYPE = "gpufleet:aws:KarpenterGpuPool"
 
 
 def discovery_tags(

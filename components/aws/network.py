@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from components.aws.model import karpenter
+from components.aws.model import karpenter, kinds
 from components.aws.model.config import cluster_options
 from components.model.schema import ClusterConfig
 
@@ -70,9 +70,7 @@ class EksNetwork(pulumi.ComponentResource):
         # The discovery tag (node classes select the subnets by id since SEC-18; kept so a
         # running stack's subnets are not updated for nothing).
         discovery_tag = (
-            {karpenter.DISCOVERY_TAG: config.name}
-            if cluster_options(config).provisioner in ("karpenter", "auto-mode")
-            else {}
+            {karpenter.DISCOVERY_TAG: config.name} if kinds.cluster_kind(config).node_pools else {}
         )
         private_cidrs, public_cidrs = subnet_cidrs(cluster_options(config).vpc_cidr, len(zones))
 

@@ -1,77 +1,128 @@
-"""GPU pools as NodePools: Karpenter (gpufleet runs the controller) or EKS Auto Mode (AWS runs
-it). Either way one node class and one NodePool per pool, with no auto scaling groups and no
-cluster autoscaler; the two differ in the node class and in who owns the controller."""
+"""GPU pools as `karpenter.sh/v1` NodePools on EKS: per pool one node class and one NodePool
+(`components/kubernetes/karpenter_pool.py`), with no auto scaling groups and no cluster
+autoscaler.
+
+What differs between the provisioners that build them is one small strategy object each
+(`EksNodePoolBuilder`): the controller it needs, the node class its NodePools name, and what
+it writes into each NodePool. `KarpenterBuilder` (gpufleet runs Karpenter),
+`InstalledKarpenterBuilder` (the cluster's own Karpenter takes the pools) and `AutoModeBuilder`
+(AWS runs it); the pool kinds (`components/aws/model/kinds/`) answer the checks and node facts.
+AKS node auto-provisioning is the same shape in azure/: a builder with an AKSNodeClass, the
+same shared NodePool (`components/model/karpenter_pool.py`) and `KarpenterGpuPool` under its
+own type token.
+"""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import pulumi
 
 from components.aws.auto_mode import AutoModeNodes, AutoModeNodesArgs
 from components.aws.gpu_pool import POOL_TAG
-from components.aws.karpenter import (
-    Karpenter,
-    KarpenterArgs,
+from components.aws.karpenter import KARPENTER_GPU_POOL_TYPE, Karpenter, KarpenterArgs
+from components.aws.model import auto_mode, capacity, karpenter
+from components.aws.model.autoscaler_tags import default_tags
+from components.aws.model.config import cluster_options, existing_options, pool_options
+from components.aws.model.kinds import cluster_kind
+from components.aws.node_host import EksNodeHost
+from components.kubernetes.karpenter_pool import (
     KarpenterGpuPool,
     KarpenterGpuPoolArgs,
     NodeClassDocument,
 )
-from components.aws.model import auto_mode, capacity, karpenter
-from components.aws.model.autoscaler_tags import default_tags
-from components.aws.model.config import (
-    AwsPoolOptions,
-    cluster_options,
-    existing_options,
-    pool_options,
-)
-from components.aws.model.provisioners import provisioner
-from components.aws.node_host import EksNodeHost
+from components.model import karpenter_pool
 from components.model.pools import PoolSpec
-from components.model.schema import StackConfig
+from components.model.schema import GpuPoolConfig, StackConfig
 
 
-def build(
-    config: StackConfig, pools: Sequence[PoolSpec], eks: EksNodeHost
-) -> list[pulumi.Resource]:
-    cfg = config.cluster
-    # On a created cluster gpufleet's own subnets carry the discovery tag and given ones get it;
-    # an adopted cluster's network is never tagged.
-    by_id = eks.selected_by_id
-    given_subnets = [] if by_id else list(cluster_options(cfg).private_subnet_ids or [])
-    security_group = eks.security_group_id
-    existing = existing_options(cfg)
-    built: list[pulumi.Resource] = []
-    wait_for: list[pulumi.Resource]
+@dataclass(frozen=True)
+class Controller:
+    """What a provisioner's controller gives its pools: the node role their node classes name,
+    what their custom resources wait for, and what it built."""
+
     node_role_name: pulumi.Input[str]
-    overlays = {pool.name: karpenter.node_overlay(pool) for pool in pools}
-    if provisioner(cfg) != "karpenter" or existing.autoscaler_installed:
-        # Auto Mode's and an installed Karpenter's gates are not gpufleet's: sharing and MIG
-        # are refused there (components/aws/model/provisioners.py).
-        overlays = {name: None for name in overlays}
-    if provisioner(cfg) == "karpenter" and existing.autoscaler_installed:
-        # The running Karpenter (its CRDs, controller and interruption queue) takes the pools;
-        # it may pass only its own node role, which already has an access entry.
-        assert existing.karpenter_node_role is not None  # required by the config check
-        node_role_name = existing.karpenter_node_role
-        wait_for = list(eks.control_plane)
-    elif provisioner(cfg) == "auto-mode":
-        nodes = AutoModeNodes(
-            f"{cfg.name}-auto-mode-nodes",
-            AutoModeNodesArgs(
-                cluster_name=cfg.name,
-                eks_cluster_name=eks.cluster_name,
-                security_group_id=security_group,
-                given_subnet_ids=given_subnets,
-                tag_for_discovery=by_id is None,
-                aws_provider=eks.aws_provider,
-            ),
+    wait_for: list[pulumi.Resource]
+    built: list[pulumi.Resource]
+
+
+class EksNodePoolBuilder(ABC):
+    """How one provisioner builds EKS NodePools (a strategy): its controller, its node class,
+    and its NodePools' options. The node classes select the cluster's private subnets and node security
+    groups by id (an adopted cluster's as given, a created one's as gpufleet made them), never by
+    a tag others could add (security review SEC-18); the discovery tags stay on running stacks,
+    though nothing reads them now."""
+
+    node_class_api_version: ClassVar[str]
+    node_class_kind: ClassVar[str]
+
+    def __init__(self, config: StackConfig, eks: EksNodeHost) -> None:
+        self.config = config
+        self.eks = eks
+
+    @property
+    def tag_for_discovery(self) -> bool:
+        """An adopted cluster's network is never tagged."""
+        return self.eks.selected_by_id is None
+
+    @property
+    def given_subnets(self) -> list[str]:
+        """On a created cluster gpufleet's own subnets carry the discovery tag; these, the
+        subnets the stack was given, get it."""
+        if not self.tag_for_discovery:
+            return []
+        return list(cluster_options(self.config.cluster).private_subnet_ids or [])
+
+    @abstractmethod
+    def controller(self, node_overlays: bool) -> Controller:
+        """What runs the NodePools, and the role their nodes get (`node_overlays`: some pool
+        needs the NodeOverlay gate)."""
+
+    @abstractmethod
+    def node_class_spec(
+        self,
+        pool: PoolSpec,
+        pool_config: GpuPoolConfig,
+        node_role: str,
+        subnet_ids: Sequence[str],
+        security_group_ids: Sequence[str],
+    ) -> dict[str, Any]:
+        """The pool's node class spec, once the cloud knows the role and network ids."""
+
+    @abstractmethod
+    def node_pool_options(self, pool: PoolSpec) -> karpenter_pool.NodePoolOptions:
+        """What this provisioner writes into the pool's NodePool."""
+
+    def node_overlay(self, pool: PoolSpec) -> Mapping[str, Any] | None:
+        """The pool's NodeOverlay (None: the provisioner plans with the cloud's GPU count)."""
+        return None
+
+    def node_class(
+        self, pool: PoolSpec, pool_config: GpuPoolConfig, node_role: pulumi.Input[str]
+    ) -> NodeClassDocument:
+        subnets = self.eks.network.private_subnet_ids
+        security_groups = self.eks.node_security_group_ids
+        resolved = pulumi.Output.all(
+            node_role, pulumi.Output.all(*subnets), pulumi.Output.all(*security_groups)
         )
-        built.append(nodes)
-        node_role_name = nodes.role.name
-        wait_for = [nodes.access, *eks.control_plane]
-    else:
+        spec = resolved.apply(
+            lambda parts: self.node_class_spec(pool, pool_config, parts[0], parts[1], parts[2])
+        )
+        return NodeClassDocument(self.node_class_api_version, self.node_class_kind, spec)
+
+
+class KarpenterBuilder(EksNodePoolBuilder):
+    """gpufleet's Karpenter: its controller, an EC2NodeClass per pool, NodeOverlays for shared
+    and MIG GPUs (the only NodeOverlay gate gpufleet turns on)."""
+
+    node_class_api_version = karpenter.NODE_CLASS_API_VERSION
+    node_class_kind = karpenter.NODE_CLASS_KIND
+
+    def controller(self, node_overlays: bool) -> Controller:
+        cfg, eks = self.config.cluster, self.eks
         assert eks.self_managed_node_role is not None and eks.self_managed_access is not None
         controller = Karpenter(
             f"{cfg.name}-karpenter",
@@ -83,111 +134,160 @@ def build(
                 oidc_issuer_url=eks.oidc_issuer,
                 node_selector=eks.controller_node_selector,
                 replicas=eks.controller_replicas,
-                security_group_id=security_group,
-                given_subnet_ids=given_subnets,
-                tag_for_discovery=by_id is None,
+                security_group_id=eks.security_group_id,
+                given_subnet_ids=self.given_subnets,
+                tag_for_discovery=self.tag_for_discovery,
                 aws_provider=eks.aws_provider,
                 k8s_provider=eks.k8s_provider,
-                node_overlays=any(overlays.values()),
+                node_overlays=node_overlays,
             ),
             # Nodes it launches may only start once they are allowed to join.
             opts=pulumi.ResourceOptions(depends_on=[eks.self_managed_access, *eks.nodes_after]),
         )
-        built.append(controller)
-        node_role_name = eks.self_managed_node_role.name
-        wait_for = [controller.crds, controller.release]
-    # Node classes select the cluster's private subnets and node security groups by id (an
-    # adopted cluster's as given, a created one's as gpufleet made them), never by a tag others
-    # could add (security review SEC-18). The discovery tags above stay: nothing reads them now,
-    # and removing them is not needed for the selection to be exact.
-    network = (eks.network.private_subnet_ids, eks.node_security_group_ids)
+        return Controller(
+            eks.self_managed_node_role.name, [controller.crds, controller.release], [controller]
+        )
+
+    def node_class_spec(
+        self,
+        pool: PoolSpec,
+        pool_config: GpuPoolConfig,
+        node_role: str,
+        subnet_ids: Sequence[str],
+        security_group_ids: Sequence[str],
+    ) -> dict[str, Any]:
+        cluster_name = self.config.cluster.name
+        # Karpenter adds the ownership and NodePool tags its IAM scoping needs.
+        tags = {
+            **{k: str(v) for k, v in default_tags(cluster_name).items()},
+            "Name": f"{cluster_name}-{pool.name}",
+            POOL_TAG: pool.name,
+        }
+        return karpenter.ec2_node_class(
+            pool.name,
+            family=pool_options(pool_config).ami_family,
+            node_role=node_role,
+            disk_size_gb=pool.disk_size_gb,
+            tags=tags,
+            subnet_ids=subnet_ids,
+            security_group_ids=security_group_ids,
+            capacity_reservations=capacity.selector_terms(pool_config),
+        )["spec"]
+
+    def node_pool_options(self, pool: PoolSpec) -> karpenter_pool.NodePoolOptions:
+        return karpenter_pool.NodePoolOptions(karpenter.ec2_node_class_ref(pool.name))
+
+    def node_overlay(self, pool: PoolSpec) -> Mapping[str, Any] | None:
+        return karpenter_pool.node_overlay(pool)
+
+
+class InstalledKarpenterBuilder(KarpenterBuilder):
+    """The cluster's own Karpenter (its CRDs, controller and interruption queue) takes the pools.
+    Its NodeOverlay gate is not gpufleet's: sharing and MIG are refused there (the kind's
+    checks)."""
+
+    def controller(self, node_overlays: bool) -> Controller:
+        existing = existing_options(self.config.cluster)
+        # It may pass only its own node role, which already has an access entry.
+        assert existing.karpenter_node_role is not None  # required by the config check
+        return Controller(existing.karpenter_node_role, list(self.eks.control_plane), [])
+
+    def node_overlay(self, pool: PoolSpec) -> Mapping[str, Any] | None:
+        return None
+
+
+class AutoModeBuilder(EksNodePoolBuilder):
+    """EKS Auto Mode: AWS runs the controller; gpufleet makes the nodes' role and a NodeClass
+    per pool, and its NodePools state Auto Mode's node lifetime. Sharing and MIG are refused
+    (the kind's checks), so no NodeOverlay."""
+
+    node_class_api_version = auto_mode.NODE_CLASS_API_VERSION
+    node_class_kind = auto_mode.NODE_CLASS_KIND
+
+    def controller(self, node_overlays: bool) -> Controller:
+        cfg, eks = self.config.cluster, self.eks
+        nodes = AutoModeNodes(
+            f"{cfg.name}-auto-mode-nodes",
+            AutoModeNodesArgs(
+                cluster_name=cfg.name,
+                eks_cluster_name=eks.cluster_name,
+                security_group_id=eks.security_group_id,
+                given_subnet_ids=self.given_subnets,
+                tag_for_discovery=self.tag_for_discovery,
+                aws_provider=eks.aws_provider,
+            ),
+        )
+        return Controller(nodes.role.name, [nodes.access, *eks.control_plane], [nodes])
+
+    def node_class_spec(
+        self,
+        pool: PoolSpec,
+        pool_config: GpuPoolConfig,
+        node_role: str,
+        subnet_ids: Sequence[str],
+        security_group_ids: Sequence[str],
+    ) -> dict[str, Any]:
+        return auto_mode.node_class_spec(
+            node_role=node_role,
+            disk_size_gb=pool.disk_size_gb,
+            subnet_ids=subnet_ids,
+            security_group_ids=security_group_ids,
+        )
+
+    def node_pool_options(self, pool: PoolSpec) -> karpenter_pool.NodePoolOptions:
+        return karpenter_pool.NodePoolOptions(
+            {
+                "group": auto_mode.NODE_CLASS_GROUP,
+                "kind": auto_mode.NODE_CLASS_KIND,
+                "name": pool.name,
+            },
+            # Auto Mode's NodePools take no `kubernetes.io/os` requirement.
+            os_requirement=False,
+            lifetime=auto_mode.NODE_LIFETIME,
+        )
+
+
+def builder_of(config: StackConfig, eks: EksNodeHost) -> EksNodePoolBuilder:
+    """The builder of a NodePool cluster's pools."""
+    if cluster_kind(config.cluster).cluster_compute:
+        return AutoModeBuilder(config, eks)
+    if existing_options(config.cluster).autoscaler_installed:
+        return InstalledKarpenterBuilder(config, eks)
+    return KarpenterBuilder(config, eks)
+
+
+def build(
+    config: StackConfig, pools: Sequence[PoolSpec], eks: EksNodeHost
+) -> list[pulumi.Resource]:
+    builder = builder_of(config, eks)
+    overlays = {pool.name: builder.node_overlay(pool) for pool in pools}
+    controller = builder.controller(node_overlays=any(overlays.values()))
+    built = list(controller.built)
     by_name = {p.name: p for p in config.gpu_pools}
     for pool in pools:
-        options = pool_options(by_name[pool.name])
-        node_class = _node_class(
-            config,
-            pool,
-            options,
-            node_role_name,
-            network,
-            capacity.selector_terms(by_name[pool.name]),
-        )
+        pool_config = by_name[pool.name]
+        options = pool_options(pool_config)
         built.append(
             KarpenterGpuPool(
-                f"{cfg.name}-{pool.name}",
+                KARPENTER_GPU_POOL_TYPE,
+                f"{config.cluster.name}-{pool.name}",
                 KarpenterGpuPoolArgs(
                     pool=pool,
-                    node_class=node_class,
-                    node_pool=karpenter.node_pool(
+                    node_class=builder.node_class(pool, pool_config, controller.node_role_name),
+                    node_pool=karpenter_pool.node_pool(
                         pool,
-                        pool.name,
-                        capacity=karpenter.capacity_types(
+                        builder.node_pool_options(pool),
+                        capacity=karpenter_pool.capacity_types(
                             pool.capacity, options.on_demand_fallback
                         ),
                         # Sized by its largest allowed type (ManagedCloud.sizing_machine).
                         largest=(pool.vcpus, pool.memory_gib),
                         consolidate_underutilized=options.consolidate_underutilized,
-                        node_class_ref=_node_class_ref(config, pool.name),
-                        os_requirement=provisioner(config.cluster) != "auto-mode",
-                        lifetime=auto_mode.NODE_LIFETIME
-                        if provisioner(config.cluster) == "auto-mode"
-                        else None,
                     ),
-                    wait_for=wait_for,
+                    wait_for=controller.wait_for,
                     k8s_provider=eks.k8s_provider,
                     node_overlay=overlays[pool.name],
                 ),
             )
         )
     return built
-
-
-def _node_class_ref(config: StackConfig, name: str) -> Mapping[str, str] | None:
-    if provisioner(config.cluster) != "auto-mode":
-        return None  # Karpenter's EC2NodeClass, the default
-    return {"group": auto_mode.NODE_CLASS_GROUP, "kind": auto_mode.NODE_CLASS_KIND, "name": name}
-
-
-def _node_class(
-    config: StackConfig,
-    pool: PoolSpec,
-    options: AwsPoolOptions,
-    role_name: pulumi.Input[str],
-    network: tuple[Sequence[pulumi.Input[str]], Sequence[pulumi.Input[str]]],
-    reservations: Sequence[Mapping[str, Any]] = (),
-) -> NodeClassDocument:
-    cfg = config.cluster
-    subnets, security_groups = network
-    # (role name, subnet ids, security group ids), once the cloud knows them.
-    resolved = pulumi.Output.all(
-        role_name, pulumi.Output.all(*subnets), pulumi.Output.all(*security_groups)
-    )
-    if provisioner(cfg) == "auto-mode":
-        spec: pulumi.Output[Any] = resolved.apply(
-            lambda parts: auto_mode.node_class_spec(
-                node_role=parts[0],
-                disk_size_gb=pool.disk_size_gb,
-                subnet_ids=parts[1],
-                security_group_ids=parts[2],
-            )
-        )
-        return NodeClassDocument(auto_mode.NODE_CLASS_API_VERSION, auto_mode.NODE_CLASS_KIND, spec)
-    # Karpenter adds the ownership and NodePool tags its IAM scoping needs.
-    tags = {
-        **{k: str(v) for k, v in default_tags(cfg.name).items()},
-        "Name": f"{cfg.name}-{pool.name}",
-        POOL_TAG: pool.name,
-    }
-    spec = resolved.apply(
-        lambda parts: karpenter.ec2_node_class(
-            pool.name,
-            family=options.ami_family,
-            node_role=parts[0],
-            disk_size_gb=pool.disk_size_gb,
-            tags=tags,
-            subnet_ids=parts[1],
-            security_group_ids=parts[2],
-            capacity_reservations=reservations,
-        )["spec"]
-    )
-    return NodeClassDocument(karpenter.NODE_CLASS_API_VERSION, "EC2NodeClass", spec)

@@ -26,6 +26,9 @@ from components.aws.model import capacity, provisioners, quotas
 from components.aws.model.adopted import Needs
 from components.aws.model.cloud import AWS
 from components.aws.model.config import cluster_options, existing_options, pool_options
+from components.aws.model.kinds import cluster_kind, pool_kind
+from components.aws.model.kinds.managed import MANAGED
+from components.aws.model.kinds.self_managed import SELF_MANAGED
 from components.aws.node_host import EksNodeHost
 from components.aws.termination_handler import (
     NodeTerminationHandler,
@@ -47,8 +50,8 @@ def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterH
             system_pool=system_pool,
             # Karpenter's nodes, like self-managed groups' nodes, join with an EC2_LINUX entry.
             self_managed_nodes=_needs_self_managed_role(config),
-            instance_profile=cluster_options(config.cluster).provisioner != "karpenter",
-            auto_mode=cluster_options(config.cluster).provisioner == "auto-mode",
+            instance_profile=cluster_kind(config.cluster).instance_profile,
+            auto_mode=cluster_kind(config.cluster).cluster_compute,
         ),
     )
     eks = cluster.cluster
@@ -69,26 +72,27 @@ def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterH
 def _adopt_cluster(config: StackConfig) -> ClusterHandle:
     """A cluster that exists: looked up, with gpufleet's node roles and provider only."""
     cfg = config.cluster
-    kind = provisioners.provisioner(cfg)
+    kind = cluster_kind(cfg)
     installed = existing_options(cfg).autoscaler_installed
-    options = [pool_options(p) for p in config.gpu_pools]
-    per_group = kind == "cluster-autoscaler"
-    self_managed = _needs_self_managed_role(config) and not (kind == "karpenter" and installed)
+    pool_kinds = [pool_kind(cfg, p) for p in config.gpu_pools]
+    # An installed Karpenter's nodes join with its own role (cluster.existing.karpenterNodeRole).
+    own_role = kind.installed_needs_node_role and installed
+    self_managed = _needs_self_managed_role(config) and not own_role
     # The node termination handler drains self-managed groups (IRSA, like the controllers).
-    drainer = per_group and any(o.node_group == "self-managed" for o in options)
+    drainer = SELF_MANAGED in pool_kinds
     cluster = AdoptedEksCluster(
         cfg.name,
         AdoptedEksClusterArgs(
             config=cfg,
             needs=Needs(
-                access_entries=self_managed or kind == "auto-mode",
-                irsa=(kind != "auto-mode" and not installed) or drainer,
-                auto_mode=kind == "auto-mode",
+                access_entries=self_managed or kind.cluster_compute,
+                irsa=(not kind.cluster_compute and not installed) or drainer,
+                auto_mode=kind.cluster_compute,
                 zones=tuple(cfg.zones or ()),
             ),
             self_managed_nodes=self_managed,
-            instance_profile=kind != "karpenter",
-            managed_nodes=per_group and any(o.node_group == "managed" for o in options),
+            instance_profile=kind.instance_profile,
+            managed_nodes=MANAGED in pool_kinds,
             managed_group_names=tuple(quotas.gpu_groups(cfg, list(enumerate(config.gpu_pools)))),
         ),
     )
@@ -117,7 +121,7 @@ def build_gpu_pools(
     """The GPU pools, then the autoscaler that owns their sizes."""
     eks = node_host(cluster)
     cfg = config.cluster
-    if provisioners.launches_per_pod(cfg):
+    if cluster_kind(cfg).node_pools:
         return node_pools.build(config, pools, eks)
     options = {p.name: pool_options(p) for p in config.gpu_pools}
     by_name = {p.name: p for p in config.gpu_pools}
@@ -129,7 +133,7 @@ def build_gpu_pools(
     for pool in pools:
         name = f"{cfg.name}-{pool.name}"
         family = options[pool.name].ami_family
-        if options[pool.name].node_group == "managed":
+        if pool_kind(cfg, by_name[pool.name]) is MANAGED:
             managed_role = eks.managed_node_role
             assert managed_role is not None
             built.append(
@@ -245,7 +249,6 @@ def node_host(cluster: ClusterHandle) -> EksNodeHost:
 
 def _needs_self_managed_role(config: StackConfig) -> bool:
     """Karpenter's nodes and self-managed groups' nodes join with the EC2_LINUX node role."""
-    kind = provisioners.provisioner(config.cluster)
-    if kind in provisioners.PER_POD:
-        return kind == "karpenter"
-    return any(pool_options(p).node_group == "self-managed" for p in config.gpu_pools)
+    if cluster_kind(config.cluster).node_role_always:
+        return True
+    return any(pool_kind(config.cluster, p).joins_with_node_role for p in config.gpu_pools)

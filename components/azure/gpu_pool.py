@@ -11,9 +11,10 @@ from pulumi_azure_native import containerservice
 from pulumi_azure_native.provider import Provider as AzureProvider
 
 from components.azure.model.catalog import CATALOG
-from components.azure.model.cloud import SPOT_KEY, gpu_instance_profile
 from components.azure.model.config import software_options
 from components.azure.model.deployed import FixedAtCreation
+from components.azure.model.gpu_software import gpu_instance_profile
+from components.azure.model.kinds.agent_pools import SPOT_KEY
 from components.model.pools import PoolSpec, Taint
 from components.model.schema import StackConfig
 

@@ -9,7 +9,7 @@ import pulumi_gcp as gcp
 
 from components.gcp.cluster import NODE_OAUTH_SCOPES
 from components.gcp.model.capacity import NodePoolCapacity, ReservationAffinity
-from components.gcp.model.cloud import gke_accelerator, location_policy
+from components.gcp.model.kinds.node_pools import gke_accelerator, location_policy
 from components.model.pools import PoolSpec
 
 # Kubernetes taint effects as the GKE API spells them.

@@ -1,28 +1,26 @@
 """What the three managed clouds share: catalog-checked pools and nodes the cloud labels itself.
 
-`ManagedCloud` implements what GKE, EKS and AKS answer alike, asks each through small hooks for
-what differs (GPU taint, node labels, zone names); a cloud that works differently overrides.
+`ManagedCloud` implements what GKE, EKS and AKS answer alike. What differs between the ways one
+cloud makes pools is asked of the pool's kind (`pool_kind`, components/model/pool_kind.py: data
+plus pool checks and node facts); what differs between clouds, through the few hooks below (GPU
+taint, zone names, allocatable, sharing).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from typing import ClassVar
 
-from components.model.allocatable import GIB, MIB, NodeAllocatable
-from components.model.catalog.gpus import GPU_MODELS, MachineType
+from components.model.allocatable import NodeAllocatable
+from components.model.capacity import CapacityOrder
+from components.model.catalog.gpus import MachineType
 from components.model.cloud import Cloud, NameRule
-from components.model.daemonsets import after_daemonsets, gpufleet_daemonsets
-from components.model.labels import (
-    ACCELERATOR_LABEL,
-    DEVICE_PLUGIN_CONFIG_LABEL,
-    GPU_RESOURCE,
-    MIG_CONFIG_LABEL,
-    POOL_LABEL,
-)
+from components.model.daemonsets import after_daemonsets
+from components.model.labels import ACCELERATOR_LABEL, POOL_LABEL
 from components.model.machine_checks import machine_problems
-from components.model.pool_spec import PLUGIN_FAILS_REQUESTS_GREATER_THAN_ONE, PoolSpec, Taint
+from components.model.pool_kind import PoolKind, SharingVia
+from components.model.pool_resolution import resolve_gpu_pool
+from components.model.pool_spec import PoolSpec
 from components.model.problems import Problem
 from components.model.schema import (
     SYSTEM_POOL_NAME,
@@ -31,25 +29,6 @@ from components.model.schema import (
     SoftwareMode,
     StackConfig,
 )
-
-SharingVia = Literal["cloud", "nvidia", "none"]
-
-
-@dataclass
-class GpuNodeFacts:
-    """What a cloud adds to a GPU pool's nodes: labels gpufleet declares, and those (and taints)
-    the cloud puts on its nodes itself."""
-
-    declared: dict[str, str] = field(default_factory=dict)
-    labels: dict[str, str] = field(default_factory=dict)
-    taints: list[Taint] = field(default_factory=list)
-    # Taints gpufleet itself sets on the pool's nodes (sent to the cloud), beyond the GPU taint
-    # and the configured ones.
-    declared_taints: list[Taint] = field(default_factory=list)
-    # Labels whose value differs between the pool's nodes (e.g. Spot or on-demand).
-    choices: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    # Labels of `labels` on the nodes that the autoscaler's template of the pool at zero lacks.
-    only_on_nodes: set[str] = field(default_factory=set)
 
 
 class ManagedCloud(Cloud):
@@ -66,12 +45,31 @@ class ManagedCloud(Cloud):
     system_disk_size_gb: ClassVar[int] = 100
     # GPU types are offered in some zones only: a pool must name its zones (here or cluster).
     zones_required: ClassVar[bool] = True
-    # One pool may list several machine types (one auto scaling group, several instance types).
+    # One pool may list several machine types (`gpuPools[].machineTypes`).
     several_machine_types: ClassVar[bool] = False
+    # Why a pool here takes one machine type only (where `several_machine_types` is False).
+    one_machine_type_advice: ClassVar[str] = "takes one machine type here; use machineType"
     # The device plugin's per-pool config also carries MIG (the cloud partitions the GPUs).
     mig_in_device_plugin_config: ClassVar[bool] = False
     # The GPU Operator's MIG manager partitions this cloud's MIG pools.
     operator_partitions_mig: ClassVar[bool] = True
+    # The node label naming a node's pool (the cloud's own, where it sets one).
+    pool_label_key: ClassVar[str] = POOL_LABEL
+    # Node label whose value names the GPU model, and the one naming a MIG partition size.
+    accelerator_label: ClassVar[str] = ACCELERATOR_LABEL
+    partition_label: ClassVar[str | None] = None
+
+    # --- the pool's kind -------------------------------------------------------------------
+
+    def pool_kind(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> PoolKind:
+        """How this cloud makes the pool (which provisioner, which pool object): the one
+        place a cloud looks at its provisioner settings; shared code reads the kind's answers."""
+        raise NotImplementedError
+
+    def supported_capacity(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig
+    ) -> tuple[CapacityOrder, ...]:
+        return self.pool_kind(cluster, pool).traits(cluster, pool).capacity_orders
 
     # --- config checks ---------------------------------------------------------------------
 
@@ -83,6 +81,7 @@ class ManagedCloud(Cloud):
         path: str,
         warnings: list[str],
     ) -> list[Problem]:
+        """Zones, machine types against the catalog, then what the pool's kind can express."""
         problems: list[Problem] = []
         if self.zones_required and not (pool.zones or cluster.zones):
             problems.append(
@@ -96,18 +95,13 @@ class ManagedCloud(Cloud):
         if region is not None and self.region_known(cluster):
             problems += self.zone_problems(region, pool.zones or [], f"{path}.zones")
         problems += self.check_machines(pool, cluster, path, warnings)
-        problems += self.check_pool_limits(cluster, pool, path)
+        problems += self.pool_kind(cluster, pool).check(cluster, pool, path, warnings)
         return problems
-
-    def check_pool_limits(
-        self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str
-    ) -> list[Problem]:
-        """What this cloud's pool resources can express, beyond zones and machine types."""
-        return []
 
     def check_machines(
         self, pool: GpuPoolConfig, cluster: ClusterConfig, path: str, warnings: list[str]
     ) -> list[Problem]:
+        """The pool's machine types carry its accelerator here and suit its settings."""
         kubernetes_version = cluster.kubernetes_version
         problems: list[Problem] = []
         names = pool.machine_types or ([pool.machine_type] if pool.machine_type else [])
@@ -129,19 +123,12 @@ class ManagedCloud(Cloud):
             )
             return problems
         if pool.machine_types is not None and not self.several_machine_types:
-            problems.append(
-                Problem(
-                    f"{path}.machineTypes",
-                    "several machine types are only supported on aws; use machineType",
-                    names,
-                )
-            )
+            problems.append(Problem(f"{path}.machineTypes", self.one_machine_type_advice, names))
         if pool.machine_types is not None and not pool.machine_types:
             problems.append(
                 Problem(f"{path}.machineTypes", "must list at least one machine type", [])
             )
         allowed = ", ".join(m.name for m in candidates)
-        machines: list[MachineType] = []
         for index, name in enumerate(names):
             where = f"{path}.{key}[{index}]" if pool.machine_types is not None else f"{path}.{key}"
             machine = self.catalog.machine(pool.accelerator, name)
@@ -160,7 +147,6 @@ class ManagedCloud(Cloud):
                     )
                 )
                 continue
-            machines.append(machine)
             problems += machine_problems(
                 machine,
                 pool,
@@ -170,51 +156,9 @@ class ManagedCloud(Cloud):
                 path=path,
                 defaulted=defaulted,
             )
-        if len(machines) > 1:
-            gpu_counts = {m.name: m.gpus for m in machines}
-            if len(set(gpu_counts.values())) > 1:
-                problems.append(
-                    Problem(
-                        f"{path}.machineTypes",
-                        "every instance type of one auto scaling group must have the same GPU count "
-                        f"(the autoscaler simulates the first); got {gpu_counts}",
-                        names,
-                    )
-                )
-            shapes = {(m.vcpus, m.memory_gib) for m in machines}
-            if len(shapes) > 1 and not self.picks_type_per_pod(cluster):
-                first = machines[0]
-                warnings.append(
-                    f"{path}.machineTypes: vCPU or memory differ ({', '.join(f'{m.name} {m.vcpus} vCPU/{m.memory_gib:g} GiB' for m in machines)}); "
-                    f"the cluster autoscaler sizes the group at zero from the first type, {first.name}"
-                )
         return problems
 
     # --- pools -----------------------------------------------------------------------------
-
-    def allocatable_known(self, config: StackConfig) -> bool:
-        """Whether the GPU nodes' reservations are this cloud's documented ones."""
-        return True
-
-    def provisioner_name(self, config: StackConfig) -> str:
-        """What scales GPU pools from zero, as fit names it."""
-        return "the cluster autoscaler"
-
-    def provisioner_memory_overhead(self, config: StackConfig) -> float:
-        """Memory fraction a provisioner plans new nodes without, beyond the allocatable's."""
-        return 0.0
-
-    def picks_type_per_pod(self, cluster: ClusterConfig) -> bool:
-        """Whether the provisioner chooses among a pool's machine types for each pending pod
-        (Karpenter) rather than simulating one type per group (the cluster autoscaler)."""
-        return False
-
-    def sizing_machine(self, config: StackConfig, machines: list[MachineType]) -> MachineType:
-        """The machine whose shape a pod must fit: the autoscaler's simulated first type, or,
-        where a type is picked per pod, the largest (a pod that fits it gets that type)."""
-        if self.picks_type_per_pod(config.cluster):
-            return max(machines, key=lambda m: (m.vcpus, m.memory_gib))
-        return machines[0]
 
     def machines(self, pool: GpuPoolConfig) -> list[MachineType]:
         """The pool's machine types (the catalog's default when it names none); checked config."""
@@ -232,19 +176,6 @@ class ManagedCloud(Cloud):
         """The `topology.kubernetes.io/zone` value of a configured zone name."""
         return zone
 
-    def gpu_node_facts(
-        self,
-        config: StackConfig,
-        pool: GpuPoolConfig,
-        machine: MachineType,
-        sharing_via: SharingVia,
-    ) -> GpuNodeFacts:
-        """The cloud's labels and taints on this pool's nodes (after gpufleet's own labels)."""
-        return GpuNodeFacts()
-
-    # The node label naming a node's pool (the cloud's own, where it sets one).
-    pool_label_key: ClassVar[str] = POOL_LABEL
-
     def selector_keys(
         self, config: StackConfig, pool: GpuPoolConfig, sharing_via: SharingVia
     ) -> tuple[str, ...]:
@@ -252,23 +183,16 @@ class ManagedCloud(Cloud):
         return (self.pool_label_key,)
 
     def container_env(self, config: StackConfig, pool: GpuPoolConfig) -> dict[str, str]:
+        """Environment a CUDA container needs on this pool's nodes (where the cloud mounts its
+        driver somewhere the container does not look by itself)."""
         return {}
-
-    def scale_from_zero(
-        self, config: StackConfig, pool: GpuPoolConfig
-    ) -> Literal["pool", "node-template-tags", "unmanaged"]:
-        return "pool"
-
-    def own_device_plugin(self, config: StackConfig, pool: GpuPoolConfig) -> bool:
-        return False
-
-    def zone_max_nodes(self, config: StackConfig, pool: GpuPoolConfig) -> int | None:
-        return None  # the most nodes one zone of the pool holds (None: all of maxNodes)
 
     def pool_allocatable(
         self, config: StackConfig, pool: GpuPoolConfig, sized: MachineType
     ) -> NodeAllocatable | None:
-        if not self.allocatable_known(config):  # a node of the pool, of machine `sized`
+        """The allocatable of a pool node of machine `sized`, before DaemonSets (None where
+        the kind's nodes run an image whose reservations are not published)."""
+        if not self.pool_kind(config.cluster, pool).traits(config.cluster, pool).allocatable_known:
             return None
         return self.node_allocatable(sized.name, sized.vcpus, sized.memory_gib, pool.disk_size_gb)
 
@@ -280,152 +204,10 @@ class ManagedCloud(Cloud):
         """Pod-level fields a GPU pod on this pool must set."""
         return {}
 
-    accelerator_label: ClassVar[str] = ACCELERATOR_LABEL
-    partition_label: ClassVar[str | None] = None
-
     def resolve_pool(self, config: StackConfig, pool: GpuPoolConfig) -> PoolSpec:
-        mode = config.gpu_software_mode
-        machines = self.machines(pool)
-        first = machines[0]
-        gpus_per_node = (pool.gpus_per_node or 1) if first.attach_counts else first.gpus
-        zones = tuple(pool.zones or config.cluster.zones or ())
-        region = config.cluster.region or ""
-        model = GPU_MODELS[pool.accelerator]
-
-        sharing_via: SharingVia = "none"
-        if pool.sharing or pool.mig_partition_size:
-            sharing_via = self.sharing_via(mode)
-        per_gpu = 1
-        if pool.sharing:
-            per_gpu = pool.sharing.max_shared_clients_per_gpu
-        elif pool.mig_partition_size:
-            per_gpu = self.mig_partitions(model)[pool.mig_partition_size]
-
-        declared = {POOL_LABEL: pool.name, ACCELERATOR_LABEL: pool.accelerator}
-        if sharing_via == "nvidia" and (
-            pool.sharing or (pool.mig_partition_size and self.mig_in_device_plugin_config)
-        ):
-            # The device plugin picks this pool's entry of its config map by this label.
-            declared[DEVICE_PLUGIN_CONFIG_LABEL] = pool.name
-        if pool.mig_partition_size and mode == "gpu-operator" and self.operator_partitions_mig:
-            # The operator's MIG manager partitions every GPU of the node with this profile.
-            declared[MIG_CONFIG_LABEL] = f"all-{pool.mig_partition_size}"
-        gpu_taint_key, gpu_taint_value = self.gpu_taint
-        declared_taints = [Taint(gpu_taint_key, gpu_taint_value, "NoSchedule")]
-        declared_taints += [Taint(t.key, t.value, t.effect) for t in pool.taints]
-
-        generic = {
-            "kubernetes.io/os": "linux",
-            "kubernetes.io/arch": "amd64",
-            "topology.kubernetes.io/region": region,
-        }
-        choices: dict[str, tuple[str, ...]] = {}
-        facts = self.gpu_node_facts(config, pool, first, sharing_via)
-        declared.update(facts.declared)
-        declared_taints += facts.declared_taints
-        choices.update(facts.choices)
-
-        zone_values = tuple(self.zone_label(region, z) for z in zones)
-        if len(zone_values) == 1:
-            generic["topology.kubernetes.io/zone"] = zone_values[0]
-        elif zone_values:
-            choices["topology.kubernetes.io/zone"] = zone_values
-        if len(machines) == 1:
-            generic["node.kubernetes.io/instance-type"] = first.name
-        else:
-            choices["node.kubernetes.io/instance-type"] = tuple(m.name for m in machines)
-
-        declared.update(pool.labels)
-        node_labels = {**generic, **facts.labels, **declared}
-        gpus_allocatable = gpus_per_node * per_gpu
-        allocatable: dict[str, int | str] = {GPU_RESOURCE: gpus_allocatable}
-        own_device_plugin = self.own_device_plugin(config, pool)
-        daemonsets = gpufleet_daemonsets(
-            mode,
-            dcgm_exporter=config.gpu_software.monitoring.dcgm_exporter,
-            own_device_plugin=own_device_plugin,
-            operator_preset=self.gpu_operator_preset(config) if mode == "gpu-operator" else {},
-            mig=pool.mig_partition_size is not None,
-        ) + self.node_daemonsets(config, pool)
-        sized = self.sizing_machine(config, machines)
-        node = self.pool_allocatable(config, pool, sized)
-        autoscaler_shape: dict[str, str] = {}
-        shape_note: str | None = None
-        if node is not None:
-            # What the user's pods can have: the DaemonSets' requests come off first.
-            left = after_daemonsets(node, daemonsets)
-            allocatable.update(left.quantities())
-            overhead = self.provisioner_memory_overhead(config)
-            if overhead:
-                # The provisioner plans new nodes with less memory than they will report.
-                assumed = left.memory_bytes - int(overhead * sized.memory_gib * GIB)
-                autoscaler_shape["memory"] = f"{assumed // MIB}Mi"
-                shape_note = (
-                    f"it plans new nodes with {overhead:.1%} of their memory kept for the "
-                    "hypervisor: ask for less memory, or allow a larger machine type"
-                )
-        taints = tuple(declared_taints) + tuple(facts.taints)
-        # What the autoscaler sees at zero (EKS self-managed: tags written from these labels).
-        autoscaler_labels = {**generic, **facts.labels, **declared}
-        for key in facts.only_on_nodes:
-            autoscaler_labels.pop(key, None)
-        return PoolSpec(
-            name=pool.name,
-            cloud=self.name,
-            kind="gpu",
-            accelerator=pool.accelerator,
-            machine_types=tuple(m.name for m in machines),
-            gpus_per_node=gpus_per_node,
-            gpu_resource=GPU_RESOURCE,
-            allocatable_per_node=allocatable,
-            min_nodes=pool.min_nodes,
-            max_nodes=pool.max_nodes,
-            spot=pool.spot,
-            zones=zones,
-            declared_labels=declared,
-            declared_taints=tuple(declared_taints),
-            node_labels=node_labels,
-            label_choices=choices,
-            node_taints=taints,
-            vcpus=sized.vcpus,
-            memory_gib=sized.memory_gib,
-            sharing_strategy=pool.sharing.strategy if pool.sharing else None,
-            max_shared_clients_per_gpu=pool.sharing.max_shared_clients_per_gpu
-            if pool.sharing
-            else None,
-            mig_partition_size=pool.mig_partition_size,
-            sharing_via=sharing_via,
-            autoscaler_labels=autoscaler_labels,
-            autoscaler_taints=taints,
-            autoscaler_shape=autoscaler_shape,
-            autoscaler_shape_note=shape_note,
-            provisioner=self.provisioner_name(config),
-            autoscaler_resources={
-                GPU_RESOURCE: self.autoscaler_gpus(sharing_via, gpus_per_node, gpus_allocatable)
-            },
-            extended_resource_toleration=self.extended_resource_toleration.runs,
-            disk_size_gb=pool.disk_size_gb,
-            selector_keys=self.selector_keys(config, pool, sharing_via),
-            container_env=self.container_env(config, pool),
-            # GKE's plugin: time-sharing, or MPS on multi-GPU nodes (gpusharing.go; gke-2 N8);
-            # gpufleet's NVIDIA plugin config: failRequestsGreaterThanOne (eks-3 N21).
-            one_shared_gpu_per_container=pool.sharing is not None
-            and (
-                (sharing_via == "cloud" and (pool.sharing.strategy != "mps" or gpus_per_node > 1))
-                or (sharing_via == "nvidia" and PLUGIN_FAILS_REQUESTS_GREATER_THAN_ONE)
-            ),
-            accelerator_label=self.accelerator_label,
-            partition_label=self.partition_label,
-            scale_from_zero=self.scale_from_zero(config, pool),
-            own_device_plugin=own_device_plugin,
-            daemonsets=tuple(d.name for d in daemonsets),
-            allocatable_notes=self.allocatable_notes(sized.vcpus) if node is not None else (),
-            sized_by=sized.name
-            if self.picks_type_per_pod(config.cluster) and len(machines) > 1
-            else None,
-            pod_settings=self.pod_settings(pool, sharing_via),
-            zone_max_nodes=self.zone_max_nodes(config, pool),
-        )
+        """The pool's nodes as the scheduler and the provisioner will see them
+        (components/model/pool_resolution.py has the steps)."""
+        return resolve_gpu_pool(self, config, pool)
 
     def system_node_labels(self) -> dict[str, str]:
         """The cloud's own labels on the system pool's nodes."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Final, Literal
 
 from components.model.capacity import ON_DEMAND, CapacityOrder, PoolQueue, ReservationCap
@@ -22,6 +23,18 @@ from components.model.labels import ACCELERATOR_LABEL, POOL_LABEL
 # kube-scheduler placed the pod. NVIDIA's README recommends it ("NVIDIA recommends setting
 # failRequestsGreaterThanOne=true").
 PLUGIN_FAILS_REQUESTS_GREATER_THAN_ONE: Final = True
+
+# The pod annotation that keeps a running job's node from being drained to consolidate the
+# cluster. The cluster autoscaler never removes a node running a pod with `safe-to-evict:
+# "false"`, whatever its profile (kubernetes/autoscaler cluster-autoscaler/FAQ.md, "What types
+# of pods can prevent CA from removing a node?"), which matters most under GKE's
+# OPTIMIZE_UTILIZATION (review gke-2.md N4); Karpenter (and the clouds' managed Karpenters)
+# never voluntarily disrupts a node running a pod with `do-not-disrupt`
+# (kubernetes-sigs/karpenter pkg/apis/v1/labels.go DoNotDisruptAnnotationKey).
+SAFE_TO_EVICT: Mapping[str, str] = MappingProxyType(
+    {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"}
+)
+DO_NOT_DISRUPT: Mapping[str, str] = MappingProxyType({"karpenter.sh/do-not-disrupt": "true"})
 
 
 @dataclass(frozen=True, order=True)
@@ -89,6 +102,9 @@ class PoolSpec:
     autoscaler_shape_note: str | None = None  # why, and what to do about it
     # What scales the pool from zero (in fit's messages).
     provisioner: str = "the cluster autoscaler"
+    # Pod annotations that keep a running job's node from being consolidated away (set from
+    # the pool's kind, `PoolTraits.keep_running_annotations`).
+    keep_running_annotations: Mapping[str, str] = field(default_factory=lambda: SAFE_TO_EVICT)
     # Whether the API server tolerates the taint of a requested extended resource for the pod
     # (ExtendedResourceToleration; None: not known for this cluster).
     extended_resource_toleration: bool | None = False

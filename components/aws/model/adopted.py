@@ -28,8 +28,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from components.aws.model import autoscaler_tags
-from components.aws.model.config import cluster_options, existing_options
+from components.aws.model import autoscaler_tags, kinds
+from components.aws.model.config import existing_options
 from components.model.adoption import version_problem
 from components.model.problems import Problem
 from components.model.schema import ClusterConfig
@@ -142,10 +142,12 @@ def adoption_warnings(
             "cluster.existing.nodeSecurityGroupIds"
         ]
     )
-    provisioner = cluster_options(cluster).provisioner
+    kind = kinds.cluster_kind(cluster)
+    # gpufleet installs Karpenter itself (not Auto Mode's, not one the owner runs).
+    installs_karpenter = kind.node_pools and not kind.cluster_compute
     if existing_options(cluster).autoscaler_installed:
         # The owner's autoscaler (or Karpenter) is the one meant to scale gpufleet's pools.
-        names = node_pool_warnings(facts.name, "auto-mode") if provisioner == "karpenter" else []
+        names = node_pool_warnings(facts.name, False) if installs_karpenter else []
         return [
             f"cluster {facts.name}: not checked: whether its owner already runs "
             "aws-node-termination-handler (gpufleet cannot see the cluster's workloads at plan "
@@ -153,8 +155,8 @@ def adoption_warnings(
             *names,
             *network,
         ]
-    if provisioner != "cluster-autoscaler":
-        return [*node_pool_warnings(facts.name, provisioner), *network]
+    if kind.node_pools:
+        return [*node_pool_warnings(facts.name, installs_karpenter), *network]
     said = [
         f"cluster {facts.name}: not checked: whether its owner already runs a cluster autoscaler "
         "or aws-node-termination-handler (gpufleet cannot see the cluster's workloads at plan "
@@ -175,7 +177,7 @@ def adoption_warnings(
     return said + network
 
 
-def node_pool_warnings(cluster_name: str, provisioner: str) -> list[str]:
+def node_pool_warnings(cluster_name: str, installs_karpenter: bool) -> list[str]:
     """Under Karpenter (gpufleet's own) or Auto Mode: what of the owner's would collide with
     gpufleet's NodePools, which are cluster-scoped and named after the pools (review eks-3.md
     R3-6). Karpenter runs one controller per cluster, and Helm refuses to install CRDs that
@@ -185,7 +187,7 @@ def node_pool_warnings(cluster_name: str, provisioner: str) -> list[str]:
         "gpufleet's pools (NodePools are cluster-scoped, and gpufleet names each after its "
         "pool): `pulumi up` fails creating one that exists; rename the pool"
     )
-    if provisioner != "karpenter":  # Auto Mode's Karpenter, or one the owner runs for gpufleet
+    if not installs_karpenter:  # Auto Mode's Karpenter, or one the owner runs for gpufleet
         return [pools]
     return [
         f"cluster {cluster_name}: not checked: whether its owner already runs Karpenter "

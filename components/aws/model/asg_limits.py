@@ -8,8 +8,9 @@ from components.aws.model import autoscaler_tags, provisioners
 from components.model.problems import Problem
 from components.model.schema import ClusterConfig, GpuPoolConfig
 
-# Lets the cluster autoscaler wait for the device plugin instead of scaling up twice.
-ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
+# Lets the cluster autoscaler wait for the device plugin instead of scaling up twice. AWS's
+# label, valued nvidia-<model>; gpufleet's own is labels.ACCELERATOR_LABEL (gpufleet.io/...).
+EKS_ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
 
 # Labels every GPU pool's nodes get from gpufleet on EKS (pool, accelerator, nvidia.com/gpu, and
 # the autoscaler's accelerator label).
@@ -17,7 +18,7 @@ FIXED_GPU_LABELS = (
     "gpufleet.io/pool",
     "gpufleet.io/accelerator",
     "nvidia.com/gpu",
-    ACCELERATOR_LABEL,
+    EKS_ACCELERATOR_LABEL,
 )
 
 

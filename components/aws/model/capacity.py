@@ -46,7 +46,6 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from components.aws.model import config as aws_config
-from components.aws.model import karpenter, provisioners
 from components.aws.model.catalog import CATALOG
 from components.model.capacity import (
     ON_DEMAND,
@@ -94,54 +93,31 @@ def noun(word: str) -> str:
     return "Capacity Blocks" if word == CAPACITY_BLOCK else "On-Demand Capacity Reservations"
 
 
-def supported_orders(cluster: ClusterConfig) -> tuple[CapacityOrder, ...]:
-    """The orders each provisioner builds."""
-    kind = provisioners.provisioner(cluster)
-    if kind == "karpenter":
-        return (ON_DEMAND, SPOT, *KARPENTER_ORDERS)
-    if kind == "auto-mode":
-        return (ON_DEMAND, SPOT)
-    return (ON_DEMAND, SPOT, *GROUP_ORDERS, QUEUED)
-
-
-def unsupported_advice(cluster: ClusterConfig, pool: GpuPoolConfig, order: CapacityOrder) -> str:
-    """What to do instead of an order this pool's provisioner does not build, and why."""
-    kind = provisioners.provisioner(cluster)
+def common_advice(display: str, order: CapacityOrder) -> str:
+    """What to do instead of an order a pool's kind does not build, where every kind says the
+    same (a kind says first what is its own: components/aws/model/kinds/)."""
     reserving = [w for w in order if w in RESERVATION_WORDS]
     if order == QUEUED:
         return (
-            f"{provisioners.display_name(cluster)} serves no ProvisioningRequest (Karpenter has "
+            f"{display} serves no ProvisioningRequest (Karpenter has "
             "no ProvisioningRequest controller; EKS Auto Mode runs Karpenter), so Kueue's "
             "admission check would wait forever; queued pools need cluster.aws.provisioner: "
             "cluster-autoscaler"
-        )
-    if kind == "auto-mode":
-        return (
-            "gpufleet builds reservations and Capacity Blocks under cluster.aws.provisioner "
-            "karpenter or cluster-autoscaler, not EKS Auto Mode yet"
         )
     if len(reserving) > 1:
         return (
             f"a pool launches into {RESERVED} capacity or {CAPACITY_BLOCK}s, not both (Karpenter "
             "counts both as reserved, with no order between them): make a pool for each"
         )
-    if reserving and kind == "karpenter":
-        head = reserving[0]
-        rest = [w for w in karpenter.CAPACITY_PRIORITY[1:] if w in order]
-        return (
-            "Karpenter tries reserved capacity first, then Spot, then on-demand, whatever the "
-            f"order written: write [{', '.join([head, *rest])}]"
-        )
-    if reserving:
-        return (
-            "a node group's launch template targets its reservation and launches nothing else, "
-            f"so under the cluster autoscaler a pool is {RESERVED} or {CAPACITY_BLOCK} alone: "
-            f"write capacity: {reserving[0]}, or use cluster.aws.provisioner: karpenter for a "
-            "fallback"
-        )
     if order == ("spot", "on-demand"):
         return "write spot with aws.onDemandFallback: true (Karpenter)"
     return "leave capacity out (on-demand) or write spot"
+
+
+def single_reservation(order: CapacityOrder) -> str | None:
+    """The one reservation word of an order that names exactly one (None: none, or both)."""
+    reserving = [w for w in order if w in RESERVATION_WORDS]
+    return reserving[0] if len(reserving) == 1 else None
 
 
 def pool_machine_types(pool: GpuPoolConfig) -> list[str]:
@@ -162,20 +138,13 @@ def parse_end_time(text: str) -> datetime | None:
 
 
 def warnings(cluster: ClusterConfig, pool: GpuPoolConfig, path: str, today: date) -> list[str]:
-    """What `plan` says of a pool's reservations: a Capacity Block's end near or past, an end
-    it does not know, and what it cannot check on a Karpenter it does not run."""
+    """What `plan` says of a pool's Capacity Blocks: an end near or past, an end it does not
+    know (the pool's kind adds its own: `EksPoolKind.reservation_warnings`)."""
     word = reservation_word(order_of(pool))
     if word is None:
         return []
     found: list[str] = []
     options = aws_config.pool_options(pool)
-    installed = aws_config.existing_options(cluster).autoscaler_installed
-    if provisioners.provisioner(cluster) == "karpenter" and installed:
-        found.append(
-            f"{path}.capacity: not checked: the Karpenter this cluster runs must be 1.3 or later "
-            "(1.6 for Capacity Blocks) with its reservedCapacity feature gate on, or the "
-            "NodePool never launches reserved capacity"
-        )
     if word != CAPACITY_BLOCK:
         return found
     for index, entry in enumerate(options.capacity_reservations or []):

@@ -5,10 +5,10 @@ behind `Aws.check_capacity`. The facts and sources they rest on are in
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from components.aws.model import config as aws_config
-from components.aws.model import provisioners
 from components.aws.model.capacity import (
     CAPACITY_BLOCK,
     MAX_SELECTOR_TAGS,
@@ -24,12 +24,20 @@ from components.model.capacity import QUEUED, CapacityOrder, shown_order
 from components.model.problems import Problem
 from components.model.schema import ClusterConfig, GpuPoolConfig
 
+# How a pool's kind launches into its reservations: (cluster, pool, reservation word, path).
+ReservationRules = Callable[[ClusterConfig, GpuPoolConfig, str, str], list[Problem]]
+
 
 def check(
-    cluster: ClusterConfig, pool: GpuPoolConfig, order: CapacityOrder, path: str
+    cluster: ClusterConfig,
+    pool: GpuPoolConfig,
+    order: CapacityOrder,
+    path: str,
+    launches: ReservationRules,
 ) -> list[Problem]:
     """Every problem with a supported order's reservations (ids, tags, zones, instance types,
-    end times) and with a queued pool's autoscaler, each with what to do."""
+    end times) and with a queued pool's autoscaler, each with what to do; `launches` is the
+    pool kind's rules for the reservations it launches into."""
     options = aws_config.pool_options(pool)
     reservations = options.capacity_reservations
     tags = options.capacity_reservation_tags
@@ -82,9 +90,7 @@ def check(
             )
         )
         return problems
-    if provisioners.provisioner(cluster) == "karpenter":
-        return problems + _karpenter_problems(cluster, pool, word, path)
-    return problems + _group_problems(cluster, pool, word, path)
+    return problems + launches(cluster, pool, word, path)
 
 
 def _entry_problems(
@@ -179,7 +185,7 @@ def _zones(cluster: ClusterConfig, pool: GpuPoolConfig) -> list[str]:
     return list(pool.zones or cluster.zones or [])
 
 
-def _karpenter_problems(
+def karpenter_problems(
     cluster: ClusterConfig, pool: GpuPoolConfig, word: str, path: str
 ) -> list[Problem]:
     """Karpenter finds each reservation's zone and type itself; where the config shows them,
@@ -222,8 +228,8 @@ def _karpenter_problems(
     return problems
 
 
-def _group_problems(
-    cluster: ClusterConfig, pool: GpuPoolConfig, word: str, path: str
+def group_problems(
+    cluster: ClusterConfig, pool: GpuPoolConfig, word: str, path: str, *, drains_blocks: bool
 ) -> list[Problem]:
     """A node group's launch template targets one reservation, of one type in one zone."""
     options = aws_config.pool_options(pool)
@@ -248,7 +254,7 @@ def _group_problems(
                 [r.id for r in reservations],
             )
         )
-    if word == CAPACITY_BLOCK and options.node_group != "managed":
+    if word == CAPACITY_BLOCK and not drains_blocks:
         problems.append(
             Problem(
                 f"{path}.aws.nodeGroup",

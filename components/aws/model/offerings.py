@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from components.aws.model import provisioners
 from components.aws.model.catalog import CATALOG
+from components.aws.model.kinds import pool_kind
 from components.model import offerings
 from components.model.catalog.gpus import MachineType
 from components.model.problems import Problem
@@ -94,7 +94,7 @@ def pool_problems(
                 f"{path}.{key.key}", key.described, region, sold_in, data, key.value
             )
         )
-    if problems or provisioners.launches_per_pod(cluster):
+    if problems or pool_kind(cluster, pool).node_pools:
         # Karpenter and Auto Mode launch only where EC2 offers the type: zones need no check.
         return problems
     placed = offerings.pool_zones(cluster, pool, path)

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from components.aws.model import capacity
 from components.aws.model.config import cluster_options, pool_options
+from components.aws.model.kinds import cluster_kind
 from components.aws.model.versions import LIFECYCLE
 from components.model.lifecycle import assess
 from components.model.pool_spec import PoolSpec
@@ -50,11 +51,7 @@ class EksPricing(Pricing):
     def node_price(self, config: StackConfig, pool: PoolSpec, machine: str) -> NodePrice:
         price = self.table().machine(machine, config.cluster.region)
         share = self.table().fee("autoModeNodeShare")
-        if (
-            cluster_options(config.cluster).provisioner != "auto-mode"
-            or price.on_demand is None
-            or share is None
-        ):
+        if not cluster_kind(config.cluster).node_fee or price.on_demand is None or share is None:
             return price
         fee = round(price.on_demand * share.per_hour, 6)
         spot = None if price.spot is None else round(price.spot + fee, 6)

@@ -23,7 +23,8 @@ from typing import Any, Final
 
 from components.aws.model import config as aws_config
 from components.aws.model.groups import group_max_sizes
-from components.aws.model.provisioners import launches_per_pod
+from components.aws.model.kinds import cluster_kind, pool_kind
+from components.aws.model.kinds.managed import MANAGED
 from components.model.problems import Problem
 from components.model.schema import ClusterConfig, GpuPoolConfig
 
@@ -85,13 +86,14 @@ def quota(cluster: ClusterConfig, which: Quota) -> int:
 
 
 def _managed(cluster: ClusterConfig, pool: GpuPoolConfig) -> bool:
-    return aws_config.pool_options(pool).node_group == "managed"
+    """Whether the pool is EKS managed node groups (one per zone, under EKS's quotas)."""
+    return pool_kind(cluster, pool) is MANAGED
 
 
 def gpu_groups(cluster: ClusterConfig, pools: Sequence[tuple[int, GpuPoolConfig]]) -> list[str]:
     """The managed node groups gpufleet makes for the GPU pools, by name (`<pool>-<zone>`)."""
-    if launches_per_pod(cluster):
-        return []
+    if cluster_kind(cluster).node_pools:
+        return []  # NodePools make no groups, whatever the pools say
     return [
         f"{pool.name}-{zone}"
         for _, pool in pools
@@ -131,7 +133,7 @@ def quota_problems(
         )
     per_group = quota(cluster, NODES_PER_MANAGED_GROUP)
     for index, pool in pools:
-        if launches_per_pod(cluster) or not _managed(cluster, pool):
+        if not _managed(cluster, pool):
             continue
         options = aws_config.pool_options(pool)
         zones = pool.zones or cluster.zones or []

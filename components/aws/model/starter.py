@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from components.aws.model.catalog import CATALOG
+from components.aws.model.config import AwsClusterOptions
+from components.aws.model.kinds import provisioner_kinds
 from components.model.managed_cloud import ManagedCloud
 from components.model.starter import (
     DEFAULT_KUBERNETES_VERSION,
@@ -32,8 +34,8 @@ READS = frozenset(
 )
 DEFAULT_REGION = "us-east-1"
 DEFAULT_GPU = "l4"
-# Karpenter's chart runs two controller replicas on different nodes.
-KARPENTER_SYSTEM_NODES = 2
+# The provisioner a stack gets when it names none (cluster.aws.provisioner's default).
+DEFAULT_PROVISIONER = AwsClusterOptions.model_fields["provisioner"].default
 
 
 def starter(choices: StarterChoices, cloud: ManagedCloud) -> Starter:
@@ -60,7 +62,8 @@ def starter(choices: StarterChoices, cloud: ManagedCloud) -> Starter:
             f"--filters Name=instance-type,Values={machine} --region {region}`)"
         )
     aws: dict[str, Any] = {}
-    if choices.provisioner and choices.provisioner != "cluster-autoscaler":
+    provisioner = choices.provisioner or DEFAULT_PROVISIONER
+    if provisioner != DEFAULT_PROVISIONER:
         aws["provisioner"] = choices.provisioner
     cluster: dict[str, Any] = {
         "name": choices.existing_cluster or choices.name,
@@ -73,7 +76,8 @@ def starter(choices: StarterChoices, cloud: ManagedCloud) -> Starter:
             cluster["aws"] = aws
         cluster["existing"] = {}
     else:
-        system_min = KARPENTER_SYSTEM_NODES if choices.provisioner == "karpenter" else 1
+        # The system nodes the provisioner's controller needs (Karpenter: two replicas).
+        system_min = provisioner_kinds(provisioner)[0].system_nodes
         cluster["systemPool"] = {
             "machineType": cloud.default_system_machine,
             "minNodes": system_min,

@@ -18,6 +18,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 from components.aws.model import config as aws_config
+from components.aws.model import kinds
+from components.aws.model.config import existing_options
 from components.model.catalog import charts
 from components.model.lifecycle import Assessment
 from components.model.problems import Problem
@@ -57,8 +59,8 @@ def version_problems(
 
 def runs_autoscaler(cluster: ClusterConfig) -> bool:
     """Whether gpufleet installs the cluster autoscaler on this cluster."""
-    installed = aws_config.existing_options(cluster).autoscaler_installed
-    return aws_config.cluster_options(cluster).provisioner == "cluster-autoscaler" and not installed
+    installed = existing_options(cluster).autoscaler_installed
+    return not kinds.cluster_kind(cluster).node_pools and not installed
 
 
 def version_advice(cluster: ClusterConfig, verdict: Assessment, adopted: bool = False) -> str:

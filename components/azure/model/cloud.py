@@ -1,4 +1,7 @@
-"""AKS as gpufleet sees it: names, zones, MIG profiles, GPU node labels and the operator preset.
+"""AKS as gpufleet sees it: the cloud's data (names, zones, labels, catalogs) and its answers to
+the cloud interface, each delegated to the module whose job it is: cluster checks and warnings
+(`cluster_checks.py`), capacity (`reservations.py`), agent pools and their node facts
+(`kinds/agent_pools.py`), MIG and the GPU software around AKS's driver (`gpu_software.py`).
 
 Sources: ../shared/reference/FACTS.md (AKS section) and the AKS documentation it cites (GPU
 node pools, Spot node pools, multi-instance GPU, the GPU Operator on AKS).
@@ -10,10 +13,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from components.azure.model import allocatable as azure_allocatable
-from components.azure.model import config as azure_config
-from components.azure.model import daemonsets as aks_daemonsets
 from components.azure.model import (
-    grants,
+    cluster_checks,
+    gpu_software,
     limits,
     prices,
     rbac,
@@ -21,32 +23,32 @@ from components.azure.model import (
     version_rules,
     versions,
 )
+from components.azure.model import config as azure_config
+from components.azure.model import daemonsets as aks_daemonsets
 from components.azure.model import node_effects as azure_node_effects
 from components.azure.model import offerings as azure_offerings
 from components.azure.model import resources as azure_resources
 from components.azure.model.catalog import (
-    AKS_MIG_PROFILES,
     AKS_MIG_SIZES,
     CATALOG,
-    GRID_DRIVER_SIZES,
     MACHINE_NAMES,
 )
-from components.azure.model.cluster_checks import (
-    authorized_range_warnings,
-    check_cluster_options,
-    exposure_warnings,
-    node_resource_group_problems,
+from components.azure.model.kinds.agent_pools import (
+    AGENT_POOL_LABEL,
+    AGENT_POOLS,
+    CAPACITY_ORDERS,
+    PARTITION_SIZE_LABEL,
 )
 from components.model.allocatable import NodeAllocatable
-from components.model.capacity import ON_DEMAND, QUEUED, SPOT, CapacityOrder, ReservationCap
-from components.model.catalog.gpus import GpuModel, MachineType
+from components.model.capacity import CapacityOrder, ReservationCap
+from components.model.catalog.gpus import GpuModel
 from components.model.catalog.provisioning import BEST_EFFORT_ATOMIC
 from components.model.cloud import NameRule
 from components.model.daemonsets import NodeDaemonSet
 from components.model.lifecycle import Assessment
-from components.model.managed_cloud import GpuNodeFacts, ManagedCloud, SharingVia
+from components.model.managed_cloud import ManagedCloud
 from components.model.offerings import Offerings
-from components.model.pool_spec import Taint
+from components.model.pool_kind import PoolKind
 from components.model.problems import Problem
 from components.model.schema import (
     ClusterConfig,
@@ -55,20 +57,6 @@ from components.model.schema import (
     SoftwareMode,
     StackConfig,
 )
-
-# AKS labels MIG nodes with no partition size: gpufleet does, so tools that select a partition
-# (Flyte's partition selector) can tell a MIG pool from a whole-GPU pool of the same model.
-PARTITION_SIZE_LABEL = "gpufleet.io/gpu-partition-size"
-# AKS labels and taints Spot nodes with this key (value `spot`).
-SPOT_KEY = "kubernetes.azure.com/scalesetpriority"
-AGENT_POOL_LABEL = "kubernetes.azure.com/agentpool"
-
-
-def gpu_instance_profile(mig_partition_size: str | None) -> str | None:
-    """The agent pool's `gpuInstanceProfile` for a MIG partition size (None: no MIG)."""
-    if mig_partition_size is None:
-        return None
-    return AKS_MIG_PROFILES[mig_partition_size.split(".")[0]]
 
 
 class Azure(ManagedCloud):
@@ -104,6 +92,7 @@ class Azure(ManagedCloud):
     region_rule = NameRule(r"^[a-z]+[a-z0-9]*$", "an Azure location such as eastus2")
     distribution = "aks"
     gpu_taint = ("sku", "gpu")
+    one_machine_type_advice = "several machine types are only supported on aws; use machineType"
     default_system_machine = "Standard_D4s_v5"
     pricing = prices.PRICING
     machine_name_rule = MACHINE_NAMES
@@ -130,36 +119,11 @@ class Azure(ManagedCloud):
         return f"{region}-{zone}"
 
     def check_cluster(self, cluster: ClusterConfig) -> list[Problem]:
-        options = azure_config.cluster_options(cluster)
-        problems = check_cluster_options(options, creates_cluster=not self.adopted(cluster))
-        problems += reservations.identity_problems(cluster)
-        problems += grants.grant_problems(options)
-        if not self.adopted(cluster):
-            problems += node_resource_group_problems(cluster, options)
-            problems += limits.system_pool_problems(cluster)
-        if self.adopted(cluster) and options.resource_group_name is None:
-            problems.append(
-                Problem(
-                    "cluster.azure.resourceGroupName",
-                    "is required with cluster.existing: the resource group the AKS cluster is in",
-                    has_value=False,
-                )
-            )
-        return problems
+        return cluster_checks.cluster_problems(cluster, self.adopted(cluster))
 
     # --- capacity (docs/capacity.md, docs/aks.md) ---------------------------------------------
-    # A pool in a capacity reservation group takes regular VMs once its reservation is used up
-    # (components/azure/model/reservations.py), so that is `[reserved, on-demand]`; `reserved`
-    # alone only within the VMs reserved for it. Queued pools: AKS's managed cluster autoscaler
-    # serves best-effort-atomic-scale-up ProvisioningRequests with no setting of ours, and
-    # Azure scale sets implement AtomicIncreaseSize (catalog/provisioning.py).
-    capacity_orders: ClassVar[tuple[CapacityOrder, ...]] = (
-        ON_DEMAND,
-        SPOT,
-        reservations.RESERVED_THEN_ON_DEMAND,
-        reservations.RESERVED,
-        QUEUED,
-    )
+    # Every agent pool's (components/azure/model/kinds/agent_pools.py says why).
+    capacity_orders = CAPACITY_ORDERS
     capacity_advice: ClassVar[str] = (
         "a capacity reservation group is capacity [reserved, on-demand] with "
         "gpuPools[].azure.capacityReservationGroupId; capacity blocks and flex-start are "
@@ -188,11 +152,6 @@ class Azure(ManagedCloud):
     def reservation_cap(self, config: StackConfig, pool: GpuPoolConfig) -> ReservationCap | None:
         return reservations.cap(pool)
 
-    def check_pool_limits(
-        self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str
-    ) -> list[Problem]:
-        return limits.pool_limit_problems(pool, path)
-
     def pools_problems(
         self, cluster: ClusterConfig, pools: Sequence[tuple[int, GpuPoolConfig]]
     ) -> list[Problem]:
@@ -205,11 +164,7 @@ class Azure(ManagedCloud):
         return [] if self.adopted(cluster) else limits.cluster_node_warnings(cluster, pools)
 
     def cluster_warnings(self, cluster: ClusterConfig) -> list[str]:
-        options = azure_config.cluster_options(cluster)
-        exposed = exposure_warnings(cluster, options, self.adopted(cluster))
-        if self.adopted(cluster):
-            return exposed
-        return exposed + authorized_range_warnings(options) + grants.skipped_grant_warnings(options)
+        return cluster_checks.cluster_warnings(cluster, self.adopted(cluster))
 
     def node_allocatable(
         self, machine: str, vcpus: int, memory_gib: float, disk_size_gb: int
@@ -245,27 +200,7 @@ class Azure(ManagedCloud):
     def check_mig(
         self, mode: SoftwareMode, pool: GpuPoolConfig, model: GpuModel, path: str
     ) -> list[Problem]:
-        where = f"{path}.migPartitionSize"
-        size = pool.mig_partition_size
-        assert size is not None
-        problems = []
-        # Without machineType the pool gets the catalog's default size, which must support MIG too.
-        vm_size = pool.machine_type or CATALOG.defaults.get(pool.accelerator)
-        machine = CATALOG.machine(pool.accelerator, vm_size or "")
-        if machine is not None and not machine.mig_capable:
-            problems.append(Problem(where, f"{vm_size} does not support MIG on AKS", size))
-        if size.split(".")[0] not in AKS_MIG_PROFILES:
-            problems.append(
-                Problem(where, "AKS has no gpuInstanceProfile for this partition", size)
-            )
-        elif size not in AKS_MIG_SIZES.get(pool.accelerator, {}):
-            built = ", ".join(AKS_MIG_SIZES.get(pool.accelerator, {})) or "none"
-            problems.append(
-                Problem(
-                    where, f"AKS builds only these {pool.accelerator} partitions: {built}", size
-                )
-            )
-        return problems
+        return gpu_software.mig_problems(pool, path)
 
     def check_software(
         self,
@@ -274,87 +209,16 @@ class Azure(ManagedCloud):
         pools: Sequence[GpuPoolConfig],
         cluster: ClusterConfig | None,
     ) -> list[Problem]:
-        """What the operator's own driver cannot do on AKS."""
-        if not (azure_config.software_options(software).operator_driver and mode == "gpu-operator"):
-            return []
-        problems = []
-        for index, pool in enumerate(pools):
-            if pool.mig_partition_size:
-                problems.append(
-                    Problem(
-                        "gpuSoftware.operatorDriver",
-                        f"AKS partitions MIG GPUs only when it installs the driver, so "
-                        f"gpuPools[{index}] ({pool.name}) would never be partitioned; keep AKS's "
-                        "driver (operatorDriver: false) with MIG pools",
-                        True,
-                    )
-                )
-            vm_size = pool.machine_type or CATALOG.defaults.get(pool.accelerator, "")
-            if vm_size in GRID_DRIVER_SIZES:
-                problems.append(
-                    Problem(
-                        "gpuSoftware.operatorDriver",
-                        f"gpuPools[{index}] ({pool.name}) runs on {vm_size}, whose virtual GPUs "
-                        "need the GRID driver AKS installs; keep AKS's driver "
-                        "(operatorDriver: false)",
-                        True,
-                    )
-                )
-        return problems
+        return gpu_software.software_problems(software, mode, pools)
 
-    def gpu_node_facts(
-        self,
-        config: StackConfig,
-        pool: GpuPoolConfig,
-        machine: MachineType,
-        sharing_via: SharingVia,
-    ) -> GpuNodeFacts:
-        facts = GpuNodeFacts(
-            labels={
-                AGENT_POOL_LABEL: pool.name,
-                "kubernetes.azure.com/accelerator": "nvidia",
-                "kubernetes.azure.com/mode": "user",
-            }
-        )
-        if pool.mig_partition_size:
-            facts.declared[PARTITION_SIZE_LABEL] = pool.mig_partition_size
-        if pool.spot:
-            facts.labels[SPOT_KEY] = "spot"
-            facts.taints.append(Taint(SPOT_KEY, "spot", "NoSchedule"))
-        if self.capacity_order(pool) == QUEUED:
-            facts.declared_taints.append(
-                Taint(reservations.QUEUED_TAINT_KEY, pool.name, "NoSchedule")
-            )
-        return facts
+    def pool_kind(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> PoolKind:
+        return AGENT_POOLS
 
     def system_node_labels(self) -> dict[str, str]:
         return {AGENT_POOL_LABEL: "system", "kubernetes.azure.com/mode": "system"}
 
     def gpu_operator_preset(self, config: StackConfig) -> dict[str, Any]:
-        # operatorDriver: the pools are created with gpuProfile.driver None and the operator
-        # installs driver and toolkit; otherwise AKS's driver and runtime stay in charge.
-        own = azure_config.software_options(config.gpu_software).operator_driver
-        preset: dict[str, Any] = {
-            "driver": {"enabled": own},
-            "toolkit": {"enabled": own},
-            # AKS partitions MIG GPUs itself (gpuInstanceProfile); the MIG manager would reset
-            # them to its default `all-disabled` config.
-            "migManager": {"enabled": False},
-        }
-        if not own:
-            # AKS's containerd defines only this runtime on GPU nodes (AgentBaker's template;
-            # NVIDIA's AKS guide sets it): the chart's default `nvidia` has no handler there.
-            preset["operator"] = {"runtimeClass": "nvidia-container-runtime"}
-            # Operator 25.10 and later default to CDI (values.yaml `cdi.enabled: true`, NVIDIA/
-            # gpu-operator PR 1578): the device plugin then hands out CDI devices
-            # (DEVICE_LIST_STRATEGY cdi-annotations,cdi-cri) and the toolkit, which is off here,
-            # installs the CDI hook and turns CDI on in containerd (v26.7.0 controllers/
-            # object_controls.go transformDevicePluginCtrForCDI, transformToolkitCtrForCDI).
-            # Nothing shows AKS's own containerd and nvidia-container-runtime resolving CDI
-            # devices, and NVIDIA's AKS guide predates the default: devices are handed to
-            # AKS's runtime by environment variable, as before (review aks-3 N-2).
-            preset["cdi"] = {"enabled": False}
-        return preset
+        return gpu_software.gpu_operator_preset(config)
 
 
 AZURE = Azure()

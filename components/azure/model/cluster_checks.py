@@ -5,7 +5,8 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from components.azure.model.config import AzureClusterOptions
+from components.azure.model import grants, limits, reservations
+from components.azure.model.config import AzureClusterOptions, cluster_options
 from components.model.exposure import endpoint_warnings
 from components.model.problems import Problem
 from components.model.schema import ClusterConfig
@@ -289,3 +290,32 @@ def vnet_overlap_problems(azure: AzureClusterOptions, vnet_prefixes: list[str]) 
                 )
             )
     return problems
+
+
+def cluster_problems(cluster: ClusterConfig, adopted: bool) -> list[Problem]:
+    """What `plan` refuses in an AKS stack's cluster settings, all at once."""
+    options = cluster_options(cluster)
+    problems = check_cluster_options(options, creates_cluster=not adopted)
+    problems += reservations.identity_problems(cluster)
+    problems += grants.grant_problems(options)
+    if not adopted:
+        problems += node_resource_group_problems(cluster, options)
+        problems += limits.system_pool_problems(cluster)
+    if adopted and options.resource_group_name is None:
+        problems.append(
+            Problem(
+                "cluster.azure.resourceGroupName",
+                "is required with cluster.existing: the resource group the AKS cluster is in",
+                has_value=False,
+            )
+        )
+    return problems
+
+
+def cluster_warnings(cluster: ClusterConfig, adopted: bool) -> list[str]:
+    """What an AKS cluster's settings risk that gpufleet cannot check."""
+    options = cluster_options(cluster)
+    exposed = exposure_warnings(cluster, options, adopted)
+    if adopted:
+        return exposed
+    return exposed + authorized_range_warnings(options) + grants.skipped_grant_warnings(options)

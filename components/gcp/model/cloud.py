@@ -1,4 +1,7 @@
-"""GKE as gpufleet sees it: names, zones, GPU node labels and the GPU software preset.
+"""GKE as gpufleet sees it: the cloud's data (names, labels, catalogs) and its answers to the
+cloud interface, each delegated to the module whose job it is: cluster checks and warnings
+(`cluster_checks.py`), capacity (`capacity_checks.py`), node pools and their node facts
+(`kinds/node_pools.py`), the GPU software around GKE's driver (`gpu_software.py`).
 
 Sources: ../shared/reference/FACTS.md (GKE section) and the GKE documentation it cites
 (GPU node labels and taints, time-sharing, MPS and MIG, the GPU Operator on GKE).
@@ -15,6 +18,7 @@ from components.gcp.model import capacity as gke_capacity
 from components.gcp.model import (
     capacity_checks,
     cluster_checks,
+    gpu_software,
     node_limits,
     prices,
     system_machines,
@@ -28,20 +32,27 @@ from components.gcp.model import node_effects as gcp_node_effects
 from components.gcp.model import offerings as gcp_offerings
 from components.gcp.model import resources as gcp_resources
 from components.gcp.model.catalog import CATALOG, MACHINE_NAMES
+from components.gcp.model.kinds import node_pools
+from components.gcp.model.kinds.node_pools import (
+    DRIVER_DISABLED,
+    MAX_SHARED_CLIENTS_LABEL,
+    NODE_POOLS,
+    PARTITION_SIZE_LABEL,
+    SHARING_STRATEGY_LABEL,
+    gke_driver,
+)
 from components.model.allocatable import NodeAllocatable
 from components.model.capacity import (
-    SPOT,
     CapacityOrder,
     ReservationCap,
-    declared_order,
 )
 from components.model.catalog.gpus import GpuModel, MachineType
 from components.model.cloud import NameRule
 from components.model.daemonsets import NodeDaemonSet
 from components.model.lifecycle import Assessment
-from components.model.managed_cloud import GpuNodeFacts, ManagedCloud, SharingVia
+from components.model.managed_cloud import ManagedCloud, SharingVia
 from components.model.offerings import Offerings
-from components.model.pool_spec import PoolSpec, Taint
+from components.model.pool_kind import PoolKind
 from components.model.problems import Problem
 from components.model.schema import (
     ClusterConfig,
@@ -51,40 +62,9 @@ from components.model.schema import (
     StackConfig,
 )
 
-# Pools with this label keep GKE's device plugin off (the GPU Operator brings its own).
-NO_DEFAULT_PLUGIN_LABEL = "gke-no-default-nvidia-gpu-device-plugin"
-# GKE installs no driver on pools whose driver version is this (the GPU Operator's case).
-DRIVER_DISABLED = "INSTALLATION_DISABLED"
-# Where GKE's driver lives on the host, and where its device plugin mounts it in containers.
-NVIDIA_HOST_DIR = "/home/kubernetes/bin/nvidia"
-CONTAINER_LD_LIBRARY_PATH = "/usr/local/nvidia/lib64"
-SHARING_STRATEGY_LABEL = "cloud.google.com/gke-gpu-sharing-strategy"
-MAX_SHARED_CLIENTS_LABEL = "cloud.google.com/gke-max-shared-clients-per-gpu"
-PARTITION_SIZE_LABEL = "cloud.google.com/gke-gpu-partition-size"
 _RULE = NameRule(
     r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$", "GKE: 1-40 of a-z 0-9 -, starting with a letter"
 )
-
-
-def gke_driver(mode: SoftwareMode, pool: GpuPoolConfig) -> str:
-    """The pool's `gpu_driver_installation_config.gpu_driver_version`."""
-    if mode == "gpu-operator":
-        return DRIVER_DISABLED
-    return gcp_config.pool_options(pool).driver_version.upper()
-
-
-def location_policy(spec: PoolSpec) -> str:
-    """ANY for Spot, flex-start, queued and scarce GPUs (capacity in whichever zone has it),
-    else BALANCED."""
-    machine = CATALOG.machine(spec.accelerator, spec.machine_types[0])
-    dws = spec.capacity in gke_capacity.DWS_ORDERS
-    return "ANY" if spec.spot or dws or (machine is not None and machine.scarce) else "BALANCED"
-
-
-def gke_accelerator(spec_accelerator: str, machine_type: str) -> str:
-    """The guest accelerator `type` of a pool's machine type."""
-    machine = CATALOG.machine(spec_accelerator, machine_type)
-    return machine.gke_accelerator if machine is not None else ""
 
 
 class Gcp(ManagedCloud):
@@ -101,6 +81,8 @@ class Gcp(ManagedCloud):
     # GKE brings driver and device plugin, and shares GPUs itself.
     default_software_mode = "cloud-managed"
     shares_gpus_itself = True
+    several_machine_types = False
+    one_machine_type_advice = "several machine types are only supported on aws; use machineType"
     adopts_clusters = True
     # A zonal cluster's zone (components/gcp/model/cluster_checks.py).
     existing_options = gcp_config.GcpExistingOptions
@@ -169,22 +151,7 @@ class Gcp(ManagedCloud):
         return cluster_checks.cluster_problems(cluster, self.machine_name_rule)
 
     def cluster_warnings(self, cluster: ClusterConfig) -> list[str]:
-        warnings = gcp_config.exposure_warnings(cluster, self.adopted(cluster))
-        if self.adopted(cluster):
-            return warnings
-        machine = cluster.system_pool.machine_type
-        warnings += system_machines.warnings(machine, "cluster.systemPool.machineType")
-        gcp = gcp_config.cluster_options(cluster)
-        if gcp.network is not None and "master_cidr" not in gcp.model_fields_set:
-            # Every private cluster peered into one VPC needs its own control-plane /28 (GKE
-            # private clusters); gpufleet's own VPC holds only its cluster (review gke.md S1-5).
-            warnings.append(
-                f"cluster.gcp.masterCidr: the default {gcp.master_cidr} is every gpufleet "
-                "cluster's; in the given network gcp.network another private cluster may use it "
-                "already (not checked): GKE would refuse the cluster. Set a /28 no other cluster "
-                "in that VPC uses"
-            )
-        return warnings
+        return cluster_checks.cluster_warnings(cluster, self.adopted(cluster))
 
     def check_software(
         self,
@@ -193,60 +160,7 @@ class Gcp(ManagedCloud):
         pools: Sequence[GpuPoolConfig],
         cluster: ClusterConfig | None,
     ) -> list[Problem]:
-        if mode != "device-plugin":
-            return []
-        return [
-            Problem(
-                "gpuSoftware.mode",
-                "NVIDIA's device plugin conflicts with GKE's own on GKE-managed drivers; "
-                "use auto, cloud-managed or gpu-operator",
-                software.mode,
-            )
-        ]
-
-    def check_pool_limits(
-        self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str
-    ) -> list[Problem]:
-        """Machines GKE sells only as Spot, flex-start or from a reservation; sharing limits;
-        the nodes a pool's zones can hold."""
-        problems: list[Problem] = []
-        if pool.sharing is not None and pool.sharing.max_shared_clients_per_gpu == 1:
-            # One client per GPU shares nothing; GKE documents 2-48 (GPU sharing in
-            # ComputeClasses; review gke.md S5).
-            problems.append(
-                Problem(
-                    f"{path}.sharing.maxSharedClientsPerGpu",
-                    "must be at least 2 on GKE (1 shares nothing: drop `sharing`)",
-                    1,
-                )
-            )
-        problems += node_limits.pool_problems(pool.max_nodes, pool.zones or cluster.zones, path)
-        order = self.capacity_order(pool)
-        written = pool.capacity is not None
-        for machine in self.machines(pool):
-            if machine.spot_only and order not in (SPOT, *gke_capacity.DWS_ORDERS):
-                problems.append(
-                    Problem(
-                        f"{path}.machineType",
-                        "is sold only as Spot or flex-start on GKE; set spot: true, or "
-                        "capacity: flex-start (or queued)",
-                        machine.name,
-                    )
-                )
-            if machine.reservation_only and "on-demand" in order:
-                # A3 Ultra and A4: no on-demand VM outside a reservation (catalog.py).
-                problems.append(
-                    Problem(
-                        f"{path}.capacity" if written else f"{path}.spot",
-                        f"{machine.name} is sold on demand only from a reservation: write "
-                        "capacity: flex-start (Dynamic Workload Scheduler, up to 7 days per "
-                        "node), queued, spot, or reserved with gcp.reservation naming your "
-                        "reservation",
-                        pool.capacity if written else pool.spot,
-                        is_default=not written and "spot" not in pool.model_fields_set,
-                    )
-                )
-        return problems
+        return gpu_software.software_problems(software, mode)
 
     def check_pool(
         self,
@@ -273,10 +187,7 @@ class Gcp(ManagedCloud):
     # --- capacity (components/gcp/model/capacity.py) ----------------------------------------
 
     def capacity_order(self, pool: GpuPoolConfig) -> CapacityOrder:
-        # `gcp.reservation` alone (the older spelling) means capacity: reserved.
-        if pool.capacity is None and not pool.spot and gcp_config.pool_options(pool).reservation:
-            return gke_capacity.RESERVED
-        return declared_order(pool.capacity, pool.spot)
+        return node_pools.capacity_order(pool)
 
     def check_capacity(
         self, cluster: ClusterConfig, pool: GpuPoolConfig, order: CapacityOrder, path: str
@@ -306,42 +217,8 @@ class Gcp(ManagedCloud):
             return ("time-sharing", "mps")
         return model.sharing
 
-    def gpu_node_facts(
-        self,
-        config: StackConfig,
-        pool: GpuPoolConfig,
-        machine: MachineType,
-        sharing_via: SharingVia,
-    ) -> GpuNodeFacts:
-        mode = config.gpu_software_mode
-        driver = gke_driver(mode, pool)
-        facts = GpuNodeFacts()
-        if mode == "gpu-operator":
-            facts.declared[NO_DEFAULT_PLUGIN_LABEL] = "true"
-        labels = {
-            "cloud.google.com/gke-nodepool": pool.name,
-            "cloud.google.com/gke-accelerator": machine.gke_accelerator,
-            "cloud.google.com/gke-gpu": "true",
-            "cloud.google.com/gke-os-distribution": "cos",
-            "cloud.google.com/machine-family": machine.name.split("-")[0],
-        }
-        if driver != DRIVER_DISABLED:
-            labels["cloud.google.com/gke-gpu-driver-version"] = driver.lower()
-        if pool.spot:
-            labels["cloud.google.com/gke-spot"] = "true"
-        order = self.capacity_order(pool)
-        if order in gke_capacity.DWS_ORDERS:
-            key, value = gke_capacity.FLEX_START_LABEL
-            labels[key] = value
-        if order == gke_capacity.QUEUED:
-            facts.taints.append(Taint(*gke_capacity.QUEUED_TAINT))
-        if sharing_via == "cloud" and pool.sharing:
-            labels[SHARING_STRATEGY_LABEL] = pool.sharing.strategy
-            labels[MAX_SHARED_CLIENTS_LABEL] = str(pool.sharing.max_shared_clients_per_gpu)
-        if sharing_via == "cloud" and pool.mig_partition_size:
-            labels[PARTITION_SIZE_LABEL] = pool.mig_partition_size
-        facts.labels = labels
-        return facts
+    def pool_kind(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> PoolKind:
+        return NODE_POOLS
 
     def selector_keys(
         self, config: StackConfig, pool: GpuPoolConfig, sharing_via: SharingVia
@@ -371,10 +248,7 @@ class Gcp(ManagedCloud):
         return {}
 
     def container_env(self, config: StackConfig, pool: GpuPoolConfig) -> dict[str, str]:
-        # GKE's device plugin mounts its driver here; CUDA images do not look there themselves.
-        if gke_driver(config.gpu_software_mode, pool) == DRIVER_DISABLED:
-            return {}
-        return {"LD_LIBRARY_PATH": CONTAINER_LD_LIBRARY_PATH}
+        return gpu_software.container_env(config, pool)
 
     def system_node_labels(self) -> dict[str, str]:
         return {"cloud.google.com/gke-nodepool": "system"}
@@ -382,43 +256,10 @@ class Gcp(ManagedCloud):
     # --- GPU software -----------------------------------------------------------------------
 
     def gpu_operator_preset(self, config: StackConfig) -> dict[str, Any]:
-        # GKE pools run with INSTALLATION_DISABLED and the no-default-plugin label; the driver
-        # comes from Google's driver-installer DaemonSet, which gpufleet applies pinned by
-        # commit (components/gcp/driver_installer.py).
-        preset: dict[str, Any] = {
-            "driver": {"enabled": False},
-            # Always file-based: on GKE 1.33+ the toolkit otherwise misconfigures containerd
-            # (NVIDIA/cloud-native-docs#312), and a release channel upgrades a cluster past
-            # the configured minimum without asking, so the version cannot gate it.
-            "toolkit": {
-                "installDir": NVIDIA_HOST_DIR,
-                "env": [{"name": "RUNTIME_CONFIG_SOURCE", "value": "file"}],
-            },
-            "hostPaths": {"driverInstallDir": NVIDIA_HOST_DIR},
-            "cdi": {"enabled": True},
-        }
-        if any(pool.mig_partition_size for pool in config.gpu_pools):
-            # GKE nodes must reboot to apply a MIG layout (NVIDIA's GPU Operator on GKE guide,
-            # cloud-native-docs gpu-operator/google-gke.rst).
-            preset["migManager"] = {"env": [{"name": "WITH_REBOOT", "value": "true"}]}
-        return preset
+        return gpu_software.gpu_operator_preset(config)
 
     def dcgm_exporter_values(self) -> dict[str, Any]:
-        # GKE's driver lives on the host under /home/kubernetes/bin/nvidia and no container
-        # runtime hook injects it, so the exporter mounts it and needs device access
-        # (the dcgm-exporter GKE values NVIDIA and Kubecost document).
-        return {
-            "securityContext": {"privileged": True, "allowPrivilegeEscalation": True},
-            "extraHostVolumes": [{"name": "nvidia-install-dir-host", "hostPath": NVIDIA_HOST_DIR}],
-            "extraVolumeMounts": [
-                {
-                    "name": "nvidia-install-dir-host",
-                    "mountPath": "/usr/local/nvidia",
-                    "readOnly": True,
-                },
-            ],
-            "extraEnv": [{"name": "DCGM_EXPORTER_KUBERNETES_GPU_ID_TYPE", "value": "device-name"}],
-        }
+        return gpu_software.dcgm_exporter_values()
 
 
 GCP = Gcp()

@@ -1,11 +1,12 @@
-"""What `plan` refuses in a GKE stack's cluster settings (`cluster`, `cluster.gcp`), all at once."""
+"""What `plan` refuses in a GKE stack's cluster settings (`cluster`, `cluster.gcp`), all at once,
+and what it warns of there."""
 
 from __future__ import annotations
 
 import re
 
 from components.gcp.model import node_limits, system_machines
-from components.gcp.model.config import cluster_options, existing_options
+from components.gcp.model.config import cluster_options, existing_options, exposure_warnings
 from components.model.cloud import NameRule
 from components.model.networks import cidr_list_problems, overlap_problems, parse_ipv4_cidr
 from components.model.problems import Problem
@@ -115,6 +116,27 @@ def cluster_problems(cluster: ClusterConfig, machine_names: NameRule) -> list[Pr
     problems += overlap_problems(where, ranges)
     problems += cidr_list_problems(f"{where}.masterAuthorizedCidrs", gcp.master_authorized_cidrs)
     return problems + _location_problems(cluster)
+
+
+def cluster_warnings(cluster: ClusterConfig, adopted: bool) -> list[str]:
+    """What a GKE cluster's settings risk that gpufleet cannot check (an adopted cluster's
+    system pool and network are its owner's)."""
+    warnings = exposure_warnings(cluster, adopted)
+    if adopted:
+        return warnings
+    machine = cluster.system_pool.machine_type
+    warnings += system_machines.warnings(machine, "cluster.systemPool.machineType")
+    gcp = cluster_options(cluster)
+    if gcp.network is not None and "master_cidr" not in gcp.model_fields_set:
+        # Every private cluster peered into one VPC needs its own control-plane /28 (GKE
+        # private clusters); gpufleet's own VPC holds only its cluster (review gke.md S1-5).
+        warnings.append(
+            f"cluster.gcp.masterCidr: the default {gcp.master_cidr} is every gpufleet "
+            "cluster's; in the given network gcp.network another private cluster may use it "
+            "already (not checked): GKE would refuse the cluster. Set a /28 no other cluster "
+            "in that VPC uses"
+        )
+    return warnings
 
 
 def adopted_location(cluster: ClusterConfig) -> str:

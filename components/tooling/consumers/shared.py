@@ -185,23 +185,10 @@ def python_literal(value: Any, indent: int = 0) -> str:
     raise ConsumerError(f"cannot write {value!r} as a Python literal")
 
 
-# What keeps a running pod's node from being drained to consolidate the cluster, by what
-# scales the pool (PoolSpec.provisioner). The cluster autoscaler never removes a node running a
-# pod with `safe-to-evict: "false"`, whatever its profile (kubernetes/autoscaler
-# cluster-autoscaler/FAQ.md, "What types of pods can prevent CA from removing a node?"), which
-# matters most under GKE's OPTIMIZE_UTILIZATION (review gke-2.md N4); Karpenter (and EKS Auto
-# Mode, which runs it) never voluntarily disrupts a node running a pod with `do-not-disrupt`
-# (kubernetes-sigs/karpenter pkg/apis/v1/labels.go DoNotDisruptAnnotationKey).
-KEEP_RUNNING_ANNOTATIONS: dict[str, dict[str, str]] = {
-    "the cluster autoscaler": {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"},
-    "Karpenter": {"karpenter.sh/do-not-disrupt": "true"},
-    "EKS Auto Mode": {"karpenter.sh/do-not-disrupt": "true"},
-}
-
-
 def keep_running(pools: Sequence[PoolSpec]) -> dict[str, str]:
     """The pod annotations that keep a running job's node from being consolidated away."""
     found: dict[str, str] = {}
     for spec in pools:
-        found.update(KEEP_RUNNING_ANNOTATIONS.get(spec.provisioner, {}))
+        # Each pool's kind says which (components/model/pool_spec.py: SAFE_TO_EVICT, ...).
+        found.update(spec.keep_running_annotations)
     return found

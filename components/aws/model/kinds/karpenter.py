@@ -1,0 +1,105 @@
+"""gpufleet's Karpenter on EKS: one `karpenter.sh/v1` NodePool and EC2NodeClass per pool; the
+controller picks an instance type per pending pod and falls back between capacity types."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from components.aws.model import capacity, capacity_checks, karpenter
+from components.aws.model.config import existing_options
+from components.aws.model.kinds.node_pool_kinds import NodePoolKind
+from components.model import karpenter_pool
+from components.model.capacity import ON_DEMAND, SPOT, CapacityOrder
+from components.model.problems import Problem
+from components.model.schema import ClusterConfig, GpuPoolConfig
+
+
+class KarpenterNodePools(NodePoolKind):
+    title = "Karpenter NodePools"
+    provisioner = "karpenter"
+    display = "Karpenter"
+    capacity_orders: ClassVar[tuple[CapacityOrder, ...]] = (
+        ON_DEMAND,
+        SPOT,
+        *capacity.KARPENTER_ORDERS,
+    )
+    joins_with_node_role = True
+    # Karpenter's chart runs two controller replicas on different nodes.
+    system_nodes = 2
+    # The controller passes gpufleet's node role to the nodes, which it creates before any pool.
+    node_role_always = True
+    # Karpenter makes the nodes' instance profile from the role itself.
+    instance_profile = False
+    # An installed Karpenter may pass only its own node role (cluster.existing.karpenterNodeRole).
+    installed_needs_node_role = True
+    gpu_manufacturer_label = karpenter.GPU_MANUFACTURER_LABEL
+    gpu_count_label = karpenter.GPU_COUNT_LABEL
+
+    def class_labels(self, pool: GpuPoolConfig) -> dict[str, str]:
+        return {karpenter.NODECLASS_LABEL: pool.name}
+
+    def cluster_problems(self, cluster: ClusterConfig) -> list[Problem]:
+        """A Kubernetes minor the pinned Karpenter release does not support."""
+        if karpenter.supports(cluster.kubernetes_version):
+            return []
+        supported = [m for m in karpenter.MIN_KARPENTER_FOR_MINOR if karpenter.supports(m)]
+        return [
+            Problem(
+                "cluster.kubernetesVersion",
+                f"Karpenter {karpenter.CHART_VERSION} (pinned) supports Kubernetes "
+                f"{', '.join(supported)} (its compatibility matrix); choose one of those or "
+                "cluster.aws.provisioner: cluster-autoscaler",
+                cluster.kubernetes_version,
+            )
+        ]
+
+    def sharing_problems(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str
+    ) -> list[Problem]:
+        shared = pool.sharing.strategy if pool.sharing else pool.mig_partition_size
+        if not shared or not existing_options(cluster).autoscaler_installed:
+            return []
+        return [
+            Problem(
+                f"{path}.{'sharing' if pool.sharing else 'migPartitionSize'}",
+                "a Karpenter gpufleet does not run plans nodes with EC2's GPU count; only a "
+                "NodeOverlay behind its alpha nodeOverlay gate (which gpufleet can neither turn "
+                "on nor check there) makes it plan shared or MIG GPUs, so a pod asking for more "
+                "shares than a node has physical GPUs would never get a node; let gpufleet run "
+                "Karpenter (cluster.existing.autoscalerInstalled: false) or use "
+                "cluster.aws.provisioner: cluster-autoscaler",
+                shared,
+            )
+        ]
+
+    def capacity_advice(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, order: CapacityOrder
+    ) -> str:
+        head = capacity.single_reservation(order)
+        if head is None:
+            return super().capacity_advice(cluster, pool, order)
+        rest = [w for w in karpenter_pool.CAPACITY_PRIORITY[1:] if w in order]
+        return (
+            "Karpenter tries reserved capacity first, then Spot, then on-demand, whatever the "
+            f"order written: write [{', '.join([head, *rest])}]"
+        )
+
+    def reservation_problems(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, word: str, path: str
+    ) -> list[Problem]:
+        return capacity_checks.karpenter_problems(cluster, pool, word, path)
+
+    def reservation_warnings(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str
+    ) -> list[str]:
+        installed = existing_options(cluster).autoscaler_installed
+        if not installed or capacity.reservation_word(capacity.order_of(pool)) is None:
+            return []
+        return [
+            f"{path}.capacity: not checked: the Karpenter this cluster runs must be 1.3 or later "
+            "(1.6 for Capacity Blocks) with its reservedCapacity feature gate on, or the "
+            "NodePool never launches reserved capacity"
+        ]
+
+
+KARPENTER = KarpenterNodePools()

@@ -1,0 +1,34 @@
+"""EKS managed node groups: one per pool and zone, which EKS creates and rolls; the cluster
+autoscaler reads a group's labels and taints (eks:DescribeNodegroup) to scale it from zero."""
+
+from __future__ import annotations
+
+from components.aws.model import allocatable, groups, provisioners
+from components.aws.model.kinds.autoscaler_groups import AutoscalerGroups
+from components.model.catalog.gpus import MachineType
+from components.model.pool_kind import GpuNodeFacts
+from components.model.problems import Problem
+from components.model.schema import ClusterConfig, GpuPoolConfig
+
+
+class ManagedNodeGroups(AutoscalerGroups):
+    title = "EKS managed node groups"
+    node_group = "managed"
+    drains_capacity_blocks = True
+
+    def group_limits(self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str) -> list[Problem]:
+        return groups.managed_group_limits(pool, path)
+
+    def max_pods(self, machines: list[MachineType]) -> int | None:
+        # A managed group caps maxPods by its smallest type (components/aws/model/allocatable.py).
+        return allocatable.managed_max_pods([(m.name, m.vcpus) for m in machines])
+
+    def group_labels(self, facts: GpuNodeFacts, pool: GpuPoolConfig) -> None:
+        # eks.amazonaws.com/nodegroup differs per zone (one group per zone): not a pool label.
+        # The capacity type is on the nodes but not in the autoscaler's template at zero.
+        label = provisioners.MANAGED_CAPACITY_LABEL
+        facts.labels[label] = provisioners.managed_capacity_type(pool)
+        facts.only_on_nodes.add(label)
+
+
+MANAGED = ManagedNodeGroups()

@@ -1,0 +1,72 @@
+"""AKS agent pools: one Virtual Machine Scale Set per pool, which AKS's managed cluster
+autoscaler scales from zero. Node auto-provisioning (AKS's managed Karpenter) would be a
+sibling kind."""
+
+from __future__ import annotations
+
+from components.azure.model import limits, reservations
+from components.model.capacity import ON_DEMAND, QUEUED, SPOT, CapacityOrder, declared_order
+from components.model.catalog.gpus import MachineType
+from components.model.pool_kind import GpuNodeFacts, PoolKind, PoolTraits, SharingVia
+from components.model.pool_spec import Taint
+from components.model.problems import Problem
+from components.model.schema import ClusterConfig, GpuPoolConfig, StackConfig
+
+# AKS labels MIG nodes with no partition size: gpufleet does, so tools that select a partition
+# (Flyte's partition selector) can tell a MIG pool from a whole-GPU pool of the same model.
+PARTITION_SIZE_LABEL = "gpufleet.io/gpu-partition-size"
+# AKS labels and taints Spot nodes with this key (value `spot`).
+SPOT_KEY = "kubernetes.azure.com/scalesetpriority"
+AGENT_POOL_LABEL = "kubernetes.azure.com/agentpool"
+# A pool in a capacity reservation group takes regular VMs once its reservation is used up
+# (components/azure/model/reservations.py), so that is `[reserved, on-demand]`; `reserved`
+# alone only within the VMs reserved for it. Queued pools: AKS's managed cluster autoscaler
+# serves best-effort-atomic-scale-up ProvisioningRequests with no setting of ours, and
+# Azure scale sets implement AtomicIncreaseSize (catalog/provisioning.py).
+CAPACITY_ORDERS: tuple[CapacityOrder, ...] = (
+    ON_DEMAND,
+    SPOT,
+    reservations.RESERVED_THEN_ON_DEMAND,
+    reservations.RESERVED,
+    QUEUED,
+)
+
+
+class AgentPools(PoolKind):
+    title = "AKS agent pools"
+
+    def traits(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> PoolTraits:
+        return PoolTraits(capacity_orders=CAPACITY_ORDERS)
+
+    def check(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str, warnings: list[str]
+    ) -> list[Problem]:
+        return limits.pool_limit_problems(pool, path)
+
+    def node_facts(
+        self,
+        config: StackConfig,
+        pool: GpuPoolConfig,
+        machines: list[MachineType],
+        sharing_via: SharingVia,
+    ) -> GpuNodeFacts:
+        facts = GpuNodeFacts(
+            labels={
+                AGENT_POOL_LABEL: pool.name,
+                "kubernetes.azure.com/accelerator": "nvidia",
+                "kubernetes.azure.com/mode": "user",
+            }
+        )
+        if pool.mig_partition_size:
+            facts.declared[PARTITION_SIZE_LABEL] = pool.mig_partition_size
+        if pool.spot:
+            facts.labels[SPOT_KEY] = "spot"
+            facts.taints.append(Taint(SPOT_KEY, "spot", "NoSchedule"))
+        if declared_order(pool.capacity, pool.spot) == QUEUED:
+            facts.declared_taints.append(
+                Taint(reservations.QUEUED_TAINT_KEY, pool.name, "NoSchedule")
+            )
+        return facts
+
+
+AGENT_POOLS = AgentPools()

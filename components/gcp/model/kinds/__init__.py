@@ -1,0 +1,1 @@
+"""GKE's pool kinds: node pools (custom compute classes would be a sibling)."""

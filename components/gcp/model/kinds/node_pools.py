@@ -1,0 +1,149 @@
+"""GKE node pools: one per GPU pool, which GKE's cluster autoscaler scales from zero, with the
+labels GKE puts on GPU nodes. Custom compute classes would be a sibling kind."""
+
+from __future__ import annotations
+
+from components.gcp.model import capacity as gke_capacity
+from components.gcp.model import config as gcp_config
+from components.gcp.model import node_limits
+from components.gcp.model.catalog import CATALOG
+from components.model.capacity import SPOT, CapacityOrder, declared_order
+from components.model.catalog.gpus import MachineType
+from components.model.pool_kind import GpuNodeFacts, PoolKind, PoolTraits, SharingVia
+from components.model.pool_spec import PoolSpec, Taint
+from components.model.problems import Problem
+from components.model.schema import ClusterConfig, GpuPoolConfig, SoftwareMode, StackConfig
+
+NO_DEFAULT_PLUGIN_LABEL = "gke-no-default-nvidia-gpu-device-plugin"
+DRIVER_DISABLED = "INSTALLATION_DISABLED"
+SHARING_STRATEGY_LABEL = "cloud.google.com/gke-gpu-sharing-strategy"
+MAX_SHARED_CLIENTS_LABEL = "cloud.google.com/gke-max-shared-clients-per-gpu"
+PARTITION_SIZE_LABEL = "cloud.google.com/gke-gpu-partition-size"
+
+
+def capacity_order(pool: GpuPoolConfig) -> CapacityOrder:
+    """The pool's order; `gcp.reservation` alone (the older spelling) means capacity: reserved."""
+    if pool.capacity is None and not pool.spot and gcp_config.pool_options(pool).reservation:
+        return gke_capacity.RESERVED
+    return declared_order(pool.capacity, pool.spot)
+
+
+def gke_driver(mode: SoftwareMode, pool: GpuPoolConfig) -> str:
+    """The pool's `gpu_driver_installation_config.gpu_driver_version`."""
+    if mode == "gpu-operator":
+        return DRIVER_DISABLED
+    return gcp_config.pool_options(pool).driver_version.upper()
+
+
+def location_policy(spec: PoolSpec) -> str:
+    """The node pool's autoscaling location policy: ANY for Spot, flex-start, queued and scarce
+    GPUs (capacity in whichever zone has it), else BALANCED."""
+    machine = CATALOG.machine(spec.accelerator, spec.machine_types[0])
+    dws = spec.capacity in gke_capacity.DWS_ORDERS
+    return "ANY" if spec.spot or dws or (machine is not None and machine.scarce) else "BALANCED"
+
+
+def gke_accelerator(spec_accelerator: str, machine_type: str) -> str:
+    """The guest accelerator `type` of a pool's machine type."""
+    machine = CATALOG.machine(spec_accelerator, machine_type)
+    return machine.gke_accelerator if machine is not None else ""
+
+
+def machines_of(pool: GpuPoolConfig) -> list[MachineType]:
+    """The pool's machine types (the catalog's default when it names none); checked config."""
+    names = pool.machine_types or [pool.machine_type or CATALOG.defaults.get(pool.accelerator, "")]
+    found = [CATALOG.machine(pool.accelerator, name) for name in names]
+    return [m for m in found if m is not None]
+
+
+class NodePools(PoolKind):
+    title = "GKE node pools"
+
+    def traits(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> PoolTraits:
+        # One capacity per node pool; ANY_RESERVATION is GKE's only fallback (capacity.py).
+        return PoolTraits(capacity_orders=gke_capacity.ORDERS)
+
+    def check(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str, warnings: list[str]
+    ) -> list[Problem]:
+        """Machines GKE sells only as Spot, flex-start or from a reservation; sharing limits;
+        the nodes a pool's zones can hold."""
+        problems: list[Problem] = []
+        if pool.sharing is not None and pool.sharing.max_shared_clients_per_gpu == 1:
+            # One client per GPU shares nothing; GKE documents 2-48 (GPU sharing in
+            # ComputeClasses; review gke.md S5).
+            problems.append(
+                Problem(
+                    f"{path}.sharing.maxSharedClientsPerGpu",
+                    "must be at least 2 on GKE (1 shares nothing: drop `sharing`)",
+                    1,
+                )
+            )
+        problems += node_limits.pool_problems(pool.max_nodes, pool.zones or cluster.zones, path)
+        order = capacity_order(pool)
+        written = pool.capacity is not None
+        for machine in machines_of(pool):
+            if machine.spot_only and order not in (SPOT, *gke_capacity.DWS_ORDERS):
+                problems.append(
+                    Problem(
+                        f"{path}.machineType",
+                        "is sold only as Spot or flex-start on GKE; set spot: true, or "
+                        "capacity: flex-start (or queued)",
+                        machine.name,
+                    )
+                )
+            if machine.reservation_only and "on-demand" in order:
+                # A3 Ultra and A4: no on-demand VM outside a reservation (catalog.py).
+                problems.append(
+                    Problem(
+                        f"{path}.capacity" if written else f"{path}.spot",
+                        f"{machine.name} is sold on demand only from a reservation: write "
+                        "capacity: flex-start (Dynamic Workload Scheduler, up to 7 days per "
+                        "node), queued, spot, or reserved with gcp.reservation naming your "
+                        "reservation",
+                        pool.capacity if written else pool.spot,
+                        is_default=not written and "spot" not in pool.model_fields_set,
+                    )
+                )
+        return problems
+
+    def node_facts(
+        self,
+        config: StackConfig,
+        pool: GpuPoolConfig,
+        machines: list[MachineType],
+        sharing_via: SharingVia,
+    ) -> GpuNodeFacts:
+        machine = machines[0]
+        mode = config.gpu_software_mode
+        driver = gke_driver(mode, pool)
+        facts = GpuNodeFacts()
+        if mode == "gpu-operator":
+            facts.declared[NO_DEFAULT_PLUGIN_LABEL] = "true"
+        labels = {
+            "cloud.google.com/gke-nodepool": pool.name,
+            "cloud.google.com/gke-accelerator": machine.gke_accelerator,
+            "cloud.google.com/gke-gpu": "true",
+            "cloud.google.com/gke-os-distribution": "cos",
+            "cloud.google.com/machine-family": machine.name.split("-")[0],
+        }
+        if driver != DRIVER_DISABLED:
+            labels["cloud.google.com/gke-gpu-driver-version"] = driver.lower()
+        if pool.spot:
+            labels["cloud.google.com/gke-spot"] = "true"
+        order = capacity_order(pool)
+        if order in gke_capacity.DWS_ORDERS:
+            key, value = gke_capacity.FLEX_START_LABEL
+            labels[key] = value
+        if order == gke_capacity.QUEUED:
+            facts.taints.append(Taint(*gke_capacity.QUEUED_TAINT))
+        if sharing_via == "cloud" and pool.sharing:
+            labels[SHARING_STRATEGY_LABEL] = pool.sharing.strategy
+            labels[MAX_SHARED_CLIENTS_LABEL] = str(pool.sharing.max_shared_clients_per_gpu)
+        if sharing_via == "cloud" and pool.mig_partition_size:
+            labels[PARTITION_SIZE_LABEL] = pool.mig_partition_size
+        facts.labels = labels
+        return facts
+
+
+NODE_POOLS = NodePools()
