@@ -9,6 +9,8 @@ import pulumi_gcp as gcp
 
 from components.gcp.cluster import NODE_OAUTH_SCOPES
 from components.gcp.model.capacity import NodePoolCapacity, ReservationAffinity
+from components.gcp.model.gpu_health import pool_repair
+from components.gcp.model.image_start import CACHE_MODE, NodePoolImageStart
 from components.gcp.model.kinds.node_pools import gke_accelerator, location_policy
 from components.model.pools import PoolSpec
 
@@ -29,15 +31,13 @@ class GkeGpuNodePoolArgs:
     # How the nodes are obtained: flex-start, queued provisioning, a reservation affinity
     # (components/gcp/model/capacity.py; all ForceNew in terraform-provider-google).
     capacity: NodePoolCapacity
+    # Image streaming and a preloaded image disk (components/gcp/model/image_start.py).
+    image_start: NodePoolImageStart
     cluster_name: pulumi.Input[str]
     # The cluster's location: its region, or a zonal adopted cluster's zone.
     location: str
     service_account: pulumi.Input[str]
     provider: gcp.Provider
-    # Image streaming (gcfsConfig), and whether the stack sets it (else it is the default,
-    # applied only when the pool is created).
-    image_streaming: bool = True
-    image_streaming_set: bool = False
 
 
 class GkeGpuNodePool(pulumi.ComponentResource):
@@ -49,6 +49,7 @@ class GkeGpuNodePool(pulumi.ComponentResource):
         super().__init__("gpufleet:gcp:GpuNodePool", name, None, opts)
         pool = args.pool
         capacity = args.capacity
+        image_start = args.image_start
         self.node_pool = gcp.container.NodePool(
             f"{name}-pool",
             # Explicit, so the node label cloud.google.com/gke-nodepool is the config name.
@@ -70,7 +71,7 @@ class GkeGpuNodePool(pulumi.ComponentResource):
             # Flex-start and queued pools go without auto-repair, as GKE creates them: a
             # repair would replace a node under its Job (capacity.py).
             management=gcp.container.NodePoolManagementArgs(
-                auto_repair=capacity.auto_repair, auto_upgrade=True
+                auto_repair=pool_repair(capacity).auto_repair, auto_upgrade=True
             ),
             # Nodes only through ProvisioningRequests (Kueue's admission check asks for them).
             queued_provisioning=gcp.container.NodePoolQueuedProvisioningArgs(enabled=True)
@@ -114,8 +115,17 @@ class GkeGpuNodePool(pulumi.ComponentResource):
                 # Artifact Registry (cloud.google.com/kubernetes-engine/docs/how-to/
                 # image-streaming; cluster-toolkit gke-node-pool enable_gcfs).
                 gcfs_config=gcp.container.NodePoolNodeConfigGcfsConfigArgs(
-                    enabled=args.image_streaming
+                    enabled=image_start.streaming
                 ),
+                # Each node gets a disk of this image as its container image cache (ForceNew:
+                # a new image is a new pool, GKE docs data-container-image-preloading).
+                secondary_boot_disks=[
+                    gcp.container.NodePoolNodeConfigSecondaryBootDiskArgs(
+                        disk_image=image_start.preloaded_disk, mode=CACHE_MODE
+                    )
+                ]
+                if image_start.preloaded_disk
+                else None,
             ),
             opts=pulumi.ResourceOptions(
                 parent=self,
@@ -123,9 +133,9 @@ class GkeGpuNodePool(pulumi.ComponentResource):
                 # The autoscaler owns the node count; `pulumi up` must never reset it. Image
                 # streaming by default is for pools created from now on: a pool an earlier
                 # gpufleet created keeps its setting (a change would roll its nodes) until the
-                # stack sets gpuPools[].gcp.imageStreaming.
+                # stack sets gpuPools[].gcp.imageStreaming (or a preloaded disk, which needs it).
                 ignore_changes=["initialNodeCount", "nodeCount"]
-                + ([] if args.image_streaming_set else ["nodeConfig.gcfsConfig"])
+                + ([] if image_start.streaming_applied else ["nodeConfig.gcfsConfig"])
                 # GKE sets SHORT_LIVED there; the provider cannot send it back.
                 + (["upgradeSettings"] if capacity.short_lived_upgrades else []),
                 # The name is the pool's node label (podScheduling selects on it), so a replaced

@@ -14,6 +14,7 @@ from components.gcp.model.capacity import NodePoolCapacity, node_pool_capacity
 from components.gcp.model.cloud import GCP, gke_driver
 from components.gcp.model.cluster_needs import kueue_ports, node_account_roles, project_services
 from components.gcp.model.config import GcpPoolOptions, cluster_options, pool_options
+from components.gcp.model.image_start import node_pool_image_start
 from components.kubernetes.cluster import ClusterHandle
 from components.model.pools import PoolSpec
 from components.model.schema import StackConfig
@@ -104,8 +105,7 @@ def build_gpu_pools(
                 location=location,
                 service_account=gke.node_service_account,
                 provider=gke.gcp_provider,
-                image_streaming=options[pool.name].image_streaming,
-                image_streaming_set="image_streaming" in options[pool.name].model_fields_set,
+                image_start=node_pool_image_start(configured[pool.name]),
             ),
             opts=pulumi.ResourceOptions(depends_on=after),
         )

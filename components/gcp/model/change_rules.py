@@ -150,6 +150,20 @@ REPLACEMENT_NOTES: Final[Mapping[str, tuple[ReplacementNote, ...]]] = MappingPro
                 "INSTALLATION_DISABLED on gpu-operator pools; gpu_driver_version is ForceNew "
                 "(terraform-provider-google node_config.go guest_accelerator)",
             ),
+            # Said when a preloaded disk is added or removed; a new image of the same mode is
+            # the same ForceNew replacement (nodeConfig.secondaryBootDisks above).
+            ReplacementNote(
+                "nodeConfig.secondaryBootDisks",
+                "mode",
+                "CONTAINER_IMAGE_CACHE",
+                "a preloaded image disk (gpuPools[].gcp.secondaryBootDisk) is set when a node "
+                "pool is created: adding, changing or removing it makes GKE a new pool, so this "
+                "pool is deleted and recreated with every node on it; run it when no GPU job "
+                "runs, or add the disk to a new pool and move the jobs over",
+                "GKE docs how-to/data-container-image-preloading (changing the disk image needs "
+                "a new node pool); terraform-provider-google node_config.go "
+                "secondary_boot_disks ForceNew (components/gcp/model/image_start.py)",
+            ),
         ),
     }
 )

@@ -19,6 +19,7 @@ from components.gcp.model import (
     capacity_checks,
     cluster_checks,
     gpu_software,
+    image_start,
     node_limits,
     prices,
     system_machines,
@@ -171,6 +172,8 @@ class Gcp(ManagedCloud):
         warnings: list[str],
     ) -> list[Problem]:
         problems = super().check_pool(cluster, mode, pool, path, warnings)
+        problems += image_start.image_start_problems(cluster, pool, path)
+        warnings += image_start.image_start_warnings(cluster, pool, path)
         order = self.capacity_order(pool)
         if order in self.capacity_orders:
             warnings += capacity_checks.capacity_warnings(cluster, pool, order, path)

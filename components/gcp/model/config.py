@@ -40,6 +40,10 @@ class GcpPoolOptions(ConfigModel):
     # A pool created with the default gets it; a pool that existed before keeps what it has
     # until the key is set explicitly (components/gcp/gpu_pool.py).
     image_streaming: bool = True
+    # A disk image preloaded with the pods' container images (global/images/NAME or
+    # projects/PROJECT/global/images/NAME): each node gets a disk of it as a container image
+    # cache (components/gcp/model/image_start.py). A new image means a new node pool.
+    secondary_boot_disk: str | None = None
 
     @field_validator("reservation", mode="before")
     @classmethod

@@ -10,6 +10,9 @@ from typing import Final
 from components.model.catalog.node_effects import NodeEffect
 
 # --- GKE --------------------------------------------------------------------------------------
+# Not here: nodeConfig.secondaryBootDisks (a preloaded image disk). GKE sets it only when a pool
+# is created, so a change replaces the pool (change_rules.py: ForceNew and its note), and `diff`
+# says "replace" with every node of the pool going, not an in-place roll.
 # Update paths: terraform-provider-google @e03b7622 google/services/container/node_config.go
 # nodePoolNodeConfigUpdate (each a NodePools.Update call; the node pool is kept) and
 # resource_container_node_pool.go (autoscaling, management, upgrade settings, locations, version).
