@@ -13,7 +13,8 @@ from components.aws.model import cold_start as eks
 from components.azure.model import cold_start as aks
 from components.gcp.model import cold_start as gke
 from components.kubernetes.sample_manifests import vectoradd_job
-from components.model.cold_start import DEFAULT_IMAGE_GB, ColdStartFigures, pool_cold_starts
+from components.model.cold_start import DEFAULT_IMAGE_GB, ColdStartFigures
+from components.model.cold_start_estimate import pool_cold_starts
 from components.model.config import parse_config
 from components.model.cost import stack_cost
 from components.model.pools import resolve_pool

@@ -11,18 +11,16 @@ the figure says "estimate" and what it rests on: the result is an estimate, alwa
 
 What shortens the wait is said too: a warm node (`minNodes: 1`) and what it costs per hour
 (the stack's cost model, `components.model.cost`), and the faster image starts the cloud
-offers for the pool.
+offers for the pool. This module holds the shapes; `cold_start_estimate` computes the estimate.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Literal
 
-from components.model.cost import HOURS_PER_MONTH, PoolCost, stack_cost
-from components.model.registry import cloud_of
 from components.model.schema import GpuPoolConfig, StackConfig
 
 ImageStart = Literal["pull", "streaming", "preloaded", "parallel-pull"]
@@ -30,9 +28,6 @@ DriverPath = Literal["in-image", "cloud-install", "gpu-operator"]
 
 # Issue 34: CUDA/PyTorch images are 15-20 GB; the lower end is the default image size.
 DEFAULT_IMAGE_GB = 15.0
-# Capacity orders whose first wait is for capacity itself (flex-start, queued): how long the
-# cloud takes to find GPUs is not a figure anyone publishes.
-CAPACITY_WAITS = frozenset({"flex-start", "queued"})
 
 
 @dataclass(frozen=True)
@@ -143,104 +138,3 @@ class PoolColdStart:
             "notes": list(self.notes),
             "notEstimated": self.not_estimated,
         }
-
-
-def cold_start_model(config: StackConfig) -> CloudColdStart | None:
-    """The cloud's cold-start model (None: the cloud keeps no figures)."""
-    return cloud_of(config).cold_start
-
-
-def pool_cold_starts(
-    config: StackConfig, image_gb: float, today: date
-) -> tuple[PoolColdStart, ...]:
-    """Every GPU pool's first-pod wait for an image of `image_gb` GB."""
-    model = cold_start_model(config)
-    costs = {pool.name: pool for pool in stack_cost(config, today).pools}
-    return tuple(
-        pool_cold_start(model, config, pool, image_gb, costs.get(pool.name))
-        for pool in config.gpu_pools
-    )
-
-
-def pool_cold_start(
-    model: CloudColdStart | None,
-    config: StackConfig,
-    pool: GpuPoolConfig,
-    image_gb: float,
-    cost: PoolCost | None,
-) -> PoolColdStart:
-    cloud = cloud_of(config)
-    blank = PoolColdStart(pool.name, pool.min_nodes, image_gb)
-    if pool.min_nodes > 0:
-        return _replace(
-            blank,
-            f"minNodes {pool.min_nodes}: a warm node takes the first pod without waiting for "
-            "a node (more pods than the warm nodes hold still wait)",
-        )
-    if model is None:
-        return _replace(
-            blank,
-            f"gpufleet keeps no start-up figures for cloud {cloud.name}: its nodes are the "
-            "cluster owner's (docs/cold-start.md says how to measure them)",
-        )
-    order = set(cloud.capacity_order(pool))
-    if order & CAPACITY_WAITS:
-        return _replace(
-            blank,
-            f"capacity {', '.join(sorted(order & CAPACITY_WAITS))}: the pod first waits for the "
-            "cloud to find GPUs, for as long as that takes (no published figure)",
-        )
-    figures = model.figures
-    driver, mode = model.driver_path(config, pool), model.image_start(config, pool)
-    start = figures.image_start.get(mode)
-    if start is None:
-        return _replace(
-            blank, f"no sourced figure for image start mode {mode!r} on {cloud.name} yet"
-        )
-    image_low, image_high = start.time(image_gb)
-    parts = {
-        "node": Span(figures.node_ready.low, figures.node_ready.high),
-        "driver": Span(figures.driver[driver].low, figures.driver[driver].high),
-        "image": Span(image_low, image_high),
-    }
-    total = Span(sum(p.low for p in parts.values()), sum(p.high for p in parts.values()))
-    shorten = (warm_node(cost), *model.faster_image_start(config, pool))
-    return PoolColdStart(
-        pool.name,
-        pool.min_nodes,
-        image_gb,
-        total,
-        parts,
-        mode,
-        driver,
-        shorten,
-        model.notes(config, pool),
-    )
-
-
-def warm_node(cost: PoolCost | None) -> str:
-    """`minNodes: 1` and what one warm node adds to the bill (the cost model's price)."""
-    added = None if cost is None else _difference(cost.at(1), cost.at(0))
-    if added is None:
-        price = "its price is not in the price table"
-    elif added == 0:
-        price = "it adds nothing: the pool's committed capacity is billed anyway"
-    else:
-        price = f"it costs ${added:,.2f}/h (${added * HOURS_PER_MONTH:,.0f}/month)"
-    return f"minNodes: 1 keeps one node warm (no node start, driver or first pull); {price}"
-
-
-def _difference(warm: float | None, cold: float | None) -> float | None:
-    return None if warm is None or cold is None else round(warm - cold, 6)
-
-
-def _replace(blank: PoolColdStart, why: str) -> PoolColdStart:
-    return PoolColdStart(blank.pool, blank.min_nodes, blank.image_gb, not_estimated=why)
-
-
-def to_json(starts: Sequence[PoolColdStart], image_gb: float) -> dict[str, Any]:
-    """The `coldStart` object of `plan --json`."""
-    return {
-        "imageGb": image_gb,
-        "pools": {start.pool: start.to_json() for start in starts},
-    }

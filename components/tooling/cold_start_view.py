@@ -7,12 +7,19 @@ import argparse
 import dataclasses
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
 from components.model.cold_start import DEFAULT_IMAGE_GB, PoolColdStart
 
-if TYPE_CHECKING:
-    from components.tooling.fit import TemplateVerdict
+
+class _Verdict(Protocol):
+    """`fit`'s TemplateVerdict as this module reads it (fit imports this module)."""
+
+    @property
+    def pools(self) -> tuple[Any, ...]: ...
+
+
+V = TypeVar("V", bound=_Verdict)
 
 
 def image_gb(text: str) -> float:
@@ -76,9 +83,7 @@ def _span(low: float, high: float) -> str:
     return one(low) if round(low) == round(high) else f"{one(low)}-{one(high)}"
 
 
-def with_waits(
-    verdicts: Sequence[TemplateVerdict], starts: Sequence[PoolColdStart]
-) -> list[TemplateVerdict]:
+def with_waits(verdicts: Sequence[V], starts: Sequence[PoolColdStart]) -> list[V]:
     """`fit`'s verdicts, with the estimated wait on each pool at zero that takes the pod."""
     at_zero = {start.pool: start for start in starts if start.at_zero}
     result = []
@@ -89,7 +94,7 @@ def with_waits(
             else pool
             for pool in verdict.pools
         )
-        result.append(dataclasses.replace(verdict, pools=pools))
+        result.append(dataclasses.replace(verdict, pools=pools))  # type: ignore[type-var]
     return result
 
 

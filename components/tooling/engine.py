@@ -30,7 +30,7 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from components.mock_world import NotFound, World
-from components.model import cold_start, existing_cluster
+from components.model import cold_start, cold_start_estimate, existing_cluster
 from components.model import config as model_config
 from components.model.config_hints import SECRET_ONLY_KEYS
 from components.model.cost import stack_cost
@@ -292,8 +292,9 @@ def plan_stack(
         remote_components=frozenset(monitor.remote_components),
         cost=stack_cost(ran_with, model_config.clock_today()).to_json(),
         limits=_limits(ran_with),
-        cold_start=cold_start.to_json(
-            cold_start.pool_cold_starts(ran_with, image_gb, model_config.clock_today()), image_gb
+        cold_start=cold_start_estimate.to_json(
+            cold_start_estimate.pool_cold_starts(ran_with, image_gb, model_config.clock_today()),
+            image_gb,
         ),
     )
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from components.model.cold_start import pool_cold_starts
+from components.model.cold_start_estimate import pool_cold_starts
 from components.model.config import clock_today
 from components.model.pools import PoolSpec
 from components.model.registry import CLOUDS
