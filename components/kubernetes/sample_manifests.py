@@ -80,9 +80,25 @@ def _pod_template(manifest: Mapping[str, Any]) -> Mapping[str, Any]:
     return spec
 
 
+# The vector add prints its own start-up timeline (docs/cold-start.md, measuring): when the
+# container started, when the driver answered (nvidia-smi, which the NVIDIA runtime mounts
+# into the container), and when CUDA's initialisation and first kernel were done (the vector
+# add, /cuda-samples/vectorAdd in NVIDIA/k8s-samples deployments/container/Dockerfile.ubuntu);
+# with the pod's creationTimestamp and conditions they give the real cold start.
+TIMELINE_SCRIPT = """set -e
+mark() { echo "gpufleet-timeline $1 $(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)"; }
+mark container-started
+if nvidia-smi -L >/dev/null 2>&1; then mark driver-answered; else echo "gpufleet-timeline driver-answered unknown (nvidia-smi absent or failed)"; fi
+/cuda-samples/vectorAdd
+mark cuda-first-kernel-done
+"""
+
+
 def vectoradd_job(pool: PoolSpec) -> dict[str, Any]:
-    """CUDA vector addition on one GPU of the pool; its log ends with `Test PASSED`."""
-    container = _container("vectoradd", charts.CUDA_VECTORADD_IMAGE, None, pool)
+    """CUDA vector addition on one GPU of the pool; its log says `Test PASSED`, between the
+    lines of its start-up timeline (`gpufleet-timeline <step> <UTC time>`)."""
+    command = ["/bin/sh", "-c", TIMELINE_SCRIPT]
+    container = _container("vectoradd", charts.CUDA_VECTORADD_IMAGE, command, pool)
     return _job(pool, "vectoradd", container)
 
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from components.model import admission, existing_cluster
 from components.model import offerings as offering_tables
@@ -45,6 +45,9 @@ from components.model.schema import (
     StackConfig,
 )
 from components.model.starter import Starter, StarterChoices, StarterError
+
+if TYPE_CHECKING:
+    from components.model.cold_start import CloudColdStart
 
 
 @dataclass(frozen=True)
@@ -135,6 +138,18 @@ class Cloud(ABC):
             return admission.NOT_KNOWN
         fact: ExtendedResourceToleration = module.EXTENDED_RESOURCE_TOLERATION
         return fact
+
+    @property
+    def cold_start(self) -> CloudColdStart | None:
+        """How long a GPU pool at zero takes to run its first pod: `COLD_START` of
+        `components/<cloud>/model/cold_start.py`, figures with their sources (None: the cloud
+        keeps none)."""
+        try:
+            module = importlib.import_module(f"components.{self.name}.model.cold_start")
+        except ModuleNotFoundError:
+            return None
+        model: CloudColdStart = module.COLD_START
+        return model
 
     def adopted(self, cluster: ClusterConfig | None) -> bool:
         """Whether this stack adds GPU pools to a cluster it looks up rather than creates."""

@@ -129,6 +129,9 @@ def plan_main(argv: list[str]) -> int:
         "--json", action="store_true", help="one sorted, stable JSON document (secrets masked)"
     )
     view.add_argument("--mermaid", action="store_true", help="a Mermaid diagram of the stack")
+    from components.tooling.cold_start_view import add_image_gb_option, render_cold_start
+
+    add_image_gb_option(parser)
     options = parser.parse_args(argv)
 
     from components.tooling.engine import plan_stack
@@ -136,7 +139,7 @@ def plan_main(argv: list[str]) -> int:
     stack, config = load_validated(options.stack, name_placeholders=True)
     _warn_stale_prices(config)
 
-    plan = plan_stack(stack)
+    plan = plan_stack(stack, image_gb=options.image_gb)
     _warn_program(plan, config_warnings(stack, config))
     mirror = config.gpu_software.mirror
     if options.json:
@@ -151,6 +154,10 @@ def plan_main(argv: list[str]) -> int:
         print(render_tree(plan))
         print()
         print(render_pool_table(plan.outputs.get("gpuPools", [])))
+        cold = render_cold_start(plan.cold_start)
+        if cold:
+            print()
+            print(cold)
         if plan.cost is not None:
             from components.tooling.cost_view import render_cost
 

@@ -30,8 +30,8 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from components.mock_world import NotFound, World
+from components.model import cold_start, cold_start_estimate, existing_cluster
 from components.model import config as model_config
-from components.model import existing_cluster
 from components.model.config_hints import SECRET_ONLY_KEYS
 from components.model.cost import stack_cost
 from components.model.registry import CLOUDS
@@ -119,6 +119,8 @@ class Plan:
     # How many of a resource type the cloud holds at once (Cloud.concurrent_limits), for
     # `diff`'s check of what an `up` holds before it deletes.
     limits: dict[str, Any] = field(default_factory=dict)
+    # Each GPU pool's first-pod wait from zero (`components.model.cold_start`), as JSON.
+    cold_start: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         document = {
@@ -132,6 +134,8 @@ class Plan:
             document["cost"] = self.cost
         if self.limits:
             document["limits"] = self.limits
+        if self.cold_start is not None:
+            document["coldStart"] = self.cold_start
         return document
 
     def distinct_warnings(self) -> list[str]:
@@ -230,6 +234,7 @@ def plan_stack(
     stack: StackFile,
     config_overrides: Mapping[str, Any] | None = None,
     world: World | None = None,
+    image_gb: float = cold_start.DEFAULT_IMAGE_GB,
 ) -> Plan:
     """Run the Pulumi program for `stack` under mocks and return the recorded graph.
 
@@ -237,7 +242,7 @@ def plan_stack(
     tests and the benchmark use to vary a shipped stack; an override of a key gpufleet takes
     only encrypted (`gpufleet:kubeconfig`) is set as `pulumi config set --secret` would. `world`
     is what the mock cloud answers about a cluster the stack adopts; by default, the cluster is
-    as the stack describes it.
+    as the stack describes it. `image_gb` is the image size the cold-start estimate pulls.
     """
     overrides = config_overrides or {}
     config = {**stack.config, **overrides}
@@ -287,6 +292,10 @@ def plan_stack(
         remote_components=frozenset(monitor.remote_components),
         cost=stack_cost(ran_with, model_config.clock_today()).to_json(),
         limits=_limits(ran_with),
+        cold_start=cold_start_estimate.to_json(
+            cold_start_estimate.pool_cold_starts(ran_with, image_gb, model_config.clock_today()),
+            image_gb,
+        ),
     )
 
 

@@ -26,10 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from components.model.cold_start_estimate import pool_cold_starts
+from components.model.config import clock_today
 from components.model.pools import PoolSpec
 from components.model.registry import CLOUDS
 from components.model.schema import StackConfig
 from components.tooling.capacity_fit import Workload, admitted_pod, capacity_verdict
+from components.tooling.cold_start_view import add_image_gb_option, with_waits
 from components.tooling.commands import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, load_validated
 from components.tooling.gang_fit import ZONE_KEYS, one_zone
 from components.tooling.machine_fit import MachineHint, machine_hints, render_hints
@@ -354,6 +357,7 @@ def _parser() -> argparse.ArgumentParser:
         help="also skip objects of kinds fit does not know (custom resources such as "
         "RayCluster or PyTorchJob), which are otherwise bad input; their pods are not checked",
     )
+    add_image_gb_option(parser)
     return parser
 
 
@@ -429,6 +433,8 @@ def main(argv: Sequence[str]) -> int:
         )
         return EXIT_BAD_INPUT
     verdicts = fit_templates(templates, checks, config)
+    starts = pool_cold_starts(config, options.image_gb, clock_today())
+    verdicts = with_waits(verdicts, starts)
     if options.json:
         print(json.dumps(to_json(stack.name, config.cloud, verdicts), indent=2))
     else:
