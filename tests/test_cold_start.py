@@ -104,6 +104,22 @@ def test_a_gke_pool_without_streaming_pulls_and_is_told_the_key_that_streams() -
     assert any("gpuPools[].gcp.imageStreaming: true" in s for s in start.shorten)
 
 
+def test_a_gke_pool_with_a_preloaded_disk_waits_the_preloaded_figure_not_a_pull() -> None:
+    def preloaded(raw: dict) -> None:
+        raw["gpuPools"][0].setdefault("gcp", {})["secondaryBootDisk"] = "global/images/pytorch"
+
+    streaming = pool_cold_starts(_config("gcp-dev"), 15, TODAY)[0]
+    start = pool_cold_starts(_config("gcp-dev", preloaded), 15, TODAY)[0]
+    assert start.image_start == "preloaded"
+    assert start.total is not None and streaming.total is not None
+    assert (
+        round(start.total.high) == _expected(gke.FIGURES, "cloud-install", "preloaded", 15)["high"]
+    )
+    assert not any("secondaryBootDisk" in s for s in start.shorten)
+    assert any("secondaryBootDisk" in s for s in streaming.shorten)
+    assert any("secondary boot disk" in note for note in start.notes)
+
+
 def test_aks_operator_driver_pools_wait_for_the_operators_driver() -> None:
     def operator_driver(raw: dict) -> None:
         raw["gpuSoftware"] = {"mode": "gpu-operator", "operatorDriver": True}

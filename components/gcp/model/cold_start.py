@@ -79,17 +79,33 @@ class GkeColdStart(CloudColdStart):
         return "cloud-install"
 
     def image_start(self, config: StackConfig, pool: GpuPoolConfig) -> ImageStart:
-        return "streaming" if pool_options(pool).image_streaming else "pull"
+        options = pool_options(pool)
+        if options.secondary_boot_disk:
+            return "preloaded"
+        return "streaming" if options.image_streaming else "pull"
 
     def faster_image_start(self, config: StackConfig, pool: GpuPoolConfig) -> tuple[str, ...]:
-        if pool_options(pool).image_streaming:
+        options = pool_options(pool)
+        if options.secondary_boot_disk:
             return ()
+        preload = (
+            "gpuPools[].gcp.secondaryBootDisk preloads the images on a disk made with each "
+            "node (docs/gke.md, fast image start; replaces the pool's nodes)",
+        )
+        if options.image_streaming:
+            return preload
         return (
             "gpuPools[].gcp.imageStreaming: true streams images from Artifact Registry "
             "(about 30 s instead of a full pull; docs/gke.md lists its requirements)",
+            *preload,
         )
 
     def notes(self, config: StackConfig, pool: GpuPoolConfig) -> tuple[str, ...]:
+        if pool_options(pool).secondary_boot_disk:
+            return (
+                "only the images on the pool's secondary boot disk start preloaded; any other "
+                "image streams or is pulled whole",
+            )
         if not pool_options(pool).image_streaming:
             return ()
         return (
