@@ -26,6 +26,7 @@ from components.aws.model import autoscaler_tags, names, termination
 from components.aws.model.amis import ami_parameter
 from components.aws.model.autoscaler_tags import default_tags
 from components.aws.model.groups import group_max_sizes, zone_sizes
+from components.aws.model.image_start import EksImageStart
 from components.model.pools import PoolSpec
 
 POOL_TAG = "gpufleet-pool"
@@ -54,6 +55,8 @@ class SelfManagedGpuPoolArgs:
     autoscaler_tag: str | None = None
     # The On-Demand Capacity Reservation every instance launches into (capacity: reserved).
     reservation_id: str | None = None
+    # SOCI parallel pull and the data volume's snapshot (the pool kind's EksImageStart).
+    image_start: EksImageStart | None = None
 
 
 class SelfManagedGpuPool(pulumi.ComponentResource):
@@ -73,7 +76,9 @@ class SelfManagedGpuPool(pulumi.ComponentResource):
         labels = dict(pool.declared_labels)
         taints = tuple(pool.declared_taints)
         rendered = pulumi.Output.from_input(args.join).apply(
-            lambda join: user_data.encode(user_data.render(args.ami_family, join, labels, taints))
+            lambda join: user_data.encode(
+                user_data.render(args.ami_family, join, labels, taints, args.image_start)
+            )
         )
         instance_tags = {
             # The provider's default tags reach neither groups nor the instances they launch.
@@ -98,7 +103,9 @@ class SelfManagedGpuPool(pulumi.ComponentResource):
             ),
             vpc_security_group_ids=args.security_group_ids,
             metadata_options=METADATA_OPTIONS,
-            block_device_mappings=block_devices(args.ami_family, pool.disk_size_gb),
+            block_device_mappings=block_devices(
+                args.ami_family, pool.disk_size_gb, args.image_start
+            ),
             tag_specifications=tag_specifications(instance_tags),
             # On a reservation: its target and its one instance type (the group launches from
             # the template itself, as the EKS user guide's capacity-blocks.adoc group does).

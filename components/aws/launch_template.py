@@ -11,6 +11,7 @@ from typing import Any
 
 import pulumi_aws as aws
 
+from components.aws.model.image_start import DATA_VOLUME_DEVICE, EksImageStart
 from components.aws.user_data import AmiFamily
 
 # Pods must not borrow the node's role: IMDSv2 only, one hop (pods get AWS access through IRSA).
@@ -22,10 +23,13 @@ METADATA_OPTIONS = aws.ec2.LaunchTemplateMetadataOptionsArgs(
 )
 
 
-def _volume(device: str, size_gib: int | None) -> aws.ec2.LaunchTemplateBlockDeviceMappingArgs:
+def _volume(
+    device: str, size_gib: int | None, snapshot_id: str | None = None
+) -> aws.ec2.LaunchTemplateBlockDeviceMappingArgs:
     return aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
         device_name=device,
         ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+            snapshot_id=snapshot_id,
             volume_size=size_gib,
             volume_type="gp3",
             # Strings in pulumi-aws (FACTS: EBS fields of launch templates).
@@ -36,15 +40,20 @@ def _volume(device: str, size_gib: int | None) -> aws.ec2.LaunchTemplateBlockDev
 
 
 def block_devices(
-    family: AmiFamily, disk_size_gb: int
+    family: AmiFamily, disk_size_gb: int, image_start: EksImageStart | None = None
 ) -> list[aws.ec2.LaunchTemplateBlockDeviceMappingArgs]:
     """The disk that holds container images, sized for GPU images, and every other disk encrypted.
 
     AL2023 keeps images on its root volume; Bottlerocket on a second data volume (`/dev/xvdb`)
-    next to a small OS volume whose size comes from the AMI.
+    next to a small OS volume whose size comes from the AMI. The data volume may start from a
+    snapshot with the pool's images preloaded (gpuPools[].aws.dataVolumeSnapshot).
     """
     if family == "bottlerocket":
-        return [_volume("/dev/xvda", None), _volume("/dev/xvdb", disk_size_gb)]
+        snapshot = image_start.data_volume_snapshot if image_start else None
+        return [
+            _volume("/dev/xvda", None),
+            _volume(DATA_VOLUME_DEVICE, disk_size_gb, snapshot),
+        ]
     return [_volume("/dev/xvda", disk_size_gb)]
 
 

@@ -37,7 +37,8 @@ from components.aws.model.groups import (
     scaling_to_send,
     zone_sizes,
 )
-from components.aws.user_data import AmiFamily
+from components.aws.model.image_start import EksImageStart
+from components.aws.user_data import AmiFamily, ClusterJoin, encode, merged_user_data
 from components.model.pools import PoolSpec
 
 AMI_TYPES: Mapping[AmiFamily, str] = {
@@ -90,6 +91,25 @@ class ManagedGpuPoolArgs:
     # The cluster's groups as they run (None: nothing to read, the cluster is new): a group
     # whose bounds change gets its live desired size (groups.scaling_to_send).
     live_groups: LiveNodeGroups | None = None
+    # SOCI parallel pull and the data volume's snapshot (the pool kind's EksImageStart), and
+    # the cluster's coordinates, which a Bottlerocket group's user data must name beside them.
+    image_start: EksImageStart | None = None
+    join: pulumi.Input[ClusterJoin] | None = None
+
+
+def _user_data(args: ManagedGpuPoolArgs) -> pulumi.Output[str] | None:
+    """Fast image start settings, which EKS merges with its own bootstrap; None otherwise (the
+    launch template keeps having no user data, so no group rolls for it)."""
+    start = args.image_start
+    if start is None or not start.adds_user_data:
+        return None
+    if start.family != "bottlerocket":
+        return pulumi.Output.from_input(encode(merged_user_data(start) or ""))
+    if args.join is None:
+        raise ValueError("a Bottlerocket group's user data names the cluster: pass `join`")
+    return pulumi.Output.from_input(args.join).apply(
+        lambda join: encode(merged_user_data(start, join) or "")
+    )
 
 
 class ManagedGpuPool(pulumi.ComponentResource):
@@ -113,7 +133,10 @@ class ManagedGpuPool(pulumi.ComponentResource):
             description=f"gpufleet GPU pool {pool.name}",
             metadata_options=METADATA_OPTIONS,
             vpc_security_group_ids=args.security_group_ids,
-            block_device_mappings=block_devices(args.ami_family, pool.disk_size_gb),
+            block_device_mappings=block_devices(
+                args.ami_family, pool.disk_size_gb, args.image_start
+            ),
+            user_data=_user_data(args),
             tag_specifications=tag_specifications(
                 {**default_tags(args.cluster_name), "Name": pool.name, "gpufleet-pool": pool.name}
             ),

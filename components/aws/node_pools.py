@@ -27,8 +27,9 @@ from components.aws.karpenter import KARPENTER_GPU_POOL_TYPE, Karpenter, Karpent
 from components.aws.model import auto_mode, capacity, karpenter
 from components.aws.model.autoscaler_tags import default_tags
 from components.aws.model.config import cluster_options, existing_options, pool_options
-from components.aws.model.kinds import cluster_kind
+from components.aws.model.kinds import cluster_kind, pool_kind
 from components.aws.node_host import EksNodeHost
+from components.aws.user_data import merged_user_data
 from components.kubernetes.karpenter_pool import (
     KarpenterGpuPool,
     KarpenterGpuPoolArgs,
@@ -163,6 +164,7 @@ class KarpenterBuilder(EksNodePoolBuilder):
             "Name": f"{cluster_name}-{pool.name}",
             POOL_TAG: pool.name,
         }
+        start = pool_kind(self.config.cluster, pool_config).image_start(pool_config)
         return karpenter.ec2_node_class(
             pool.name,
             family=pool_options(pool_config).ami_family,
@@ -172,6 +174,8 @@ class KarpenterBuilder(EksNodePoolBuilder):
             subnet_ids=subnet_ids,
             security_group_ids=security_group_ids,
             capacity_reservations=capacity.selector_terms(pool_config),
+            data_volume_snapshot=start.data_volume_snapshot,
+            user_data=merged_user_data(start),
         )["spec"]
 
     def node_pool_options(self, pool: PoolSpec) -> karpenter_pool.NodePoolOptions:

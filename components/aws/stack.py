@@ -156,6 +156,8 @@ def build_gpu_pools(
                         capacity_type=provisioners.managed_capacity_type(by_name[pool.name]),
                         reservation_id=capacity.launch_target(by_name[pool.name]),
                         live_groups=eks.live_node_groups,
+                        image_start=MANAGED.image_start(by_name[pool.name]),
+                        join=eks.join,
                     ),
                     opts=pulumi.ResourceOptions(depends_on=list(eks.nodes_after)),
                 )
@@ -179,6 +181,7 @@ def build_gpu_pools(
                 max_nodes_per_zone=options[pool.name].max_nodes_per_zone,
                 autoscaler_tag=eks.autoscaler_discovery_tag,
                 reservation_id=capacity.launch_target(by_name[pool.name]),
+                image_start=pool_kind(cfg, by_name[pool.name]).image_start(by_name[pool.name]),
             ),
             # Nodes may only start once they are allowed to join.
             opts=pulumi.ResourceOptions(depends_on=[eks.self_managed_access]),

@@ -16,10 +16,12 @@ import json
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import yaml
 
 from components.aws.model.amis import AmiFamily as AmiFamily  # re-exported: callers name it here
+from components.aws.model.image_start import EksImageStart
 from components.model.pools import Taint
 
 NODEADM_CONTENT_TYPE = "application/node.eks.aws"
@@ -54,31 +56,8 @@ def taints_flag(taints: Sequence[Taint]) -> str:
     )
 
 
-def nodeadm_user_data(join: ClusterJoin, labels: Mapping[str, str], taints: Sequence[Taint]) -> str:
-    """A MIME multipart document with one NodeConfig (AL2023); `/etc/eks/bootstrap.sh` is gone there."""
-    flags = [node_labels_flag(labels)]
-    if taints:
-        flags.append(taints_flag(taints))
-    node_config = {
-        "apiVersion": "node.eks.aws/v1alpha1",
-        "kind": "NodeConfig",
-        "spec": {
-            "cluster": {
-                "name": join.name,
-                "apiServerEndpoint": join.endpoint,
-                "certificateAuthority": join.certificate_authority,
-                "cidr": join.service_cidr,
-            },
-            "kubelet": {
-                "config": {
-                    "shutdownGracePeriod": SHUTDOWN_GRACE_PERIOD,
-                    "shutdownGracePeriodCriticalPods": SHUTDOWN_GRACE_PERIOD_CRITICAL_PODS,
-                },
-                "flags": flags,
-            },
-        },
-    }
-    body = yaml.safe_dump(node_config, sort_keys=False)
+def _mime(node_config: Mapping[str, object]) -> str:
+    body = yaml.safe_dump(dict(node_config), sort_keys=False)
     return (
         "MIME-Version: 1.0\n"
         f'Content-Type: multipart/mixed; boundary="{_BOUNDARY}"\n'
@@ -93,8 +72,53 @@ def nodeadm_user_data(join: ClusterJoin, labels: Mapping[str, str], taints: Sequ
     )
 
 
+def _node_config(spec: Mapping[str, object]) -> dict[str, object]:
+    return {"apiVersion": "node.eks.aws/v1alpha1", "kind": "NodeConfig", "spec": dict(spec)}
+
+
+def nodeadm_user_data(
+    join: ClusterJoin,
+    labels: Mapping[str, str],
+    taints: Sequence[Taint],
+    image_start: EksImageStart | None = None,
+) -> str:
+    """A MIME multipart document with one NodeConfig (AL2023); `/etc/eks/bootstrap.sh` is gone there."""
+    flags = [node_labels_flag(labels)]
+    if taints:
+        flags.append(taints_flag(taints))
+    spec: dict[str, object] = {
+        "cluster": {
+            "name": join.name,
+            "apiServerEndpoint": join.endpoint,
+            "certificateAuthority": join.certificate_authority,
+            "cidr": join.service_cidr,
+        },
+        "kubelet": {
+            "config": {
+                "shutdownGracePeriod": SHUTDOWN_GRACE_PERIOD,
+                "shutdownGracePeriodCriticalPods": SHUTDOWN_GRACE_PERIOD_CRITICAL_PODS,
+            },
+            "flags": flags,
+        },
+    }
+    gates = image_start.nodeadm_feature_gates() if image_start else {}
+    if gates:
+        spec["featureGates"] = gates
+    return _mime(_node_config(spec))
+
+
+def _settings_toml(settings: Mapping[str, Mapping[str, str]]) -> list[str]:
+    lines: list[str] = []
+    for table, values in settings.items():
+        lines += ["", f"[{table}]", *(f"{k} = {json.dumps(v)}" for k, v in values.items())]
+    return lines
+
+
 def bottlerocket_user_data(
-    join: ClusterJoin, labels: Mapping[str, str], taints: Sequence[Taint]
+    join: ClusterJoin,
+    labels: Mapping[str, str],
+    taints: Sequence[Taint],
+    image_start: EksImageStart | None = None,
 ) -> str:
     """Bottlerocket TOML settings: cluster coordinates, node labels and taints.
 
@@ -125,15 +149,43 @@ def bottlerocket_user_data(
     for taint in taints:
         by_key.setdefault(taint.key, []).append(f"{taint.value}:{taint.effect}")
     lines += [f"{json.dumps(k)} = {json.dumps(v)}" for k, v in sorted(by_key.items())]
+    if image_start:
+        lines += _settings_toml(image_start.bottlerocket_settings())
     return "\n".join(lines) + "\n"
 
 
 def render(
-    family: AmiFamily, join: ClusterJoin, labels: Mapping[str, str], taints: Sequence[Taint]
+    family: AmiFamily,
+    join: ClusterJoin,
+    labels: Mapping[str, str],
+    taints: Sequence[Taint],
+    image_start: EksImageStart | None = None,
 ) -> str:
     if family == "bottlerocket":
-        return bottlerocket_user_data(join, labels, taints)
-    return nodeadm_user_data(join, labels, taints)
+        return bottlerocket_user_data(join, labels, taints, image_start)
+    return nodeadm_user_data(join, labels, taints, image_start)
+
+
+def merged_user_data(image_start: EksImageStart, join: ClusterJoin | None = None) -> str | None:
+    """Only the fast image start settings, for user data that EKS (managed node groups) or
+    Karpenter merge with their own bootstrap (components/aws/model/image_start.py has the
+    sources): an AL2023 NodeConfig with the feature gate; a Bottlerocket TOML with the soci
+    settings, naming the cluster where `join` is given (a managed group's must). None when
+    the pool needs none, so such pools keep the user data they had."""
+    if not image_start.adds_user_data:
+        return None
+    if image_start.family == "al2023":
+        return _mime(_node_config({"featureGates": image_start.nodeadm_feature_gates()}))
+    lines = []
+    if join is not None:
+        lines = [
+            "[settings.kubernetes]",
+            f"cluster-name = {json.dumps(join.name)}",
+            f"api-server = {json.dumps(join.endpoint)}",
+            f"cluster-certificate = {json.dumps(join.certificate_authority)}",
+        ]
+    lines += _settings_toml(image_start.bottlerocket_settings())
+    return "\n".join(lines).lstrip("\n") + "\n"
 
 
 def encode(user_data: str) -> str:
@@ -155,21 +207,43 @@ class Registration:
     shutdown_grace: tuple[str, str] | None = None
 
 
+def fast_image_pull(user_data: str) -> bool:
+    """Whether user data (plain, as an EC2NodeClass carries it, or base64, as a launch template
+    does) turns on SOCI parallel pull: nodeadm's feature gate, or Bottlerocket's soci settings."""
+    text = user_data if user_data.lstrip().startswith(("MIME", "[")) else _decode(user_data)
+    if text.lstrip().startswith("MIME-Version"):
+        return any(c["spec"].get("featureGates", {}).get("FastImagePull") for c in _configs(text))
+    settings = tomllib.loads(text).get("settings", {})
+    soci = settings.get("container-runtime-plugins", {}).get("soci-snapshotter", {})
+    return bool(
+        settings.get("container-runtime", {}).get("snapshotter") == "soci"
+        and soci.get("pull-mode") == "parallel-pull-unpack"
+    )
+
+
+def _decode(user_data_b64: str) -> str:
+    return base64.b64decode(user_data_b64).decode()
+
+
+def _configs(text: str) -> list[dict[str, Any]]:
+    message = email.message_from_string(text)
+    return [
+        yaml.safe_load(str(part.get_payload()))
+        for part in message.walk()
+        if part.get_content_type() == NODEADM_CONTENT_TYPE
+    ]
+
+
 def parse_registration(user_data_b64: str) -> Registration:
     """The labels and taints a node will register, from a launch template's base64 user data."""
-    text = base64.b64decode(user_data_b64).decode()
+    text = _decode(user_data_b64)
     if text.lstrip().startswith("MIME-Version"):
         return _parse_nodeadm(text)
     return _parse_bottlerocket(text)
 
 
 def _parse_nodeadm(text: str) -> Registration:
-    message = email.message_from_string(text)
-    configs = [
-        yaml.safe_load(str(part.get_payload()))
-        for part in message.walk()
-        if part.get_content_type() == NODEADM_CONTENT_TYPE
-    ]
+    configs = _configs(text)
     if len(configs) != 1:
         raise ValueError(f"expected one {NODEADM_CONTENT_TYPE} part, found {len(configs)}")
     spec = configs[0]["spec"]

@@ -42,6 +42,13 @@ class AwsPoolOptions(ConfigModel):
     # carrying these tags.
     capacity_reservations: list[CapacityReservationOptions] | None = None
     capacity_reservation_tags: dict[str, str] | None = None
+    # SOCI parallel pull and unpack of container images (components/aws/model/image_start.py):
+    # unset takes the default of the pool's image family and kind (on for Bottlerocket,
+    # off for AL2023, where nodeadm's gate is experimental).
+    fast_image_pull: bool | None = None
+    # Bottlerocket only: the EBS snapshot its data volume (/dev/xvdb) starts from, with the
+    # container images preloaded (docs/eks.md, Fast image start).
+    data_volume_snapshot: str | None = None
 
 
 # Keys that mean something to one provisioner only (the others refuse them).

@@ -113,9 +113,12 @@ def ec2_node_class(
     subnet_ids: Sequence[str],
     security_group_ids: Sequence[str],
     capacity_reservations: Sequence[Mapping[str, Any]] = (),
+    data_volume_snapshot: str | None = None,
+    user_data: str | None = None,
 ) -> dict[str, Any]:
     """The pool's `karpenter.k8s.aws/v1` EC2NodeClass: pinned image, IMDSv2 with one hop,
-    encrypted gp3, the cluster's private subnets and node security groups (by id), and the reservations its NodePool may launch into (selector terms:
+    encrypted gp3 (Bottlerocket's data volume from `data_volume_snapshot` when given), the
+    fast image start `user_data` (components/aws/model/image_start.py), the cluster's private subnets and node security groups (by id), and the reservations its NodePool may launch into (selector terms:
     by id or by tags; Karpenter uses no reservation the node class does not select, open ones
     included, docs/tasks/odcrs.md)."""
     root = {
@@ -130,7 +133,13 @@ def ec2_node_class(
                 "deviceName": "/dev/xvda",
                 "ebs": {**root, "volumeSize": f"{_BOTTLEROCKET_OS_VOLUME_GIB}Gi"},
             },
-            {"deviceName": "/dev/xvdb", "ebs": root},
+            {
+                "deviceName": "/dev/xvdb",
+                "ebs": {
+                    **root,
+                    **({"snapshotID": data_volume_snapshot} if data_volume_snapshot else {}),
+                },
+            },
         ]
     else:
         devices = [{"deviceName": "/dev/xvda", "ebs": root}]
@@ -150,6 +159,8 @@ def ec2_node_class(
                 "httpTokens": "required",
             },
             "blockDeviceMappings": devices,
+            # Fast image start settings, which Karpenter merges with its own bootstrap.
+            **({"userData": user_data} if user_data else {}),
             "tags": dict(tags),
             **(
                 {"capacityReservationSelectorTerms": [dict(t) for t in capacity_reservations]}

@@ -180,10 +180,31 @@ _NETWORK_DRIFT_SOURCE = (
     '`hash:"ignore"`, outside the NodeClassDrift hash) and pkg/cloudprovider/drift.go '
     "(isSubnetDrifted, areSecurityGroupsDrifted: the node's against the resolved status)"
 )
+_STATIC_DRIFT_SOURCE = (
+    "aws/karpenter-provider-aws v1.14.1 pkg/apis/v1/ec2nodeclass.go (userData and "
+    'blockDeviceMappings are in the NodeClassDrift hash: no `hash:"ignore"`); Karpenter '
+    "v1.14 docs, concepts/disruption (Drift; budgets with reasons: [Drifted])"
+)
 # Karpenter's own EC2NodeClass: a node drifts on what the terms resolve to, not on the terms.
 # (Auto Mode's NodeClass keeps the generic entry: AWS documents no such rule for it.)
 _EC2_NODE_CLASS: Final[tuple[NodeEffect, ...]] = (
     *_KARPENTER_NODE_CLASS,
+    NodeEffect(
+        "spec.userData",
+        "new-nodes",
+        "the running nodes keep the user data they booted with (fast image pull, issue 34, is "
+        "read at boot) and are marked drifted, but gpufleet's Drifted budget is 0: they stay "
+        "until they are empty; nodes launched from now on boot with the new user data",
+        _STATIC_DRIFT_SOURCE,
+    ),
+    NodeEffect(
+        "spec.blockDeviceMappings",
+        "new-nodes",
+        "running nodes keep their volumes (a data volume snapshot applies at launch) and are "
+        "marked drifted, but gpufleet's Drifted budget is 0: they stay until they are empty; "
+        "nodes launched from now on get the new volumes",
+        _STATIC_DRIFT_SOURCE,
+    ),
     NodeEffect(
         "spec.subnetSelectorTerms",
         "new-nodes",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
-from components.aws.model import capacity, groups, provisioners
+from components.aws.model import capacity, groups, image_start, provisioners
 from components.aws.model import config as aws_config
 from components.aws.model.asg_limits import EKS_ACCELERATOR_LABEL
 from components.aws.model.catalog import CATALOG
@@ -59,6 +59,8 @@ class EksPoolKind(PoolKind):
     system_nodes: ClassVar[int] = 1
     # An installed controller of this kind may pass only its own node role to nodes.
     installed_needs_node_role: ClassVar[bool] = False
+    # A new launch template version replaces the running nodes (EKS managed node groups).
+    template_change_rolls: ClassVar[bool] = False
 
     def traits(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> PoolTraits:
         return PoolTraits(
@@ -85,6 +87,16 @@ class EksPoolKind(PoolKind):
         per_zone = aws_config.pool_options(pool).max_nodes_per_zone
         return groups.zone_capacity(pool.max_nodes, zones, per_zone)
 
+    def image_start(self, pool: GpuPoolConfig) -> image_start.EksImageStart:
+        """How the pool's nodes start images fast (components/aws/model/image_start.py)."""
+        options = aws_config.pool_options(pool)
+        return image_start.image_start(
+            options.ami_family,
+            options,
+            cloud_image=self.cloud_image,
+            rolls_nodes=self.template_change_rolls,
+        )
+
     # --- checks ----------------------------------------------------------------------------
 
     def check(
@@ -99,6 +111,15 @@ class EksPoolKind(PoolKind):
                         f"{path}.zones", f"not among cluster.zones {list(cluster.zones)}", outside
                     )
                 )
+        options = aws_config.pool_options(pool)
+        problems += image_start.problems(
+            options.ami_family,
+            options,
+            cloud_image=self.cloud_image,
+            disk_size_gb=pool.disk_size_gb,
+            path=path,
+            warnings=warnings,
+        )
         return problems + self.pool_problems(cluster, pool, path)
 
     def machine_mix_problems(

@@ -15,6 +15,8 @@ class ManagedNodeGroups(AutoscalerGroups):
     title = "EKS managed node groups"
     node_group = "managed"
     drains_capacity_blocks = True
+    # EKS rolls every node of the group onto a new launch template version.
+    template_change_rolls = True
 
     def group_limits(self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str) -> list[Problem]:
         return groups.managed_group_limits(pool, path)
