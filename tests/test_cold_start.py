@@ -120,6 +120,30 @@ def test_a_gke_pool_with_a_preloaded_disk_waits_the_preloaded_figure_not_a_pull(
     assert any("secondary boot disk" in note for note in start.notes)
 
 
+def test_eks_pools_wait_as_their_image_start_says_parallel_pull_or_preloaded() -> None:
+    starts = {s.pool: s for s in pool_cold_starts(_config("aws-training"), 15, TODAY)}
+    # Bottlerocket on a self-managed group pulls in parallel by default; AL2023 pulls.
+    assert starts["a100-spot"].image_start == "parallel-pull"
+    assert starts["h100"].image_start == "pull"
+    assert any("aws.fastImagePull: true" in s for s in starts["h100"].shorten)
+    assert any("aws.dataVolumeSnapshot" in s for s in starts["a100-spot"].shorten)
+    spot = starts["a100-spot"].parts["image"]
+    # Parallel pull cannot write faster than the gp3 disk: 15 GB at 131 MB/s at best.
+    assert spot.low == pytest.approx(15 * 1000 / 131, rel=0.01)
+
+    def preloaded(raw: dict) -> None:
+        pool = next(p for p in raw["gpuPools"] if p["name"] == "a100-spot")
+        pool["aws"]["dataVolumeSnapshot"] = "snap-0123456789abcdef0"
+
+    start = next(
+        s
+        for s in pool_cold_starts(_config("aws-training", preloaded), 15, TODAY)
+        if s.pool == "a100-spot"
+    )
+    assert start.image_start == "preloaded"
+    assert not any("dataVolumeSnapshot" in s for s in start.shorten)
+
+
 def test_aks_operator_driver_pools_wait_for_the_operators_driver() -> None:
     def operator_driver(raw: dict) -> None:
         raw["gpuSoftware"] = {"mode": "gpu-operator", "operatorDriver": True}

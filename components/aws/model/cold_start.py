@@ -11,20 +11,23 @@ Sources, read 2026-11-28:
 - Amazon EBS: a volume made from a snapshot loads its blocks from S3 on first read.
 - No first-party boot-to-Ready time for a GPU node (research notes 2026-11-28, section 8).
 
-The keys for parallel pull and a preloaded data volume (`gpuPools[].aws.fastImagePull`,
-`gpuPools[].aws.dataVolumeSnapshot`) come with issue 34 item 1: `image_start` reads them when
-they exist, and every pool pulls until then.
+A pool's image start is its kind's (`EksPoolKind.image_start`, components/aws/model/
+image_start.py): SOCI parallel pull (`gpuPools[].aws.fastImagePull`) or a preloaded data volume
+(`gpuPools[].aws.dataVolumeSnapshot`).
 """
 
 from __future__ import annotations
 
 from datetime import date
 
+from components.aws.model.image_start import FAST_IMAGE_PULL_KEY, SNAPSHOT_KEY
+from components.aws.model.kinds import pool_kind
 from components.model.cold_start import (
     CloudColdStart,
     ColdStartFigures,
     DriverPath,
     Figure,
+    ImageStart,
     ImageStartFigure,
 )
 from components.model.schema import GpuPoolConfig, StackConfig
@@ -60,11 +63,12 @@ FIGURES = ColdStartFigures(
         "parallel-pull": ImageStartFigure(
             mb_per_second=Figure(
                 83,
-                629,
-                "amazon-eks-ami nodeadm/doc/examples.md: SOCI parallel pull wants root EBS "
-                ">= 600 MiB/s (629 MB/s)",
+                131,
+                "amazon-eks-ami nodeadm/doc/examples.md: SOCI parallel pull is bound by the "
+                "disk (it recommends root EBS >= 600 MiB/s); gpufleet's gp3 volumes keep gp3's "
+                "baseline 125 MiB/s (131 MB/s)",
                 estimate="no published end-to-end figure; low: the plain pull's best, high: "
-                "the disk throughput AWS recommends for it",
+                "the disk's write throughput, which parallel pull cannot pass",
             )
         ),
         "preloaded": ImageStartFigure(
@@ -85,6 +89,40 @@ class EksColdStart(CloudColdStart):
 
     def driver_path(self, config: StackConfig, pool: GpuPoolConfig) -> DriverPath:
         return "in-image"
+
+    def image_start(self, config: StackConfig, pool: GpuPoolConfig) -> ImageStart:
+        start = pool_kind(config.cluster, pool).image_start(pool)
+        if start.data_volume_snapshot:
+            return "preloaded"
+        return "parallel-pull" if start.fast_image_pull else "pull"
+
+    def faster_image_start(self, config: StackConfig, pool: GpuPoolConfig) -> tuple[str, ...]:
+        start = pool_kind(config.cluster, pool).image_start(pool)
+        if start.family is None or start.data_volume_snapshot:
+            return ()  # Auto Mode starts images its own way; a preloaded pool is the fastest
+        hints = []
+        if not start.fast_image_pull:
+            hints.append(
+                f"gpuPools[].{FAST_IMAGE_PULL_KEY}: true pulls layers in parallel (SOCI; off "
+                f"here: {start.reason}; docs/eks.md, fast image start)"
+            )
+        if start.family == "bottlerocket":
+            hints.append(
+                f"gpuPools[].{SNAPSHOT_KEY} preloads the images on the data volume "
+                "(docs/eks.md says how to build the snapshot)"
+            )
+        return tuple(hints)
+
+    def notes(self, config: StackConfig, pool: GpuPoolConfig) -> tuple[str, ...]:
+        start = pool_kind(config.cluster, pool).image_start(pool)
+        if start.family is None:
+            return (f"fast image start: {start.reason}",)
+        if start.data_volume_snapshot:
+            return (
+                "only the images on the data volume snapshot start preloaded, and its blocks "
+                "load from S3 on first read; any other image is pulled",
+            )
+        return ()
 
 
 COLD_START = EksColdStart()
