@@ -130,11 +130,11 @@ def test_what_gpufleet_cannot_check_offline_is_said_with_the_grant() -> None:
     said = [w for w in parse_config(config).warnings if "secondaryBootDisk" in w]
     assert any(f"not checked offline: that {IMAGE} exists" in w for w in said), said
     (grant,) = [w for w in said if "imageUser" in w]
-    assert (
-        "gcloud projects add-iam-policy-binding ml-images-prod --role roles/compute.imageUser"
-        in (grant)
-    )
-    assert "container-engine-robot" in grant and "not checked" in grant
+    # The MIG creates the disks as the Google APIs service agent (review gke-5 R5-1), per image.
+    assert "gcloud compute images add-iam-policy-binding" in grant
+    assert "--project ml-images-prod --role roles/compute.imageUser" in grant
+    assert "@cloudservices.gserviceaccount.com" in grant and "not checked" in grant
+    assert "container-engine-robot" not in grant and "trustedImageProjects" in grant
     config["gpuPools"][0]["gcp"] = {"secondaryBootDisk": "global/images/pytorch-cache"}
     assert not [w for w in parse_config(config).warnings if "imageUser" in w]
 

@@ -17,11 +17,14 @@ Sources, read 2026-11-28:
   (components/gcp/model/change_rules.py).
 - GKE docs, concepts/node-images: COS_CONTAINERD is the default node image; gpufleet's GPU pools
   send no imageType (components/gcp/gpu_pool.py), so theirs is COS_CONTAINERD.
-- Compute Engine docs, images/sharing-images-across-projects: a disk image of another project is
-  used through `roles/compute.imageUser` granted on that project (project level only). Who needs
-  it for GKE's nodes: the GKE service agent (service-PROJECT_NUMBER@container-engine-robot) and
-  the nodes' account, per Tigera's preload build script (secondary; GKE's own cross-project
-  section was not read first-hand).
+- Compute Engine docs, images/sharing-images-across-projects and managing-access-custom-images:
+  a disk image of another project is used through `roles/compute.imageUser`, granted on the
+  image itself (`gcloud compute images add-iam-policy-binding`) or on its project; a managed
+  instance group creates its VMs and their disks as the project's Google APIs service agent
+  (PROJECT_NUMBER@cloudservices.gserviceaccount.com), so that agent of the cluster's project
+  needs it (GKE node pools are managed instance groups); the nodes' runtime account never
+  reads its own disk image. The organization policy `constraints/compute.trustedImageProjects`
+  may refuse images of other projects (review gke-5 R5-1).
 """
 
 from __future__ import annotations
@@ -160,15 +163,16 @@ def image_start_warnings(cluster: ClusterConfig, pool: GpuPoolConfig, path: str)
         "is pulled as usual"
     ]
     if project is not None and project != own:
-        account = (
-            gcp_config.cluster_options(cluster).node_service_account or "<the nodeIdentity output>"
-        )
+        name = disk.rsplit("/", 1)[-1]
         warnings.append(
-            f"{path}.{KEY}: the disk image is in project {project}: GKE's nodes read it only "
-            f"with {IMAGE_USER_ROLE} there, which gpufleet does not grant in a project it does "
-            f"not manage: not checked. Grant it to the GKE service agent and the nodes' account: "
-            f"gcloud projects add-iam-policy-binding {project} --role {IMAGE_USER_ROLE} "
-            "--member serviceAccount:service-<CLUSTER_PROJECT_NUMBER>@container-engine-robot"
-            f".iam.gserviceaccount.com (and --member serviceAccount:{account})"
+            f"{path}.{KEY}: the disk image is in project {project}: the node pool's managed "
+            "instance group creates each node's disks as the cluster project's Google APIs "
+            f"service agent, which needs {IMAGE_USER_ROLE} on the image; gpufleet does not "
+            "grant it in a project it does not manage: not checked. Grant it on the image: "
+            f"gcloud compute images add-iam-policy-binding {name} --project {project} "
+            f"--role {IMAGE_USER_ROLE} --member serviceAccount:<CLUSTER_PROJECT_NUMBER>"
+            "@cloudservices.gserviceaccount.com (without it every scale-up fails and pods stay "
+            "Pending); an organization policy constraints/compute.trustedImageProjects must "
+            f"also allow {project}"
         )
     return warnings
