@@ -122,14 +122,26 @@ def test_a_gke_pool_with_a_preloaded_disk_waits_the_preloaded_figure_not_a_pull(
 
 def test_eks_pools_wait_as_their_image_start_says_parallel_pull_or_preloaded() -> None:
     starts = {s.pool: s for s in pool_cold_starts(_config("aws-training"), 15, TODAY)}
-    # Bottlerocket on a self-managed group pulls in parallel by default; AL2023 pulls.
-    assert starts["a100-spot"].image_start == "parallel-pull"
+    # No pool pulls in parallel by default (review eks-5 E5-1), and none is told to.
+    assert starts["a100-spot"].image_start == "pull"
     assert starts["h100"].image_start == "pull"
-    assert any("aws.fastImagePull: true" in s for s in starts["h100"].shorten)
+    assert not any("fastImagePull" in s for st in starts.values() for s in st.shorten)
+    assert any("SOCI parallel pull" in n and "is off" in n for n in starts["h100"].notes)
     assert any("aws.dataVolumeSnapshot" in s for s in starts["a100-spot"].shorten)
-    spot = starts["a100-spot"].parts["image"]
+    assert not any("aws.dataVolumeSnapshot" in s for s in starts["h100"].shorten)  # AL2023
+
+    def parallel(raw: dict) -> None:
+        pool = next(p for p in raw["gpuPools"] if p["name"] == "a100-spot")
+        pool["aws"]["fastImagePull"] = True
+
+    opted = next(
+        s
+        for s in pool_cold_starts(_config("aws-training", parallel), 15, TODAY)
+        if s.pool == "a100-spot"
+    )
+    assert opted.image_start == "parallel-pull"
     # Parallel pull cannot write faster than the gp3 disk: 15 GB at 131 MB/s at best.
-    assert spot.low == pytest.approx(15 * 1000 / 131, rel=0.01)
+    assert opted.parts["image"].low == pytest.approx(15 * 1000 / 131, rel=0.01)
 
     def preloaded(raw: dict) -> None:
         pool = next(p for p in raw["gpuPools"] if p["name"] == "a100-spot")

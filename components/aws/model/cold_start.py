@@ -62,22 +62,23 @@ FIGURES = ColdStartFigures(
         ),
         "parallel-pull": ImageStartFigure(
             mb_per_second=Figure(
-                83,
+                42,
                 131,
                 "amazon-eks-ami nodeadm/doc/examples.md: SOCI parallel pull is bound by the "
-                "disk (it recommends root EBS >= 600 MiB/s); gpufleet's gp3 volumes keep gp3's "
-                "baseline 125 MiB/s (131 MB/s)",
-                estimate="no published end-to-end figure; low: the plain pull's best, high: "
-                "the disk's write throughput, which parallel pull cannot pass",
+                "disk and may be slower below the 600 MiB/s it recommends; gpufleet's gp3 "
+                "volumes keep gp3's baseline 125 MiB/s (131 MB/s)",
+                estimate="no published end-to-end figure; low: a plain pull's slowest, high: "
+                "the disk's write throughput, which no pull can pass (review eks-5 E5-2)",
             )
         ),
         "preloaded": ImageStartFigure(
-            seconds=Figure(
-                0,
-                360,
-                "Amazon EBS: a volume from a snapshot loads its blocks from S3 on first read",
-                estimate="no published time; 0 s once the blocks are read, up to a plain "
-                "pull's 6 min on the first read",
+            mb_per_second=Figure(
+                42,
+                131,
+                "Amazon EBS: a volume made from a snapshot loads its blocks from S3 on first "
+                "read, and a node starting from zero always gets a fresh volume",
+                estimate="no published rate for a first read of a restored volume; taken as a "
+                "plain pull's slowest up to the gp3 disk's throughput (review eks-5 E5-2)",
             )
         ),
     },
@@ -100,23 +101,22 @@ class EksColdStart(CloudColdStart):
         start = pool_kind(config.cluster, pool).image_start(pool)
         if start.family is None or start.data_volume_snapshot:
             return ()  # Auto Mode starts images its own way; a preloaded pool is the fastest
-        hints = []
-        if not start.fast_image_pull:
-            hints.append(
-                f"gpuPools[].{FAST_IMAGE_PULL_KEY}: true pulls layers in parallel (SOCI; off "
-                f"here: {start.reason}; docs/eks.md, fast image start)"
-            )
-        if start.family == "bottlerocket":
-            hints.append(
-                f"gpuPools[].{SNAPSHOT_KEY} preloads the images on the data volume "
-                "(docs/eks.md says how to build the snapshot)"
-            )
-        return tuple(hints)
+        # SOCI parallel pull is not offered: on gpufleet's 125 MiB/s gp3 disks it may be slower
+        # (review eks-5 E5-2); the reason is in docs/eks.md and in the pool's note.
+        if start.family != "bottlerocket":
+            return ()
+        return (
+            f"gpuPools[].{SNAPSHOT_KEY} puts the images on the data volume before the pod "
+            "starts (no registry pull; its blocks still load from S3 on first read; docs/eks.md "
+            "says how to build the snapshot)",
+        )
 
     def notes(self, config: StackConfig, pool: GpuPoolConfig) -> tuple[str, ...]:
         start = pool_kind(config.cluster, pool).image_start(pool)
         if start.family is None:
             return (f"fast image start: {start.reason}",)
+        if not start.fast_image_pull and not start.data_volume_snapshot:
+            return (f"SOCI parallel pull ({FAST_IMAGE_PULL_KEY}) is off: {start.reason}",)
         if start.data_volume_snapshot:
             return (
                 "only the images on the data volume snapshot start preloaded, and its blocks "

@@ -90,8 +90,13 @@ FAST_PULL: Final[Mapping[AmiFamily, FastPullFacts]] = MappingProxyType(
         "bottlerocket": FastPullFacts(
             how="settings.container-runtime.snapshotter soci, pull-mode parallel-pull-unpack",
             since="1.44.0",
-            default_on=True,
-            why="a documented Bottlerocket setting (since 1.44.0) with no charge",
+            default_on=False,
+            why=(
+                "untuned soci parallel pull is bound by the disk: soci and amazon-eks-ami "
+                "recommend at least 600 MiB/s and warn that pulls may be slower below it "
+                "(gpufleet's gp3 has 125), and the pinned Bottlerocket's containerd 2.1 already "
+                "downloads layers in parallel chunks (review eks-5 E5-1)"
+            ),
         ),
     }
 )
