@@ -10,9 +10,10 @@ Sources (Microsoft Learn, read 2026-11-28):
   Linux AMD64 images only (no Windows, no ARM64). GPU VM sizes are not named either way.
 - pulumi-azure-native 3.29.0 (the pinned SDK, `containerservice/agent_pool.py`): AgentPool uses
   REST API 2025-09-01 and has no `artifact_streaming_profile` input (nor has the
-  ManagedCluster's agent pool profile); the property is in preview API versions only
-  (2025-10-02-preview types), which gpufleet does not use: a preview API is outside the
-  stable provider's support and may change or disappear.
+  ManagedCluster's agent pool profile). The property appears in preview API versions
+  (2025-10-02-preview types; azure-mgmt-containerservice's 2026-02-02-preview API view);
+  whether a newer stable API has it was not checked. gpufleet uses no preview API: one may
+  change or disappear, and the feature itself is a preview.
 - aks/node-auto-repair: on by default on AKS Standard and Automatic, no setting; it acts on a
   node that reports NotReady (or no status) for about 10 minutes, then reboots, reimages, and
   redeploys it in turn.
