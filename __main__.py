@@ -7,6 +7,7 @@ exports.
 import pulumi
 
 from components import program
+from components.model import gpu_health
 from components.model.pools import resolve_pools, system_pool
 from components.pulumi_config import load_from_pulumi
 
@@ -28,3 +29,5 @@ pulumi.export("kubeconfig", pulumi.Output.secret(cluster.kubeconfig))
 for name, value in cluster.exports.items():
     pulumi.export(name, value)
 sources.export()
+if config.gpu_software.monitoring.dcgm_exporter and pools:
+    pulumi.export(gpu_health.ALERT_RULES_OUTPUT, gpu_health.alert_rules_yaml())

@@ -28,10 +28,12 @@ DATA_FILE = PROJECT_DIR / "tests" / "data" / "chart_facts.json"
 DEFAULT_HELM_DIR = PROJECT_DIR.parent / "shared" / "reference" / "helm"
 
 # Keys kept wherever they occur, with their whole default: where the chart schedules its pods,
-# which components run, their images and requests, and the extra volumes it mounts.
+# which components run (and their arguments: the metrics list dcgm-exporter reads), their
+# images and requests, and the extra volumes it mounts.
 KEPT_KEYS = frozenset(
     {
         "affinity",
+        "arguments",
         "enabled",
         "extraConfigMapVolumes",
         "extraHostVolumes",
