@@ -89,11 +89,8 @@ def test_the_written_stack_plans_cleanly(
 
 
 def _inherent(warning: str) -> bool:
-    # AKS GPU pools have no image streaming through the pinned provider (azure/model/health.py).
     return (
-        " not checked" in warning
-        or "EKS Auto Mode replaces every node within 21 days" in warning
-        or "no fast image start on AKS" in warning
+        " not checked" in warning or "EKS Auto Mode replaces every node within 21 days" in warning
     )
 
 

@@ -16,7 +16,6 @@ from components.azure.model import allocatable as azure_allocatable
 from components.azure.model import (
     cluster_checks,
     gpu_software,
-    health,
     limits,
     prices,
     rbac,
@@ -148,7 +147,6 @@ class Azure(ManagedCloud):
         warnings: list[str],
     ) -> list[Problem]:
         warnings += reservations.capacity_warnings(cluster, pool, path, self.adopted(cluster))
-        warnings.append(health.fast_image_start_warning(pool.name, path))
         return super().check_pool(cluster, mode, pool, path, warnings)
 
     def reservation_cap(self, config: StackConfig, pool: GpuPoolConfig) -> ReservationCap | None:

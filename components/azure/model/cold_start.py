@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from datetime import date
 
+from components.azure.model import health
 from components.azure.model.config import software_options
 from components.model.cold_start import (
     CloudColdStart,
@@ -75,6 +76,10 @@ class AksColdStart(CloudColdStart):
             if own and config.gpu_software_mode == "gpu-operator"
             else "cloud-install"
         )
+
+    def notes(self, config: StackConfig, pool: GpuPoolConfig) -> tuple[str, ...]:
+        # Said with the estimate, not as a warning: no stack can act on it but by a warm node.
+        return (health.fast_image_start_note(),)
 
 
 COLD_START = AksColdStart()

@@ -80,10 +80,10 @@ AUTO_REPAIR: Final = AutoRepair(
 )
 
 
-def fast_image_start_warning(pool_name: str, path: str) -> str:
-    """What `plan` says of one AKS GPU pool: no image streaming, and why."""
+def fast_image_start_note() -> str:
+    """What the cold-start estimate of an AKS GPU pool says: no image streaming, and why."""
     start = ARTIFACT_STREAMING
     return (
-        f"{path} ({pool_name}): no fast image start on AKS: {start.reason}; the first pod "
-        f"on a new node pulls its whole image (minNodes: 1 keeps a warm node) [{start.source}]"
+        f"no fast image start on AKS: {start.reason}; the first pod on a new node pulls its "
+        f"whole image [{start.source}]"
     )
