@@ -4,6 +4,7 @@ tests that loop over stacks/ run on."""
 from __future__ import annotations
 
 import functools
+import gc
 import hashlib
 import json
 import os
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pulumi.runtime import settings as pulumi_settings
 
 from components.tooling.engine import Plan, plan_stack
 from components.tooling.stacks import all_stacks, load_stack
@@ -29,6 +31,21 @@ sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 SHARED_REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference"
+
+# Python's cyclic garbage collector took about half of a worker's CPU: a plan allocates hundreds
+# of thousands of short-lived objects (Pulumi's asyncio tasks and outputs), so with the default
+# thresholds (700, 10, 10) the oldest generation was collected every plan or two, and each such
+# pass walked the whole heap: the provider SDKs' classes, every test module and every cached plan
+# (up to 3 s a pass late in a run). Collecting less often, and freezing what lives all session
+# (the modules after collection, each cached plan: `_kept`) out of the collector's walk, halves
+# the suite's CPU (measured: 334 s -> 215 s user+sys for the whole run; the workers' peak memory
+# stays at 1.6 GB). Reference counting frees everything as before; only cycles wait longer.
+gc.set_threshold(10_000, 20, 20)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    gc.collect()
+    gc.freeze()
 
 
 # Plans shared between the xdist workers of one run: each worker planned the base stacks and
@@ -59,18 +76,27 @@ def _plan_cached(stack: str, overrides_json: str) -> Plan:
     stack_file = load_stack(stack)
     overrides = json.loads(overrides_json)
     if not _SHARED_PLANS:
-        return plan_stack(stack_file, overrides or None)
+        return _kept(plan_stack(stack_file, overrides or None))
     key = hashlib.sha256(
         "\0".join([stack, overrides_json, stack_file.path.read_text()]).encode()
     ).hexdigest()
     cached = _SHARED_PLANS[0] / f"{key}.pickle"
     if cached.is_file():
-        plan: Plan = pickle.loads(cached.read_bytes())
-        return plan
+        return _kept(pickle.loads(cached.read_bytes()))
     plan = plan_stack(stack_file, overrides or None)
     partial = cached.with_suffix(f".{os.getpid()}")
     partial.write_bytes(pickle.dumps(plan, protocol=pickle.HIGHEST_PROTOCOL))
     partial.replace(cached)  # atomic: the other worker never reads half a file
+    return _kept(plan)
+
+
+def _kept(plan: Plan) -> Plan:
+    """A plan the cache keeps for the session leaves the collector's walk, with the SDK modules
+    its run imported. The Pulumi runtime the run leaves set (root resource, mock monitor) is
+    reset first, so its graph is garbage now, collected, and never frozen."""
+    pulumi_settings.reset_options()
+    gc.collect()
+    gc.freeze()
     return plan
 
 

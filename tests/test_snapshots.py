@@ -89,8 +89,11 @@ def test_snapshots_are_reproducible_in_another_process(tmp_path: Path) -> None:
     """Another interpreter (other hash seed, other working directory) prints the same bytes
     through the CLI, so snapshots never flake and `plan --json` output can be diffed."""
     # The same day as the tests' (plans carry warnings judged on it, `warnings`).
+    # The collector's thresholds as the test workers set them (tests/conftest.py): fifteen plans
+    # in one process spent a third of their time walking the heap. They change no output byte.
     script = (
-        "import contextlib, io, json, sys\n"
+        "import contextlib, gc, io, json, sys\n"
+        "gc.set_threshold(10_000, 20, 20)\n"
         "from datetime import date\n"
         "from components.model import config\n"
         f"config.clock_today = lambda: date.fromisoformat({PINNED_TODAY.isoformat()!r})\n"

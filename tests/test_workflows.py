@@ -282,10 +282,14 @@ def test_the_diff_step_comments_changes_new_and_removed_stacks_and_policy_violat
     )
     # The team's budget, in the stack file: the workflow enforces it with no option of its own.
     warm = warm.rstrip("\n") + "\n  gpufleet:cost:\n    maxPerHour: 1\n"
-    checkout(tmp_path / "base", {"gcp-dev": dev, "gone": dev})
+    # The added and the removed stack: any valid stack shows the step's handling of a stack on
+    # one side only; an existing cluster's plan imports no cloud SDK, so each of its runs costs
+    # half of a cloud stack's.
+    lab = (PROJECT_DIR / "stacks" / "Pulumi.existing-dev.yaml").read_text()
+    checkout(tmp_path / "base", {"gcp-dev": dev, "gone": lab})
     checkout(
         tmp_path / "head",
-        {"gcp-dev": warm, "fresh": dev, "broken": "config:\n  gpufleet:cloud: mars\n"},
+        {"gcp-dev": warm, "fresh": lab, "broken": "config:\n  gpufleet:cloud: mars\n"},
     )
     output, summary = tmp_path / "github_output", tmp_path / "summary.md"
     env = {
