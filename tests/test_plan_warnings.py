@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from components.model.cold_start import DEFAULT_IMAGE_GB
 from components.model.config import parse_config
 from components.model.placeholders import find_placeholders
 from components.tooling import engine
@@ -57,7 +58,8 @@ def _planner(world: Mapping[str, Any]) -> Callable[[StackFile], Plan]:
     made: dict[str, Plan] = {}
     plan_stack = engine.plan_stack
 
-    def plan(stack: StackFile) -> Plan:
+    def plan(stack: StackFile, image_gb: float = DEFAULT_IMAGE_GB) -> Plan:
+        assert image_gb == DEFAULT_IMAGE_GB  # the cached plans are made at the default
         if stack.name not in made:
             if not world:
                 made[stack.name] = plan_of(stack.name)
