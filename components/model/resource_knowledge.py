@@ -101,6 +101,10 @@ class ResourceKnowledge:
     pool_readers: Mapping[str, PoolReader] = field(default_factory=_empty)
     # `fit`: node groups whose tags carry the cluster autoscaler's node-template tags.
     node_template_tags: Mapping[str, TagReader] = field(default_factory=_empty)
+    # The API groups of the cloud's own Kubernetes custom resources (`karpenter.k8s.aws`): their
+    # `kubernetes:<group>/...` tokens belong in the cloud's folder (the architecture test).
+    # Karpenter's `karpenter.sh` is every cloud's, and is not listed.
+    crd_groups: tuple[str, ...] = ()
     # The module of the cloud's offline mock (its `MOCK`, a `components.mock_world.CloudMock`);
     # "" when the cloud has none. A name, not an import: the mock is no part of the model.
     mock_module: str = ""

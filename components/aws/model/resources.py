@@ -160,5 +160,7 @@ RESOURCES: Final = ResourceKnowledge(
         {"aws:eks/nodeGroup:NodeGroup": _managed_group, _AUTO_SCALING_GROUP: _auto_scaling_group}
     ),
     node_template_tags=MappingProxyType({_AUTO_SCALING_GROUP: group_tags}),
+    # The API groups of its custom resources: Karpenter's EC2NodeClass and Auto Mode's NodeClass.
+    crd_groups=("karpenter.k8s.aws", "eks.amazonaws.com"),
     mock_module="components.aws.mock",
 )

@@ -88,5 +88,7 @@ RESOURCES: Final = ResourceKnowledge(
     pool_readers=MappingProxyType(
         {"azure-native:containerservice:AgentPool": _agent_pool, _MANAGED_CLUSTER: _inline_pools}
     ),
+    # The API group of AKS node auto-provisioning's AKSNodeClass, for the architecture test.
+    crd_groups=("karpenter.azure.com",),
     mock_module="components.azure.mock",
 )

@@ -89,5 +89,8 @@ RESOURCES: Final = ResourceKnowledge(
     ),
     adopted_clusters=MappingProxyType({"gpufleet:gcp:AdoptedCluster": "GKE"}),
     pool_readers=MappingProxyType({"gcp:container/nodePool:NodePool": _node_pool}),
+    # The API groups of GKE's custom resources (ComputeClass; multi-network objects such as
+    # GKENetworkParamSet), for the architecture test.
+    crd_groups=("cloud.google.com", "networking.gke.io"),
     mock_module="components.gcp.mock",
 )
