@@ -18,14 +18,12 @@ from components.azure.model import (
     gpu_software,
     limits,
     prices,
-    rbac,
     reservations,
     version_rules,
     versions,
 )
 from components.azure.model import config as azure_config
 from components.azure.model import daemonsets as aks_daemonsets
-from components.azure.model import node_effects as azure_node_effects
 from components.azure.model import offerings as azure_offerings
 from components.azure.model import resources as azure_resources
 from components.azure.model.catalog import (
@@ -65,8 +63,6 @@ class Azure(ManagedCloud):
     cluster_options = azure_config.AzureClusterOptions
     adopts_clusters = True
     resource_knowledge = azure_resources.RESOURCES
-    node_effects = azure_node_effects.NODE_EFFECTS
-    grant_waits = rbac.GRANT_WAITS
     # Where the existing cluster is, the node subnet for the GPU pools (default: the first
     # agent pool's), and how the Kubernetes provider signs in on an Entra ID cluster.
     adopted_cluster_keys = (
