@@ -58,6 +58,17 @@ def test_a_type_described_twice_is_refused() -> None:
         resource_index.merged(k.downtime for k in (*resource_index.KNOWLEDGE, twice))
 
 
+def test_shared_highlights_are_merged_like_a_clouds() -> None:
+    """Karpenter's NodePool is every cloud's: its highlights are the shared knowledge's, and a
+    cloud describing it too is refused rather than silently overridden."""
+    pool = "kubernetes:karpenter.sh/v1:NodePool"
+    assert pool in resource_index.SHARED.highlights
+    assert resource_index.HIGHLIGHTS[pool] == resource_index.SHARED.highlights[pool]
+    twice = ResourceKnowledge(highlights=MappingProxyType({pool: ("metadata.name",)}))
+    with pytest.raises(ValueError, match=f"{pool} is described twice"):
+        resource_index.merged(k.highlights for k in (*resource_index.KNOWLEDGE, twice))
+
+
 def test_day_two_tables_are_every_clouds_and_refuse_a_type_twice() -> None:
     """What changes do to running nodes is merged like the rest: each cloud's entries reach
     `diff`, and a type two clouds describe is a programming error, not last-wins."""

@@ -13,6 +13,7 @@ from typing import Final, TypeVar
 
 from components.model.catalog import provider_changes
 from components.model.catalog.component_roles import KUBERNETES_COMPONENT_ROLES
+from components.model.catalog.highlights import KUBERNETES_HIGHLIGHTS
 from components.model.catalog.node_effects import NodeEffect, RemovalEffect, SplitFromRoll
 from components.model.catalog.rejections import (
     DOWNTIME,
@@ -39,6 +40,7 @@ SHARED: Final = ResourceKnowledge(
     downtime=DOWNTIME,
     component_roles=KUBERNETES_COMPONENT_ROLES,
     managed_downtime=provider_changes.MANAGED_DOWNTIME,
+    highlights=KUBERNETES_HIGHLIGHTS,
 )
 KNOWLEDGE: Final[tuple[ResourceKnowledge, ...]] = (
     SHARED,
