@@ -89,9 +89,6 @@ class Aws(ManagedCloud):
     several_machine_types = True
     accelerator_label = EKS_ACCELERATOR_LABEL
     offerings: ClassVar[Offerings] = aws_offerings
-    # Reservations and Capacity Blocks under Karpenter and the autoscaler's node groups, queued
-    # pools under the autoscaler (components/aws/model/capacity.py says which where).
-    capacity_orders = capacity.EVERY_ORDER
 
     def pool_kind(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> EksPoolKind:
         return kinds.pool_kind(cluster, pool)

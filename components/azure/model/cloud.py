@@ -34,7 +34,6 @@ from components.azure.model.catalog import (
 from components.azure.model.kinds.agent_pools import (
     AGENT_POOL_LABEL,
     AGENT_POOLS,
-    CAPACITY_ORDERS,
     PARTITION_SIZE_LABEL,
 )
 from components.model.allocatable import NodeAllocatable
@@ -118,8 +117,6 @@ class Azure(ManagedCloud):
         return cluster_checks.cluster_problems(cluster, self.adopted(cluster))
 
     # --- capacity (docs/capacity.md, docs/aks.md) ---------------------------------------------
-    # Every agent pool's (components/azure/model/kinds/agent_pools.py says why).
-    capacity_orders = CAPACITY_ORDERS
     capacity_advice: ClassVar[str] = (
         "a capacity reservation group is capacity [reserved, on-demand] with "
         "gpuPools[].azure.capacityReservationGroupId; capacity blocks and flex-start are "
