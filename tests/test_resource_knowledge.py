@@ -10,6 +10,7 @@ import pytest
 from components.model import resource_index
 from components.model.registry import CLOUDS
 from components.model.resource_knowledge import ResourceKnowledge
+from components.tooling import diff_nodes, diff_waits, mockcloud
 from components.tooling.render import render_tree
 from tests.conftest import plan_of
 
@@ -30,6 +31,11 @@ def test_a_cloud_describes_only_its_own_types(name: str) -> None:
         knowledge.clusters,
         knowledge.pool_readers,
         knowledge.moves_managed_resources,
+        knowledge.node_effects,
+        knowledge.control_plane_version,
+        knowledge.version_bump_effects,
+        knowledge.removal_effects,
+        knowledge.split_from_roll,
     ]
     strays = [key for table in tables for key in table if not key.startswith(own)]
     assert strays == []
@@ -50,6 +56,45 @@ def test_a_type_described_twice_is_refused() -> None:
     twice = ResourceKnowledge(downtime=MappingProxyType({"aws:eks/cluster:Cluster": "x"}))
     with pytest.raises(ValueError, match="aws:eks/cluster:Cluster is described twice"):
         resource_index.merged(k.downtime for k in (*resource_index.KNOWLEDGE, twice))
+
+
+def test_shared_highlights_are_merged_like_a_clouds() -> None:
+    """Karpenter's NodePool is every cloud's: its highlights are the shared knowledge's, and a
+    cloud describing it too is refused rather than silently overridden."""
+    pool = "kubernetes:karpenter.sh/v1:NodePool"
+    assert pool in resource_index.SHARED.highlights
+    assert resource_index.HIGHLIGHTS[pool] == resource_index.SHARED.highlights[pool]
+    twice = ResourceKnowledge(highlights=MappingProxyType({pool: ("metadata.name",)}))
+    with pytest.raises(ValueError, match=f"{pool} is described twice"):
+        resource_index.merged(k.highlights for k in (*resource_index.KNOWLEDGE, twice))
+
+
+def test_day_two_tables_are_every_clouds_and_refuse_a_type_twice() -> None:
+    """What changes do to running nodes is merged like the rest: each cloud's entries reach
+    `diff`, and a type two clouds describe is a programming error, not last-wins."""
+    for name in PROVIDER_PREFIX:
+        knowledge = CLOUDS[name].resource_knowledge
+        assert knowledge.node_effects
+        assert all(
+            diff_nodes.NODE_EFFECTS[token] == effects
+            for token, effects in knowledge.node_effects.items()
+        )
+        assert all(
+            diff_nodes.REMOVAL_EFFECTS[token] == effect
+            for token, effect in knowledge.removal_effects.items()
+        )
+    assert dict(diff_waits.GRANT_WAITS) == dict(CLOUDS["azure"].resource_knowledge.grant_waits)
+    token, effects = next(iter(CLOUDS["gcp"].resource_knowledge.node_effects.items()))
+    twice = ResourceKnowledge(node_effects=MappingProxyType({token: effects}))
+    with pytest.raises(ValueError, match="is described twice"):
+        resource_index.merged(k.node_effects for k in (*resource_index.KNOWLEDGE, twice))
+
+
+def test_a_type_two_mocks_answer_for_is_refused() -> None:
+    aws = importlib.import_module("components.aws.mock").MOCK
+    with pytest.raises(ValueError, match="is described twice"):
+        resource_index.merged(m.resources for m in (*mockcloud.MOCKS, aws))
+    assert set(mockcloud.RESOURCES) == {t for m in mockcloud.MOCKS for t in m.resources}
 
 
 @pytest.mark.parametrize(

@@ -284,7 +284,7 @@ def build(
                         capacity=karpenter_pool.capacity_types(
                             pool.capacity, options.on_demand_fallback
                         ),
-                        # Sized by its largest allowed type (ManagedCloud.sizing_machine).
+                        # Sized by its largest allowed type (pool_resolution.sizing_machine).
                         largest=(pool.vcpus, pool.memory_gib),
                         consolidate_underutilized=options.consolidate_underutilized,
                     ),

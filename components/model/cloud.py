@@ -13,7 +13,6 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from components.model import admission, existing_cluster
@@ -28,7 +27,6 @@ from components.model.capacity import (
     declared_order,
 )
 from components.model.catalog.gpus import GpuModel, MachineCatalog, MachineType
-from components.model.catalog.node_effects import NodeEffect, RemovalEffect, SplitFromRoll
 from components.model.daemonsets import NodeDaemonSet
 from components.model.lifecycle import Assessment, VersionLifecycle
 from components.model.pool_spec import PoolSpec
@@ -106,20 +104,6 @@ class Cloud(ABC):
     adopted_cluster_keys: ClassVar[tuple[str, ...]] = ()
     # How this cloud's nodes and control plane are priced (None: gpufleet prices nothing here).
     pricing: ClassVar[Pricing | None] = None
-    # What an in-place change of each of this cloud's node-carrying resource types does to the
-    # running nodes (by type token; components/<cloud>/model/node_effects.py), the control
-    # plane's version input per cluster type, and what its minor bump does to the nodes of a
-    # provisioner that does not follow it (keyed by the type that marks the provisioner).
-    node_effects: ClassVar[Mapping[str, tuple[NodeEffect, ...]]] = MappingProxyType({})
-    # What `diff` says of a resource whose inputs wait for a grant made (or replaced) in the
-    # same `up` to propagate, by (grant type, type of what waits).
-    grant_waits: ClassVar[Mapping[tuple[str, str], str]] = MappingProxyType({})
-    control_plane_version: ClassVar[Mapping[str, str]] = MappingProxyType({})
-    version_bump_effects: ClassVar[Mapping[str, NodeEffect]] = MappingProxyType({})
-    # What deleting each node-carrying type does to its nodes, and which changes must not go
-    # in the `up` that rolls the same resource (components/model/catalog/node_effects.py).
-    removal_effects: ClassVar[Mapping[str, RemovalEffect]] = MappingProxyType({})
-    split_from_roll: ClassVar[Mapping[str, SplitFromRoll]] = MappingProxyType({})
     # The cloud's own per-node agents whose requests no source gives: a GPU pool's
     # allocatablePerNode is an upper bound by their requests (said by `plan` and `fit`).
     uncounted_daemonsets: ClassVar[tuple[str, ...]] = ()

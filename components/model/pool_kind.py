@@ -42,8 +42,6 @@ class PoolTraits:
 
     # What scales the pool from zero, as fit names it.
     provisioner_name: str = CLUSTER_AUTOSCALER
-    # Memory fraction the provisioner plans new nodes without, beyond the allocatable's.
-    provisioner_memory_overhead: float = 0.0
     # The provisioner chooses among the pool's machine types for each pending pod (Karpenter)
     # rather than simulating one type per group (the cluster autoscaler: the first).
     picks_type_per_pod: bool = False

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from components.model.admission import ExtendedResourceToleration
-from components.model.allocatable import GIB, MIB, NodeAllocatable
+from components.model.allocatable import NodeAllocatable
 from components.model.catalog.gpus import GPU_MODELS, GpuModel, MachineType
 from components.model.daemonsets import NodeDaemonSet, after_daemonsets, gpufleet_daemonsets
 from components.model.labels import (
@@ -106,8 +106,6 @@ class NodeRoom:
     allocatable: dict[str, int | str]
     daemonsets: tuple[NodeDaemonSet, ...]
     known: bool
-    autoscaler_shape: dict[str, str]
-    shape_note: str | None
 
 
 def sizing_machine(traits: PoolTraits, machines: list[MachineType]) -> MachineType:
@@ -194,22 +192,10 @@ def node_room(
         mig=pool.mig_partition_size is not None,
     ) + cloud.node_daemonsets(config, pool)
     node = cloud.pool_allocatable(config, pool, sized)
-    shape: dict[str, str] = {}
-    note: str | None = None
     if node is not None:
         # What the user's pods can have: the DaemonSets' requests come off first.
-        left = after_daemonsets(node, daemonsets)
-        allocatable.update(left.quantities())
-        overhead = traits.provisioner_memory_overhead
-        if overhead:
-            # The provisioner plans new nodes with less memory than they will report.
-            assumed = left.memory_bytes - int(overhead * sized.memory_gib * GIB)
-            shape["memory"] = f"{assumed // MIB}Mi"
-            note = (
-                f"it plans new nodes with {overhead:.1%} of their memory kept for the "
-                "hypervisor: ask for less memory, or allow a larger machine type"
-            )
-    return NodeRoom(allocatable, daemonsets, node is not None, shape, note)
+        allocatable.update(after_daemonsets(node, daemonsets).quantities())
+    return NodeRoom(allocatable, daemonsets, node is not None)
 
 
 def one_shared_gpu_per_container(pool: GpuPoolConfig, via: SharingVia, gpus_per_node: int) -> bool:
@@ -263,8 +249,6 @@ def resolve_gpu_pool(cloud: ResolvingCloud, config: StackConfig, pool: GpuPoolCo
         sharing_via=shared.via,
         autoscaler_labels=labels.at_zero,
         autoscaler_taints=taints,
-        autoscaler_shape=room.autoscaler_shape,
-        autoscaler_shape_note=room.shape_note,
         provisioner=traits.provisioner_name,
         keep_running_annotations=traits.keep_running_annotations,
         autoscaler_resources={

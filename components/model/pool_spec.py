@@ -96,10 +96,6 @@ class PoolSpec:
     autoscaler_labels: Mapping[str, str] | None = None
     autoscaler_taints: tuple[Taint, ...] = ()
     autoscaler_resources: Mapping[str, int] = field(default_factory=dict)
-    # cpu/memory (quantities) the autoscaler assumes a new node offers, where it assumes less
-    # than the node will have (Karpenter's VM memory overhead).
-    autoscaler_shape: Mapping[str, str] = field(default_factory=dict)
-    autoscaler_shape_note: str | None = None  # why, and what to do about it
     # What scales the pool from zero (in fit's messages).
     provisioner: str = "the cluster autoscaler"
     # Pod annotations that keep a running job's node from being consolidated away (set from

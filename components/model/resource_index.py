@@ -1,17 +1,20 @@
 """Every resource type gpufleet knows, looked up by type token: each cloud's knowledge
 (`Cloud.resource_knowledge`, from `components/<cloud>/model/resources.py`) merged with the shared
-Kubernetes and Pulumi tables of `catalog/`. What `diff`, `plan`'s tree, the Mermaid chart, `fit`
-and the mocks ask about a type, they ask here, so none of them names a cloud's type.
+Kubernetes and Pulumi tables of `catalog/`. What `diff` (replacements, refusals, what changes do to
+running nodes, grant waits), `plan`'s tree, the Mermaid chart, `fit` and the mocks ask about a
+type, they ask here, so none of them names a cloud's type.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Final, TypeVar
 
 from components.model.catalog import provider_changes
 from components.model.catalog.component_roles import KUBERNETES_COMPONENT_ROLES
+from components.model.catalog.highlights import KUBERNETES_HIGHLIGHTS
+from components.model.catalog.node_effects import NodeEffect, RemovalEffect, SplitFromRoll
 from components.model.catalog.rejections import (
     DOWNTIME,
     Refusal,
@@ -37,6 +40,7 @@ SHARED: Final = ResourceKnowledge(
     downtime=DOWNTIME,
     component_roles=KUBERNETES_COMPONENT_ROLES,
     managed_downtime=provider_changes.MANAGED_DOWNTIME,
+    highlights=KUBERNETES_HIGHLIGHTS,
 )
 KNOWLEDGE: Final[tuple[ResourceKnowledge, ...]] = (
     SHARED,
@@ -44,9 +48,13 @@ KNOWLEDGE: Final[tuple[ResourceKnowledge, ...]] = (
 )
 
 
-def merged(tables: Iterable[Mapping[str, Any]]) -> Mapping[str, Any]:
+Key = TypeVar("Key")
+Value = TypeVar("Value")
+
+
+def merged(tables: Iterable[Mapping[Key, Value]]) -> Mapping[Key, Value]:
     """One table of several; a type token two of them claim is a programming error."""
-    result: dict[str, Any] = {}
+    result: dict[Key, Value] = {}
     for table in tables:
         for key, value in table.items():
             if key in result:
@@ -82,6 +90,16 @@ CLUSTERS: Final[Mapping[str, ClusterShape]] = merged(k.clusters for k in KNOWLED
 ADOPTED_CLUSTERS: Final[Mapping[str, str]] = merged(k.adopted_clusters for k in KNOWLEDGE)
 POOL_READERS: Final[Mapping[str, PoolReader]] = merged(k.pool_readers for k in KNOWLEDGE)
 NODE_TEMPLATE_TAGS: Final[Mapping[str, TagReader]] = merged(k.node_template_tags for k in KNOWLEDGE)
+NODE_EFFECTS: Final[Mapping[str, tuple[NodeEffect, ...]]] = merged(
+    k.node_effects for k in KNOWLEDGE
+)
+CONTROL_PLANE_VERSION: Final[Mapping[str, str]] = merged(k.control_plane_version for k in KNOWLEDGE)
+VERSION_BUMP_EFFECTS: Final[Mapping[str, NodeEffect]] = merged(
+    k.version_bump_effects for k in KNOWLEDGE
+)
+REMOVAL_EFFECTS: Final[Mapping[str, RemovalEffect]] = merged(k.removal_effects for k in KNOWLEDGE)
+SPLIT_FROM_ROLL: Final[Mapping[str, SplitFromRoll]] = merged(k.split_from_roll for k in KNOWLEDGE)
+GRANT_WAITS: Final[Mapping[tuple[str, str], str]] = merged(k.grant_waits for k in KNOWLEDGE)
 MOCK_MODULES: Final[tuple[str, ...]] = tuple(k.mock_module for k in KNOWLEDGE if k.mock_module)
 
 

@@ -7,7 +7,8 @@ Every table is keyed by a type token (a provider's `aws:eks/cluster:Cluster`, or
 `gpufleet:aws:Cluster`), so shared code never names one. What each table means, and where its
 facts come from, is said where the shared rules that read it live: `catalog/replacements.py`
 (replacements), `catalog/rejections.py` (refusals, downtime, notes), `catalog/component_roles.py`,
-`catalog/provider_changes.py`.
+`catalog/provider_changes.py`; what updates and removals do to running nodes, in
+`catalog/node_effects.py`.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from components.model.catalog.node_effects import NodeEffect, RemovalEffect, SplitFromRoll
 from components.model.catalog.rejections import Refusal, ReplacementNote, UnsafeMove, UnsafeTogether
 
 
-def _empty() -> Mapping[str, Any]:
+def _empty() -> Mapping[Any, Any]:
     return MappingProxyType({})
 
 
@@ -92,6 +94,20 @@ class ResourceKnowledge:
     moves_source: Mapping[str, str] = field(default_factory=_empty)
     moves_note: Mapping[str, str] = field(default_factory=_empty)
     managed_downtime: Mapping[str, str] = field(default_factory=_empty)
+    # diff, day two: what an in-place change of each node-carrying type does to its running
+    # nodes (components/<cloud>/model/node_effects.py), the control plane's version input per
+    # cluster type, and what its minor bump does to the nodes of a provisioner that does not
+    # follow it (keyed by the type that marks the provisioner).
+    node_effects: Mapping[str, tuple[NodeEffect, ...]] = field(default_factory=_empty)
+    control_plane_version: Mapping[str, str] = field(default_factory=_empty)
+    version_bump_effects: Mapping[str, NodeEffect] = field(default_factory=_empty)
+    # What deleting each node-carrying type does to its nodes, and which changes must not go in
+    # the `up` that rolls the same resource.
+    removal_effects: Mapping[str, RemovalEffect] = field(default_factory=_empty)
+    split_from_roll: Mapping[str, SplitFromRoll] = field(default_factory=_empty)
+    # What `diff` says of a resource whose inputs wait for a grant made (or replaced) in the
+    # same `up` to propagate, by (grant type, type of what waits).
+    grant_waits: Mapping[tuple[str, str], str] = field(default_factory=_empty)
     # plan's tree: the input properties worth seeing at a glance (dotted camelCase paths).
     highlights: Mapping[str, tuple[str, ...]] = field(default_factory=_empty)
     # The Mermaid chart: clusters gpufleet creates, and the components of clusters it adopts
@@ -101,6 +117,10 @@ class ResourceKnowledge:
     pool_readers: Mapping[str, PoolReader] = field(default_factory=_empty)
     # `fit`: node groups whose tags carry the cluster autoscaler's node-template tags.
     node_template_tags: Mapping[str, TagReader] = field(default_factory=_empty)
+    # The API groups of the cloud's own Kubernetes custom resources (`karpenter.k8s.aws`): their
+    # `kubernetes:<group>/...` tokens belong in the cloud's folder (the architecture test).
+    # Karpenter's `karpenter.sh` is every cloud's, and is not listed.
+    crd_groups: tuple[str, ...] = ()
     # The module of the cloud's offline mock (its `MOCK`, a `components.mock_world.CloudMock`);
     # "" when the cloud has none. A name, not an import: the mock is no part of the model.
     mock_module: str = ""

@@ -64,7 +64,7 @@ class ResourceRef:
     kept: bool = False
     # What the reviewer must know about it (an added pool that waits for a new grant).
     notes: tuple[str, ...] = ()
-    # Removed: what that does to the nodes it runs (Cloud.removal_effects; "" for no nodes).
+    # Removed: what that does to the nodes it runs (ResourceKnowledge.removal_effects; "" for no nodes).
     node_note: str = ""
 
 

@@ -1,5 +1,5 @@
 """What an in-place update does to the running nodes of a pool, from each cloud's table
-(`Cloud.node_effects`; the effects in :mod:`components.model.catalog.node_effects`): the
+(`ResourceKnowledge.node_effects`, merged in `resource_index`; the effects in :mod:`components.model.catalog.node_effects`): the
 ``running nodes:`` lines and the ``~ ROLLS`` verdict of `diff`."""
 
 from __future__ import annotations
@@ -10,13 +10,8 @@ import re
 from collections.abc import Sequence, Set
 from typing import Any
 
-from components.model.catalog.node_effects import (
-    EFFECTS,
-    NodeEffect,
-    RemovalEffect,
-    SplitFromRoll,
-)
-from components.model.registry import CLOUDS
+from components.model import resource_index
+from components.model.catalog.node_effects import EFFECTS, NodeEffect
 from components.tooling.diff_model import (
     NodeEffectOrUnknown,
     NodeNote,
@@ -32,24 +27,13 @@ _UNKNOWN = (
 _ORDER = {effect: position for position, effect in enumerate((*EFFECTS, "unknown"))}
 _MINOR = re.compile(r"^v?(\d+\.\d+)")
 
-# Every cloud's tables, merged: each type token belongs to one cloud.
-NODE_EFFECTS: dict[str, tuple[NodeEffect, ...]] = {
-    token: effects for cloud in CLOUDS.values() for token, effects in cloud.node_effects.items()
-}
-CONTROL_PLANE_VERSION: dict[str, str] = {
-    token: path for cloud in CLOUDS.values() for token, path in cloud.control_plane_version.items()
-}
-VERSION_BUMP_EFFECTS: dict[str, NodeEffect] = {
-    token: effect
-    for cloud in CLOUDS.values()
-    for token, effect in cloud.version_bump_effects.items()
-}
-REMOVAL_EFFECTS: dict[str, RemovalEffect] = {
-    token: effect for cloud in CLOUDS.values() for token, effect in cloud.removal_effects.items()
-}
-SPLIT_FROM_ROLL: dict[str, SplitFromRoll] = {
-    token: rule for cloud in CLOUDS.values() for token, rule in cloud.split_from_roll.items()
-}
+# Every cloud's tables, merged (a type two clouds describe is refused there). NODE_EFFECTS is a
+# copy a test may reorder.
+NODE_EFFECTS: dict[str, tuple[NodeEffect, ...]] = dict(resource_index.NODE_EFFECTS)
+CONTROL_PLANE_VERSION = resource_index.CONTROL_PLANE_VERSION
+VERSION_BUMP_EFFECTS = resource_index.VERSION_BUMP_EFFECTS
+REMOVAL_EFFECTS = resource_index.REMOVAL_EFFECTS
+SPLIT_FROM_ROLL = resource_index.SPLIT_FROM_ROLL
 
 
 def _minor(value: Any) -> str | None:

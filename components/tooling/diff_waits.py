@@ -6,7 +6,7 @@ of an Entra ID cluster: components/azure/rbac.py), so such an `up` takes longer 
 suggest. A plan records each resource's dependencies; those that are not explicit
 (`options.dependsOn`) are the resources its inputs come from. Where an input comes from a grant
 that is added or replaced in this diff, and the cloud says what waits for it
-(`Cloud.grant_waits`), the note goes on what waits when it is added or changed, else on the
+(`ResourceKnowledge.grant_waits`), the note goes on what waits when it is added or changed, else on the
 grant (naming what waits).
 """
 
@@ -16,13 +16,11 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from components.model.registry import CLOUDS
+from components.model import resource_index
 from components.tooling.diff_model import PlanDiff, ResourceChange, ResourceRef
 
-# Every cloud's table, merged: each grant type belongs to one cloud.
-GRANT_WAITS: dict[tuple[str, str], str] = {
-    key: says for cloud in CLOUDS.values() for key, says in cloud.grant_waits.items()
-}
+# Every cloud's table, merged: each grant type belongs to one cloud (resource_index refuses two).
+GRANT_WAITS = resource_index.GRANT_WAITS
 _GRANT_TYPES = frozenset(grant for grant, _ in GRANT_WAITS)
 Noted = TypeVar("Noted", ResourceRef, ResourceChange)
 

@@ -123,9 +123,6 @@ def _spec_autoscaler_template(spec: PoolSpec) -> NodeTemplate | None:
         labels=spec.autoscaler_labels,
         taints=(Taint(t.key, t.value, t.effect) for t in spec.autoscaler_taints),
         allocatable=spec.autoscaler_resources,
-        memory_bytes=quantity.memory_bytes(spec.autoscaler_shape["memory"])
-        if "memory" in spec.autoscaler_shape
-        else None,
     )
 
 
@@ -138,7 +135,6 @@ def _view(spec: PoolSpec, scale_from_zero: NodeTemplate | None) -> PoolView:
         scale_from_zero=scale_from_zero,
         extended_resource_toleration=spec.extended_resource_toleration,
         provisioner=spec.provisioner,
-        shape_note=spec.autoscaler_shape_note,
     )
 
 

@@ -11,25 +11,9 @@ from components.model.registry import CLOUDS
 from components.model.resource_knowledge import input_at
 from components.tooling.engine import Plan, RecordedResource
 
-# The input properties worth seeing at a glance, per shared Kubernetes type (dotted camelCase
-# paths); each cloud's types are in its resource knowledge (resource_index.HIGHLIGHTS). A
-# Karpenter NodePool (karpenter.sh, any cloud's Karpenter) shows what a node pool or group does:
-# its machines and capacity types (the requirements), GPU limit, taints, and how it disrupts.
-KUBERNETES_HIGHLIGHTS: Mapping[str, tuple[str, ...]] = {
-    "kubernetes:helm.sh/v3:Release": ("chart", "version", "namespace"),
-    "kubernetes:batch/v1:Job": ("metadata.name", "metadata.namespace"),
-    "kubernetes:apps/v1:Deployment": ("metadata.name", "spec.replicas"),
-    "kubernetes:karpenter.sh/v1:NodePool": (
-        "metadata.name",
-        "spec.template.spec.requirements",
-        "spec.limits",
-        "spec.template.spec.taints",
-        "spec.template.spec.expireAfter",
-        "spec.disruption.consolidationPolicy",
-    ),
-    "kubernetes:karpenter.sh/v1alpha1:NodeOverlay": ("metadata.name", "spec.capacity"),
-}
-HIGHLIGHTS: Mapping[str, tuple[str, ...]] = {**resource_index.HIGHLIGHTS, **KUBERNETES_HIGHLIGHTS}
+# The input properties worth seeing at a glance, per type: each cloud's and the shared Kubernetes
+# ones (catalog/highlights.py), merged in the resource index.
+HIGHLIGHTS: Mapping[str, tuple[str, ...]] = resource_index.HIGHLIGHTS
 _MAX_VALUE = 90
 
 

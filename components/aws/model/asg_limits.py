@@ -52,7 +52,7 @@ def tag_problems(
             )
     # gpufleet's own tags per group: discovery (2, and gpufleet's own on an adopted
     # cluster), instance (5 and the node termination handler's), resources (2) and the
-    # labels and taints every GPU pool gets (see resolve_pool and the GPU taint).
+    # labels and taints every GPU pool gets (see pool_resolution.node_labels and the GPU taint).
     configured_by_label = pool.sharing is not None or pool.mig_partition_size is not None
     instance = 6
     labelled_by_nodeadm = provisioners.nodeadm_labels_gpu(cluster, pool)

@@ -48,9 +48,7 @@ from typing import Any
 from components.aws.model import config as aws_config
 from components.aws.model.catalog import CATALOG
 from components.model.capacity import (
-    ON_DEMAND,
     QUEUED,
-    SPOT,
     CapacityOrder,
     ReservationCap,
     declared_order,
@@ -67,7 +65,6 @@ KARPENTER_ORDERS: tuple[CapacityOrder, ...] = tuple(
     (word, *rest) for word in RESERVATION_WORDS for rest in _FALLBACKS
 )
 GROUP_ORDERS: tuple[CapacityOrder, ...] = ((RESERVED,), (CAPACITY_BLOCK,))
-EVERY_ORDER: tuple[CapacityOrder, ...] = (ON_DEMAND, SPOT, *KARPENTER_ORDERS, QUEUED)
 
 # EC2 reservation ids: cr- and 17 (or, older, 8) hex digits (EC2 API CapacityReservation);
 # Karpenter's CRD takes ^cr-[0-9a-z]+$.

@@ -25,7 +25,6 @@ from components.aws.model import (
 )
 from components.aws.model import config as aws_config
 from components.aws.model import daemonsets as aws_daemonsets
-from components.aws.model import node_effects as aws_node_effects
 from components.aws.model import offerings as aws_offerings
 from components.aws.model import resources as aws_resources
 from components.aws.model.asg_limits import EKS_ACCELERATOR_LABEL
@@ -56,11 +55,6 @@ class Aws(ManagedCloud):
     cluster_options = aws_config.AwsClusterOptions
     adopts_clusters = True
     resource_knowledge = aws_resources.RESOURCES
-    node_effects = aws_node_effects.NODE_EFFECTS
-    control_plane_version = aws_node_effects.CONTROL_PLANE_VERSION
-    version_bump_effects = aws_node_effects.VERSION_BUMP_EFFECTS
-    removal_effects = aws_node_effects.REMOVAL_EFFECTS
-    split_from_roll = aws_node_effects.SPLIT_FROM_ROLL
     existing_options = aws_config.AwsExistingOptions
     # Where the GPU nodes go, what brings them up, and how gpufleet's own autoscaler expands.
     adopted_cluster_keys = (
@@ -95,9 +89,6 @@ class Aws(ManagedCloud):
     several_machine_types = True
     accelerator_label = EKS_ACCELERATOR_LABEL
     offerings: ClassVar[Offerings] = aws_offerings
-    # Reservations and Capacity Blocks under Karpenter and the autoscaler's node groups, queued
-    # pools under the autoscaler (components/aws/model/capacity.py says which where).
-    capacity_orders = capacity.EVERY_ORDER
 
     def pool_kind(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> EksPoolKind:
         return kinds.pool_kind(cluster, pool)

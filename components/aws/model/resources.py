@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
-from components.aws.model import change_rules
+from components.aws.model import change_rules, node_effects
 from components.model.labels import POOL_LABEL
 from components.model.resource_knowledge import (
     ClusterShape,
@@ -160,5 +160,12 @@ RESOURCES: Final = ResourceKnowledge(
         {"aws:eks/nodeGroup:NodeGroup": _managed_group, _AUTO_SCALING_GROUP: _auto_scaling_group}
     ),
     node_template_tags=MappingProxyType({_AUTO_SCALING_GROUP: group_tags}),
+    node_effects=node_effects.NODE_EFFECTS,
+    control_plane_version=node_effects.CONTROL_PLANE_VERSION,
+    version_bump_effects=node_effects.VERSION_BUMP_EFFECTS,
+    removal_effects=node_effects.REMOVAL_EFFECTS,
+    split_from_roll=node_effects.SPLIT_FROM_ROLL,
+    # The API groups of its custom resources: Karpenter's EC2NodeClass and Auto Mode's NodeClass.
+    crd_groups=("karpenter.k8s.aws", "eks.amazonaws.com"),
     mock_module="components.aws.mock",
 )

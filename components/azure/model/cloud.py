@@ -18,14 +18,12 @@ from components.azure.model import (
     gpu_software,
     limits,
     prices,
-    rbac,
     reservations,
     version_rules,
     versions,
 )
 from components.azure.model import config as azure_config
 from components.azure.model import daemonsets as aks_daemonsets
-from components.azure.model import node_effects as azure_node_effects
 from components.azure.model import offerings as azure_offerings
 from components.azure.model import resources as azure_resources
 from components.azure.model.catalog import (
@@ -36,7 +34,6 @@ from components.azure.model.catalog import (
 from components.azure.model.kinds.agent_pools import (
     AGENT_POOL_LABEL,
     AGENT_POOLS,
-    CAPACITY_ORDERS,
     PARTITION_SIZE_LABEL,
 )
 from components.model.allocatable import NodeAllocatable
@@ -65,8 +62,6 @@ class Azure(ManagedCloud):
     cluster_options = azure_config.AzureClusterOptions
     adopts_clusters = True
     resource_knowledge = azure_resources.RESOURCES
-    node_effects = azure_node_effects.NODE_EFFECTS
-    grant_waits = rbac.GRANT_WAITS
     # Where the existing cluster is, the node subnet for the GPU pools (default: the first
     # agent pool's), and how the Kubernetes provider signs in on an Entra ID cluster.
     adopted_cluster_keys = (
@@ -122,8 +117,6 @@ class Azure(ManagedCloud):
         return cluster_checks.cluster_problems(cluster, self.adopted(cluster))
 
     # --- capacity (docs/capacity.md, docs/aks.md) ---------------------------------------------
-    # Every agent pool's (components/azure/model/kinds/agent_pools.py says why).
-    capacity_orders = CAPACITY_ORDERS
     capacity_advice: ClassVar[str] = (
         "a capacity reservation group is capacity [reserved, on-demand] with "
         "gpuPools[].azure.capacityReservationGroupId; capacity blocks and flex-start are "

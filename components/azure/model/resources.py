@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
-from components.azure.model import change_rules
+from components.azure.model import change_rules, node_effects, rbac
 from components.model.labels import POOL_LABEL
 from components.model.resource_knowledge import ClusterShape, DeclaredPool, ResourceKnowledge
 
@@ -88,5 +88,9 @@ RESOURCES: Final = ResourceKnowledge(
     pool_readers=MappingProxyType(
         {"azure-native:containerservice:AgentPool": _agent_pool, _MANAGED_CLUSTER: _inline_pools}
     ),
+    node_effects=node_effects.NODE_EFFECTS,
+    grant_waits=rbac.GRANT_WAITS,
+    # The API group of AKS node auto-provisioning's AKSNodeClass, for the architecture test.
+    crd_groups=("karpenter.azure.com",),
     mock_module="components.azure.mock",
 )

@@ -29,7 +29,6 @@ from components.gcp.model import (
 from components.gcp.model import cluster_needs as gke_needs
 from components.gcp.model import config as gcp_config
 from components.gcp.model import daemonsets as gke_daemonsets
-from components.gcp.model import node_effects as gcp_node_effects
 from components.gcp.model import offerings as gcp_offerings
 from components.gcp.model import resources as gcp_resources
 from components.gcp.model.catalog import CATALOG, MACHINE_NAMES
@@ -88,9 +87,6 @@ class Gcp(ManagedCloud):
     # A zonal cluster's zone (components/gcp/model/cluster_checks.py).
     existing_options = gcp_config.GcpExistingOptions
     resource_knowledge = gcp_resources.RESOURCES
-    node_effects = gcp_node_effects.NODE_EFFECTS
-    control_plane_version = gcp_node_effects.CONTROL_PLANE_VERSION
-    version_bump_effects = gcp_node_effects.VERSION_BUMP_EFFECTS
     # The project the existing cluster is in (the lookup and the pools' provider use it).
     adopted_cluster_keys = ("project", "node_service_account")
     # GKE's own DaemonSets on every node, whose requests no source read gives

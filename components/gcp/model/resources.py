@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
-from components.gcp.model import change_rules
+from components.gcp.model import change_rules, node_effects
 from components.model.labels import POOL_LABEL
 from components.model.resource_knowledge import (
     ClusterShape,
@@ -89,5 +89,11 @@ RESOURCES: Final = ResourceKnowledge(
     ),
     adopted_clusters=MappingProxyType({"gpufleet:gcp:AdoptedCluster": "GKE"}),
     pool_readers=MappingProxyType({"gcp:container/nodePool:NodePool": _node_pool}),
+    node_effects=node_effects.NODE_EFFECTS,
+    control_plane_version=node_effects.CONTROL_PLANE_VERSION,
+    version_bump_effects=node_effects.VERSION_BUMP_EFFECTS,
+    # The API groups of GKE's custom resources (ComputeClass; multi-network objects such as
+    # GKENetworkParamSet), for the architecture test.
+    crd_groups=("cloud.google.com", "networking.gke.io"),
     mock_module="components.gcp.mock",
 )

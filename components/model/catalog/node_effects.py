@@ -24,14 +24,14 @@ A changed input of such a type that no entry covers is reported as "not known", 
 over in silence. Options (``protect``, ``ignoreChanges``) never reach nodes and are not matched.
 
 Each cloud keeps its own table (`components/<cloud>/model/node_effects.py`) and hands it to the
-diff through `Cloud.node_effects`, with the control plane's version input and what its minor
-bump does to nodes that do not follow it (`Cloud.control_plane_version`,
-`Cloud.version_bump_effects`).
+diff in its resource knowledge (`ResourceKnowledge.node_effects`, set in its `resources.py` and
+merged in `resource_index`), with the control plane's version input and what its minor bump does
+to nodes that do not follow it (`control_plane_version`, `version_bump_effects`).
 
-What removing such a resource does to its nodes (``RemovalEffect``, `Cloud.removal_effects`):
+What removing such a resource does to its nodes (``RemovalEffect``, `removal_effects`):
 `diff` says it under the removal, with the number of such resources that go. And a change that
 rolls a resource's nodes together with another change of the same resource that should go in an
-`up` of its own (``SplitFromRoll``, `Cloud.split_from_roll`) gets a note saying to split it.
+`up` of its own (``SplitFromRoll``, `split_from_roll`) gets a note saying to split it.
 
 An entry may hold only ``when`` a Kubernetes version value changes its minor (``minor-changes``)
 or keeps it (``minor-kept``: also a version named where none was): AKS upgrades a pool when its

@@ -3,7 +3,6 @@
 The node's room for such pods:
 
 1. its allocatable CPU and memory when `PoolSpec.allocatable_per_node` has `cpu` / `memory`
-   (memory no more than the provisioner plans a new node with, `PoolSpec.autoscaler_shape`)
    entries (Kubernetes quantities such as "7910m" or "26.5Gi"); otherwise
 2. the machine's vCPUs and memory (the smallest of the pool's machine types) minus a
    conservative reserve for the kubelet, the OS and eviction, the largest the three clouds
@@ -94,9 +93,6 @@ def node_room(spec: PoolSpec) -> NodeRoom | None:
         return None
     if "memory" in allocatable:
         memory = quantity.memory_bytes(allocatable["memory"])
-        if "memory" in spec.autoscaler_shape:
-            # Sized so the provisioner (Karpenter) still launches a node for the pods.
-            memory = min(memory, quantity.memory_bytes(spec.autoscaler_shape["memory"]))
     elif shape:
         memory = shape[1] - memory_reserve_bytes(shape[1])
     else:

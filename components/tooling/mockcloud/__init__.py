@@ -18,27 +18,23 @@ from collections.abc import Mapping
 from typing import Any
 
 from components.mock_world import CallFake, CloudMock, LookupFake, ResourceFake, World
-from components.model.resource_index import MOCK_MODULES
+from components.model.resource_index import MOCK_MODULES, merged
 
 # Every cloud's mock, as its resource knowledge names it (imported here, not by the model).
 MOCKS: tuple[CloudMock, ...] = tuple(
     importlib.import_module(module).MOCK for module in MOCK_MODULES
 )
-RESOURCES: dict[str, ResourceFake] = {}
-CALLS: dict[str, CallFake] = {}
+# Every cloud's answers, merged as the resource knowledge is: a token two mocks answer for is
+# refused (resource_index.merged).
+RESOURCES: Mapping[str, ResourceFake] = merged(mock.resources for mock in MOCKS)
+CALLS: Mapping[str, CallFake] = merged(mock.calls for mock in MOCKS)
 # Calls whose answer depends on the world: the stack's region, or the cluster a stack adopts.
-LOOKUPS: dict[str, LookupFake] = {}
+LOOKUPS: Mapping[str, LookupFake] = merged(mock.lookups for mock in MOCKS)
 # What a rotated control plane answers instead (World.endpoint_rotated), from every cloud.
-ROTATED: tuple[tuple[str, str], ...] = ()
+ROTATED: tuple[tuple[str, str], ...] = tuple(pair for mock in MOCKS for pair in mock.rotated)
 # Input paths (regular expressions) of each resource type whose values the mock makes up, with
 # what the real value will be (`diff` marks them).
-MOCKED_INPUTS: dict[str, Mapping[str, str]] = {}
-for _mock in MOCKS:
-    RESOURCES.update(_mock.resources)
-    CALLS.update(_mock.calls)
-    LOOKUPS.update(_mock.lookups)
-    ROTATED += _mock.rotated
-    MOCKED_INPUTS.update(_mock.mocked_inputs)
+MOCKED_INPUTS: Mapping[str, Mapping[str, str]] = merged(mock.mocked_inputs for mock in MOCKS)
 
 
 def mocked_input(type_: str, path: str) -> str | None:

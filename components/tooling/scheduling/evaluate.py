@@ -56,7 +56,7 @@ def fit_pool(pod_spec: Mapping[str, Any], pool: PoolView) -> FitResult:
     if at_zero and not live:
         # The pod is fine for a real node; only the autoscaler's picture of the empty pool
         # (e.g. a missing GPU resource tag or label hint) stops it from scaling up.
-        fix = pool.shape_note or "fix the pool's scale-from-zero labels, taints or resource tags"
+        fix = "fix the pool's scale-from-zero labels, taints or resource tags"
         at_zero = [
             "a running node of this pool would fit, but the pool is at 0 nodes and "
             f"{pool.provisioner}'s template of it (what it believes a new node would have) "

@@ -82,10 +82,8 @@ class PoolView:
     # Whether the API server's ExtendedResourceToleration admission plugin runs (None: not
     # known; judged as if it did not).
     extended_resource_toleration: bool | None
-    # What scales the pool up from zero, by name, and why its picture of a new node may offer
-    # less than the node will (None: it pictures the node as it registers).
+    # What scales the pool up from zero, by name.
     provisioner: str = "the cluster autoscaler"
-    shape_note: str | None = None
 
 
 @dataclass(frozen=True)
