@@ -165,6 +165,14 @@ class Gcp(ManagedCloud):
     def pool_kind(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> PoolKind:
         return NODE_POOLS
 
+    def pod_settings(self, pool: GpuPoolConfig, sharing_via: SharingVia) -> dict[str, object]:
+        # GKE's MPS control daemon runs on the host: clients reach it through host IPC
+        # (cloud.google.com/kubernetes-engine/docs/how-to/nvidia-mps-gpus). Pod Security
+        # `restricted` and `baseline` forbid hostIPC, so such namespaces cannot use MPS pools.
+        if sharing_via == "cloud" and pool.sharing is not None and pool.sharing.strategy == "mps":
+            return {"hostIPC": True}
+        return {}
+
     def container_env(self, config: StackConfig, pool: GpuPoolConfig) -> dict[str, str]:
         return gpu_software.container_env(config, pool)
 
