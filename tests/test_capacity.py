@@ -18,8 +18,8 @@ from components.azure.model.kinds.agent_pools import CAPACITY_ORDERS as AKS_ORDE
 from components.model import capacity
 from components.model.capacity import CAPACITY_TYPES, ReservationCap
 from components.model.catalog.provisioning import PROVISIONING_CLASSES
-from components.model.cloud import Cloud
 from components.model.config import ConfigError, parse_config
+from components.model.pool_kind import PoolKind
 from components.model.pools import resolve_pool, resolve_pools
 from components.model.registry import CLOUDS
 from components.tooling.snapshots import snapshot_text
@@ -153,13 +153,15 @@ def test_managed_clouds_refuse_what_they_do_not_build_yet(cloud: str, order: Any
     )
 
 
-def test_the_interface_refuses_by_default_and_a_queued_cloud_names_its_class() -> None:
+def test_the_interface_refuses_by_default_and_a_queued_kind_names_its_class() -> None:
     for cloud in CLOUDS.values():
-        for order in built_orders(cloud.name):
-            assert order and set(order) <= set(CAPACITY_TYPES), (cloud.name, order)
-        overrides_class = type(cloud).provisioning_class is not Cloud.provisioning_class
-        assert overrides_class == (capacity.QUEUED in built_orders(cloud.name)), cloud.name
-    assert Cloud.capacity_orders == (("on-demand",), ("spot",))
+        assert cloud.pool_kinds, cloud.name
+        for kind in cloud.pool_kinds:
+            for order in kind.capacity_orders:
+                assert order and set(order) <= set(CAPACITY_TYPES), (cloud.name, kind.title, order)
+            overrides_class = type(kind).provisioning_class is not PoolKind.provisioning_class
+            assert overrides_class == (capacity.QUEUED in kind.capacity_orders), kind.title
+    assert PoolKind.capacity_orders == (("on-demand",), ("spot",))
 
 
 def test_a_queued_pool_on_an_existing_cluster_needs_the_autoscalers_class() -> None:
@@ -255,9 +257,9 @@ def test_a_queued_pools_flavor_stays_within_kueues_eight_labels() -> None:
 def test_a_cloud_fills_the_reservation_cap_through_the_interface(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The hook a cloud implements reaches PoolSpec unchanged (fit's wording: test_kueue)."""
+    """The hook a pool kind implements reaches PoolSpec unchanged (fit's wording: test_kueue)."""
     cap = ReservationCap(2, "reservation lab-h100 (2 nodes)")
-    existing = type(CLOUDS["existing"])
+    (existing,) = {type(kind) for kind in CLOUDS["existing"].pool_kinds}
     monkeypatch.setattr(existing, "reservation_cap", lambda self, config, pool: cap)
     config = parse_config(raw_of(QUEUED_STACK))
     spec = resolve_pools(config)[0]

@@ -12,23 +12,16 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from components.model import admission, existing_cluster
 from components.model import offerings as offering_tables
 from components.model.admission import ExtendedResourceToleration
 from components.model.allocatable import NodeAllocatable
-from components.model.capacity import (
-    ON_DEMAND,
-    SPOT,
-    CapacityOrder,
-    ReservationCap,
-    declared_order,
-)
 from components.model.catalog.gpus import GpuModel, MachineCatalog, MachineType
 from components.model.daemonsets import NodeDaemonSet
 from components.model.lifecycle import Assessment, VersionLifecycle
+from components.model.pool_kind import PoolKind
 from components.model.pool_spec import PoolSpec
 from components.model.prices import Pricing
 from components.model.problems import Problem
@@ -58,6 +51,26 @@ class NameRule:
     def accepts(self, name: str) -> bool:
         # fullmatch: `$` alone would let a trailing newline (from a YAML `|` block) through.
         return re.fullmatch(self.pattern, name) is not None
+
+
+def zone_problems(
+    rule: NameRule | None, region: str, zones: Sequence[str], path: str
+) -> list[Problem]:
+    """Zones that `rule` (the zone names valid in `region`; None: not checked) refuses, and
+    repeats."""
+    problems = []
+    for index, zone in enumerate(zones):
+        if rule is not None and not re.fullmatch(rule.pattern, zone):
+            problems.append(
+                Problem(
+                    f"{path}[{index}]",
+                    f"zone outside region {region}; allowed: {rule.rule}",
+                    zone,
+                )
+            )
+    if len(set(zones)) != len(zones):
+        problems.append(Problem(path, "zones must not repeat", list(zones)))
+    return problems
 
 
 class Cloud(ABC):
@@ -109,6 +122,9 @@ class Cloud(ABC):
     uncounted_daemonsets: ClassVar[tuple[str, ...]] = ()
     # What gpufleet knows of this cloud's resource types (components/<cloud>/model/resources.py).
     resource_knowledge: ClassVar[ResourceKnowledge] = ResourceKnowledge()
+    # Every kind of pool this cloud makes (`pool_kind` returns one of them): together they are
+    # what the cloud builds (docs/capacity.md's table of capacity orders per cloud).
+    pool_kinds: ClassVar[tuple[PoolKind, ...]] = ()
 
     @property
     def extended_resource_toleration(self) -> ExtendedResourceToleration:
@@ -137,11 +153,7 @@ class Cloud(ABC):
 
     def adopted(self, cluster: ClusterConfig | None) -> bool:
         """Whether this stack adds GPU pools to a cluster it looks up rather than creates."""
-        return (
-            self.adopts_clusters
-            and cluster is not None
-            and existing_cluster.SECTION in cluster.model_fields_set
-        )
+        return self.adopts_clusters and existing_cluster.written(cluster)
 
     def software_mode(
         self, mode: SoftwareMode, cluster: ClusterConfig | None = None
@@ -156,20 +168,8 @@ class Cloud(ABC):
         return None
 
     def zone_problems(self, region: str, zones: Sequence[str], path: str) -> list[Problem]:
-        problems = []
-        rule = self.zone_rule(region)
-        for index, zone in enumerate(zones):
-            if rule is not None and not re.fullmatch(rule.pattern, zone):
-                problems.append(
-                    Problem(
-                        f"{path}[{index}]",
-                        f"zone outside region {region}; allowed: {rule.rule}",
-                        zone,
-                    )
-                )
-        if len(set(zones)) != len(zones):
-            problems.append(Problem(path, "zones must not repeat", list(zones)))
-        return problems
+        """Zones outside `region` (by `zone_rule`), and repeats."""
+        return zone_problems(self.zone_rule(region), region, zones, path)
 
     def region_known(self, cluster: ClusterConfig) -> bool:
         """Whether the cluster's region is one this cloud knows (its form, and its dated region
@@ -275,51 +275,7 @@ class Cloud(ABC):
         """This cloud's rules on the GPU software for these pools."""
         return []
 
-    # --- capacity (`gpuPools[].capacity`; docs/capacity.md) ------------------------------
-    # The capacity orders this cloud builds pools for, exactly these tuples: any other order is
-    # refused at plan time as "not supported on <cloud> yet". Every cloud builds on-demand and
-    # Spot pools; a cloud adds an order (reserved, capacity-block, flex-start, queued, a
-    # fallback list) when it builds it, with its rules in `check_capacity`.
-    capacity_orders: ClassVar[tuple[CapacityOrder, ...]] = (ON_DEMAND, SPOT)
-    # What to do instead of an order this cloud does not build yet (appended to the refusal).
-    capacity_advice: ClassVar[str] = "leave capacity out (on-demand) or write spot until it is"
-
-    def capacity_order(self, pool: GpuPoolConfig) -> CapacityOrder:
-        """The pool's order: `capacity`, else what `spot` says, unless a key of this cloud's
-        older than `capacity` already says how the pool gets nodes (GKE's gcp.reservation)."""
-        return declared_order(pool.capacity, pool.spot)
-
-    def supported_capacity(
-        self, cluster: ClusterConfig, pool: GpuPoolConfig
-    ) -> tuple[CapacityOrder, ...]:
-        """The orders this pool may have here (e.g. per provisioner); default `capacity_orders`."""
-        return self.capacity_orders
-
-    def unsupported_capacity_advice(
-        self, cluster: ClusterConfig, pool: GpuPoolConfig, order: CapacityOrder
-    ) -> str:
-        """What to do instead of an order this pool may not have, and why where it is known
-        (appended to the refusal); default `capacity_advice`."""
-        return self.capacity_advice
-
-    def check_capacity(
-        self, cluster: ClusterConfig, pool: GpuPoolConfig, order: CapacityOrder, path: str
-    ) -> list[Problem]:
-        """This cloud's rules for a supported order (reservation ids and zones, version and
-        machine floors, min 0 for queued pools, ...), every problem at once."""
-        return []
-
-    def provisioning_class(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> str | None:
-        """The ProvisioningRequest class Kueue's admission check asks this cloud's autoscaler
-        for, for a queued pool (a name in `catalog.provisioning.PROVISIONING_CLASSES`); None
-        where queued pools are not built. A cloud listing `queued` must return one."""
-        return None
-
-    def capacity_warnings(
-        self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str, today: date
-    ) -> list[str]:
-        """What `plan` says of a valid pool's capacity on `today` (a reservation's end near)."""
-        return []
+    # --- pools together -----------------------------------------------------------------
 
     def pools_warnings(
         self, cluster: ClusterConfig, pools: Sequence[tuple[int, GpuPoolConfig]]
@@ -341,12 +297,14 @@ class Cloud(ABC):
         deletes may pass it for a moment, which `diff` checks (none by default)."""
         return {}
 
-    def reservation_cap(self, config: StackConfig, pool: GpuPoolConfig) -> ReservationCap | None:
-        """The most nodes a reservation gives this pool, where the config says (None: no cap
-        known); `fit` names it."""
-        return None
-
     # --- pools -----------------------------------------------------------------------------
+
+    @abstractmethod
+    def pool_kind(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> PoolKind:
+        """How this cloud makes the pool (which provisioner, which pool object): the one place a
+        cloud looks at its provisioner settings. Shared code asks the kind what differs per kind
+        of pool: its traits and checks, node facts, selector keys and capacity
+        (components/model/pool_kind.py)."""
 
     @abstractmethod
     def resolve_pool(self, config: StackConfig, pool: GpuPoolConfig) -> PoolSpec:

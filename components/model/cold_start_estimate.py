@@ -56,7 +56,7 @@ def pool_cold_start(
             f"gpufleet keeps no start-up figures for cloud {cloud.name}: its nodes are the "
             "cluster owner's (docs/cold-start.md says how to measure them)",
         )
-    order = set(cloud.capacity_order(pool))
+    order = set(cloud.pool_kind(config.cluster, pool).capacity_order(pool))
     if order & CAPACITY_WAITS:
         return _replace(
             blank,

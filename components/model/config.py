@@ -219,7 +219,8 @@ def parse_config(raw: Mapping[str, Any], today: date | None = None) -> StackConf
         pool_problems = check_pool(cloud, cluster, mode, pool, path, warnings)
         checked += pool_problems
         if cloud is not None and cluster is not None and not pool_problems:
-            warnings += cloud.capacity_warnings(cluster, pool, path, today or clock_today())
+            kind = cloud.pool_kind(cluster, pool)
+            warnings += kind.capacity_warnings(cluster, pool, path, today or clock_today())
     if cloud is not None and cluster is not None:
         warnings += cloud.pools_warnings(cluster, indexed_pools)
         checked += cloud.pools_problems(cluster, indexed_pools)

@@ -229,16 +229,17 @@ def check_pool(
 def check_capacity(
     cloud: Cloud | None, cluster: ClusterConfig | None, pool: GpuPoolConfig, path: str
 ) -> list[Problem]:
-    """`capacity` and `spot`: the shared rules, then whether the cloud builds the order and
-    its own rules for it."""
+    """`capacity` and `spot`: the shared rules, then whether the pool's kind builds the order
+    and its own rules for it."""
     problems: list[Problem] = []
     if pool.capacity is not None:
         spot_written = "spot" in pool.model_fields_set
         problems = order_problems(pool.capacity, spot_written, pool.spot, path)
     if problems or cloud is None or cluster is None:
         return problems
-    order = cloud.capacity_order(pool)
-    supported = cloud.supported_capacity(cluster, pool)
+    kind = cloud.pool_kind(cluster, pool)
+    order = kind.capacity_order(pool)
+    supported = kind.traits(cluster, pool).capacity_orders
     if order not in supported:
         written = pool.capacity is not None
         return [
@@ -248,7 +249,7 @@ def check_capacity(
                     cloud.name,
                     order,
                     supported,
-                    cloud.unsupported_capacity_advice(cluster, pool, order),
+                    kind.capacity_advice(cluster, pool, order),
                 ),
                 pool.capacity if written else pool.spot,
             )
@@ -256,9 +257,9 @@ def check_capacity(
     # A reservation's zones are judged against a known region only: a mistyped region is said
     # once, on cluster.region, not again for every zone derived from it.
     judged = cluster if cloud.region_known(cluster) else cluster.model_copy(update={"region": None})
-    problems = cloud.check_capacity(judged, pool, order, path)
-    if "queued" in order and not problems and cloud.provisioning_class(cluster, pool) is None:
-        # A cloud that lists `queued` names its class; say so rather than build half of it.
+    problems = kind.check_capacity(judged, pool, order, path)
+    if "queued" in order and not problems and kind.provisioning_class(cluster, pool) is None:
+        # A kind that lists `queued` names its class; say so rather than build half of it.
         problems.append(
             Problem(
                 f"{path}.capacity",

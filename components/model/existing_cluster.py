@@ -33,5 +33,10 @@ class ExistingClusterOptions(ConfigModel):
     provisioning_request_class: str | None = None
 
 
+def written(cluster: ClusterConfig | None) -> bool:
+    """Whether the stack writes `cluster.existing` (on an adopting cloud: adopts the cluster)."""
+    return cluster is not None and SECTION in cluster.model_fields_set
+
+
 def cluster_options(cluster: ClusterConfig) -> ExistingClusterOptions:
     return section(cluster, SECTION, ExistingClusterOptions)

@@ -2,7 +2,7 @@
 
 A queued pool's Jobs wait in a Kueue queue; Kueue reserves quota for a whole Job, then its
 ProvisioningRequest admission check asks the autoscaler for every node the Job needs at once
-(the class is the cloud's, `Cloud.provisioning_class`), and only then lets the Job's pods be
+(the class is the pool kind's, `PoolKind.provisioning_class`), and only then lets the Job's pods be
 created. Per queued pool gpufleet declares:
 
 - a ResourceFlavor: the pool's nodes (the labels a pod selects it by, its taints), with

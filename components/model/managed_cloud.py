@@ -1,9 +1,9 @@
 """What the three managed clouds share: catalog-checked pools and nodes the cloud labels itself.
 
 `ManagedCloud` implements what GKE, EKS and AKS answer alike. What differs between the ways one
-cloud makes pools is asked of the pool's kind (`pool_kind`, components/model/pool_kind.py: data
-plus pool checks and node facts); what differs between clouds, through the few hooks below (GPU
-taint, zone names, allocatable, sharing).
+cloud makes pools is asked of the pool's kind (`Cloud.pool_kind`, components/model/pool_kind.py:
+data, pool checks, node facts, selector keys, capacity); what differs between clouds, through
+the few hooks below (GPU taint, zone names, allocatable, sharing).
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from components.model.allocatable import NodeAllocatable
-from components.model.capacity import CapacityOrder
 from components.model.catalog.gpus import MachineType
 from components.model.cloud import Cloud, NameRule
 from components.model.daemonsets import after_daemonsets
@@ -53,23 +52,11 @@ class ManagedCloud(Cloud):
     mig_in_device_plugin_config: ClassVar[bool] = False
     # The GPU Operator's MIG manager partitions this cloud's MIG pools.
     operator_partitions_mig: ClassVar[bool] = True
-    # The node label naming a node's pool (the cloud's own, where it sets one).
-    pool_label_key: ClassVar[str] = POOL_LABEL
+    # The kind of pool the cluster's CPU system pool is (pods select it by that kind's pool label).
+    system_pool_kind: ClassVar[PoolKind]
     # Node label whose value names the GPU model, and the one naming a MIG partition size.
     accelerator_label: ClassVar[str] = ACCELERATOR_LABEL
     partition_label: ClassVar[str | None] = None
-
-    # --- the pool's kind -------------------------------------------------------------------
-
-    def pool_kind(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> PoolKind:
-        """How this cloud makes the pool (which provisioner, which pool object): the one
-        place a cloud looks at its provisioner settings; shared code reads the kind's answers."""
-        raise NotImplementedError
-
-    def supported_capacity(
-        self, cluster: ClusterConfig, pool: GpuPoolConfig
-    ) -> tuple[CapacityOrder, ...]:
-        return self.pool_kind(cluster, pool).traits(cluster, pool).capacity_orders
 
     # --- config checks ---------------------------------------------------------------------
 
@@ -176,12 +163,6 @@ class ManagedCloud(Cloud):
         """The `topology.kubernetes.io/zone` value of a configured zone name."""
         return zone
 
-    def selector_keys(
-        self, config: StackConfig, pool: GpuPoolConfig, sharing_via: SharingVia
-    ) -> tuple[str, ...]:
-        """The node labels a pod selects this pool by."""
-        return (self.pool_label_key,)
-
     def container_env(self, config: StackConfig, pool: GpuPoolConfig) -> dict[str, str]:
         """Environment a CUDA container needs on this pool's nodes (where the cloud mounts its
         driver somewhere the container does not look by itself)."""
@@ -195,10 +176,6 @@ class ManagedCloud(Cloud):
         if not self.pool_kind(config.cluster, pool).traits(config.cluster, pool).allocatable_known:
             return None
         return self.node_allocatable(sized.name, sized.vcpus, sized.memory_gib, pool.disk_size_gb)
-
-    def autoscaler_gpus(self, sharing_via: SharingVia, physical: int, allocatable: int) -> int:
-        """The GPU count the cluster autoscaler expects of a new node of the pool."""
-        return allocatable
 
     def pod_settings(self, pool: GpuPoolConfig, sharing_via: SharingVia) -> dict[str, object]:
         """Pod-level fields a GPU pod on this pool must set."""
@@ -258,6 +235,6 @@ class ManagedCloud(Cloud):
             memory_gib=memory,
             autoscaler_labels=labels,
             extended_resource_toleration=self.extended_resource_toleration.runs,
-            selector_keys=(self.pool_label_key,),
+            selector_keys=(self.system_pool_kind.pool_label_key,),
             disk_size_gb=self.system_disk_size_gb,
         )

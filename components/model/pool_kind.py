@@ -2,9 +2,12 @@
 
 A kind is a provisioner and the API object it scales (EKS: self-managed auto scaling groups,
 managed node groups, Karpenter NodePools, EKS Auto Mode NodePools; GKE: node pools; AKS: agent
-pools). What differs between kinds is mostly data (`PoolTraits`); a kind also answers the pool
-checks and the node facts that differ with it. A cloud maps a pool to its kind once
-(`ManagedCloud.pool_kind`), and shared code reads the answers, never the provisioner's name.
+pools; an existing cluster: the pools its owner runs). What differs between kinds is mostly data
+(`PoolTraits`); a kind also answers the pool checks, the node facts, how pods select its nodes,
+what its provisioner expects of a new node, and the capacity it builds (`gpuPools[].capacity`:
+which orders, their rules, a queued pool's ProvisioningRequest class, a reservation's cap). A
+cloud maps a pool to its kind once (`Cloud.pool_kind`), and shared code reads the answers, never
+the provisioner's name.
 The shape follows Karpenter's CloudProvider: few methods plus data types
 (kubernetes-sigs/karpenter pkg/cloudprovider/types.go).
 
@@ -16,9 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from datetime import date
+from typing import TYPE_CHECKING, ClassVar, Literal
 
-from components.model.capacity import ON_DEMAND, SPOT, CapacityOrder
+from components.model.capacity import ON_DEMAND, SPOT, CapacityOrder, ReservationCap, declared_order
+from components.model.labels import POOL_LABEL
 from components.model.pool_spec import SAFE_TO_EVICT, Taint
 from components.model.problems import Problem
 from components.model.schema import ClusterConfig, GpuPoolConfig, StackConfig
@@ -78,14 +83,22 @@ class GpuNodeFacts:
 
 class PoolKind:
     """One way a cloud makes GPU pools. Subclasses override what differs; the defaults are
-    the cluster autoscaler scaling one cloud pool object, with no checks and no node facts."""
+    the cluster autoscaler scaling one cloud pool object of on-demand or Spot nodes, selected by
+    gpufleet's pool label, with no checks and no node facts."""
 
     # How the kind is named in docs and messages (e.g. "managed node groups").
     title: str = "node pools"
+    # The node label naming a node's pool (the cloud's own, where it sets one).
+    pool_label_key: ClassVar[str] = POOL_LABEL
+    # The capacity orders (`gpuPools[].capacity`) this kind builds, exactly these tuples: any
+    # other order is refused at plan time as "not supported on <cloud> yet". A kind adds an
+    # order (reserved, capacity-block, flex-start, queued, a fallback list) when it builds it,
+    # with its rules in `check_capacity` (docs/capacity.md).
+    capacity_orders: ClassVar[tuple[CapacityOrder, ...]] = (ON_DEMAND, SPOT)
 
     def traits(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> PoolTraits:
         """The pool's traits under this kind (checked config)."""
-        return PoolTraits()
+        return PoolTraits(capacity_orders=self.capacity_orders)
 
     def check(
         self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str, warnings: list[str]
@@ -102,3 +115,51 @@ class PoolKind:
     ) -> GpuNodeFacts:
         """The labels and taints this kind's nodes carry (beyond gpufleet's own)."""
         return GpuNodeFacts()
+
+    def selector_keys(
+        self, config: StackConfig, pool: GpuPoolConfig, sharing_via: SharingVia
+    ) -> tuple[str, ...]:
+        """The node labels a pod selects this pool by."""
+        return (self.pool_label_key,)
+
+    def autoscaler_gpus(self, sharing_via: SharingVia, physical: int, allocatable: int) -> int:
+        """The GPU count the provisioner expects of a new node of the pool."""
+        return allocatable
+
+    # --- capacity (`gpuPools[].capacity`; docs/capacity.md) ------------------------------
+
+    def capacity_order(self, pool: GpuPoolConfig) -> CapacityOrder:
+        """The pool's order: `capacity`, else what `spot` says, unless a key of the cloud's
+        older than `capacity` already says how the pool gets nodes (GKE's gcp.reservation)."""
+        return declared_order(pool.capacity, pool.spot)
+
+    def capacity_advice(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, order: CapacityOrder
+    ) -> str:
+        """What to do instead of an order this kind does not build, and why where it is known
+        (appended to the refusal)."""
+        return "leave capacity out (on-demand) or write spot until it is"
+
+    def check_capacity(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, order: CapacityOrder, path: str
+    ) -> list[Problem]:
+        """This kind's rules for an order it builds (reservation ids and zones, version and
+        machine floors, min 0 for queued pools, ...), every problem at once."""
+        return []
+
+    def provisioning_class(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> str | None:
+        """The ProvisioningRequest class Kueue's admission check asks this kind's autoscaler
+        for, for a queued pool (a name in `catalog.provisioning.PROVISIONING_CLASSES`); None
+        where queued pools are not built. A kind listing `queued` must return one."""
+        return None
+
+    def capacity_warnings(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str, today: date
+    ) -> list[str]:
+        """What `plan` says of a valid pool's capacity on `today` (a reservation's end near)."""
+        return []
+
+    def reservation_cap(self, config: StackConfig, pool: GpuPoolConfig) -> ReservationCap | None:
+        """The most nodes a reservation gives this pool, where the config says (None: no cap
+        known); `fit` names it."""
+        return None

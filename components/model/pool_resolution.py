@@ -58,10 +58,6 @@ class ResolvingCloud(Protocol):
         self, config: StackConfig, pool: GpuPoolConfig, sized: MachineType
     ) -> NodeAllocatable | None: ...
     def allocatable_notes(self, vcpus: int) -> tuple[str, ...]: ...
-    def autoscaler_gpus(self, sharing_via: SharingVia, physical: int, allocatable: int) -> int: ...
-    def selector_keys(
-        self, config: StackConfig, pool: GpuPoolConfig, sharing_via: SharingVia
-    ) -> tuple[str, ...]: ...
     def container_env(self, config: StackConfig, pool: GpuPoolConfig) -> dict[str, str]: ...
     def pod_settings(self, pool: GpuPoolConfig, sharing_via: SharingVia) -> dict[str, object]: ...
 
@@ -211,7 +207,8 @@ def one_shared_gpu_per_container(pool: GpuPoolConfig, via: SharingVia, gpus_per_
 
 def resolve_gpu_pool(cloud: ResolvingCloud, config: StackConfig, pool: GpuPoolConfig) -> PoolSpec:
     """The pool's `PoolSpec`: its kind's traits, then sharing, labels, node room."""
-    traits = cloud.pool_kind(config.cluster, pool).traits(config.cluster, pool)
+    kind = cloud.pool_kind(config.cluster, pool)
+    traits = kind.traits(config.cluster, pool)
     machines = cloud.machines(pool)
     first = machines[0]
     gpus_per_node = (pool.gpus_per_node or 1) if first.attach_counts else first.gpus
@@ -252,11 +249,11 @@ def resolve_gpu_pool(cloud: ResolvingCloud, config: StackConfig, pool: GpuPoolCo
         provisioner=traits.provisioner_name,
         keep_running_annotations=traits.keep_running_annotations,
         autoscaler_resources={
-            GPU_RESOURCE: cloud.autoscaler_gpus(shared.via, gpus_per_node, gpus_allocatable)
+            GPU_RESOURCE: kind.autoscaler_gpus(shared.via, gpus_per_node, gpus_allocatable)
         },
         extended_resource_toleration=cloud.extended_resource_toleration.runs,
         disk_size_gb=pool.disk_size_gb,
-        selector_keys=cloud.selector_keys(config, pool, shared.via),
+        selector_keys=kind.selector_keys(config, pool, shared.via),
         container_env=cloud.container_env(config, pool),
         one_shared_gpu_per_container=one_shared_gpu_per_container(pool, shared.via, gpus_per_node),
         accelerator_label=cloud.accelerator_label,

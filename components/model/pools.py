@@ -54,12 +54,13 @@ def resolve_pools(config: StackConfig) -> list[PoolSpec]:
 
 def resolve_pool(config: StackConfig, pool: GpuPoolConfig) -> PoolSpec:
     """The pool as its cloud resolves it, with how it gets capacity: the order, a queued pool's
-    Kueue queue, and the cap a reservation puts on it (each cloud's answer, `Cloud`)."""
+    Kueue queue, and the cap a reservation puts on it (the answers of the pool's kind)."""
     cloud = cloud_of(config)
     spec = cloud.resolve_pool(config, pool)
-    order = cloud.capacity_order(pool)
+    kind = cloud.pool_kind(config.cluster, pool)
+    order = kind.capacity_order(pool)
     queue = None
-    provisioning = cloud.provisioning_class(config.cluster, pool) if "queued" in order else None
+    provisioning = kind.provisioning_class(config.cluster, pool) if "queued" in order else None
     if provisioning is not None:  # the config checks refuse a queued pool without one
         queue = PoolQueue(
             local_queue=pool.name,
@@ -71,7 +72,7 @@ def resolve_pool(config: StackConfig, pool: GpuPoolConfig) -> PoolSpec:
         spec,
         capacity=order,
         queue=queue,
-        reservation_cap=cloud.reservation_cap(config, pool),
+        reservation_cap=kind.reservation_cap(config, pool),
         # The API server's: on a cluster gpufleet did not create, its distribution's (GKE,
         # EKS, AKS), else not known.
         extended_resource_toleration=software_platform(config).extended_resource_toleration.runs,

@@ -1,5 +1,5 @@
 """Where a pool's reservations and capacity break a rule, each with what to do: the checks
-behind `Aws.check_capacity`. The facts and sources they rest on are in
+behind `EksPoolKind.check_capacity`. The facts and sources they rest on are in
 `components/aws/model/capacity.py`."""
 
 from __future__ import annotations

@@ -8,13 +8,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from datetime import date
 from typing import Any, ClassVar
 
 from components.aws.model import allocatable as aws_allocatable
 from components.aws.model import (
-    capacity,
-    capacity_checks,
     cluster_checks,
     kinds,
     prices,
@@ -31,9 +28,7 @@ from components.aws.model.asg_limits import EKS_ACCELERATOR_LABEL
 from components.aws.model.catalog import CATALOG, MACHINE_NAMES
 from components.aws.model.kinds.base import EksPoolKind
 from components.model.allocatable import NodeAllocatable
-from components.model.capacity import QUEUED, CapacityOrder, ReservationCap
 from components.model.catalog.gpus import GpuModel, MachineType
-from components.model.catalog.provisioning import BEST_EFFORT_ATOMIC
 from components.model.cloud import NameRule
 from components.model.daemonsets import NodeDaemonSet
 from components.model.lifecycle import Assessment
@@ -89,40 +84,13 @@ class Aws(ManagedCloud):
     several_machine_types = True
     accelerator_label = EKS_ACCELERATOR_LABEL
     offerings: ClassVar[Offerings] = aws_offerings
+    # Each kind's capacity orders, checks and advice are its own (kinds/; capacity.py says which
+    # orders where). The system pool is a managed node group.
+    pool_kinds = kinds.KINDS
+    system_pool_kind = kinds.MANAGED
 
     def pool_kind(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> EksPoolKind:
         return kinds.pool_kind(cluster, pool)
-
-    # --- capacity (components/aws/model/capacity.py) ---------------------------------------
-
-    def unsupported_capacity_advice(
-        self, cluster: ClusterConfig, pool: GpuPoolConfig, order: CapacityOrder
-    ) -> str:
-        return self.pool_kind(cluster, pool).capacity_advice(cluster, pool, order)
-
-    def check_capacity(
-        self, cluster: ClusterConfig, pool: GpuPoolConfig, order: CapacityOrder, path: str
-    ) -> list[Problem]:
-        launches = self.pool_kind(cluster, pool).reservation_problems
-        return capacity_checks.check(cluster, pool, order, path, launches)
-
-    def capacity_warnings(
-        self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str, today: date
-    ) -> list[str]:
-        kind = self.pool_kind(cluster, pool)
-        return kind.reservation_warnings(cluster, pool, path) + capacity.warnings(
-            cluster, pool, path, today
-        )
-
-    def provisioning_class(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> str | None:
-        # gpufleet's cluster autoscaler, started for ProvisioningRequests (provisioning_requests);
-        # a kind that does not build queued pools serves none.
-        if QUEUED not in self.supported_capacity(cluster, pool):
-            return None
-        return BEST_EFFORT_ATOMIC.name
-
-    def reservation_cap(self, config: StackConfig, pool: GpuPoolConfig) -> ReservationCap | None:
-        return capacity.reservation_cap(pool)
 
     def zone_rule(self, region: str) -> NameRule:
         return NameRule(rf"{re.escape(region)}[a-z]", f"{region}<letter>")

@@ -1,7 +1,8 @@
 """AKS as gpufleet sees it: the cloud's data (names, zones, labels, catalogs) and its answers to
 the cloud interface, each delegated to the module whose job it is: cluster checks and warnings
-(`cluster_checks.py`), capacity (`reservations.py`), agent pools and their node facts
-(`kinds/agent_pools.py`), MIG and the GPU software around AKS's driver (`gpu_software.py`).
+(`cluster_checks.py`), agent pools with their checks, node facts and capacity
+(`kinds/agent_pools.py`, `reservations.py`), MIG and the GPU software around AKS's driver
+(`gpu_software.py`).
 
 Sources: ../shared/reference/FACTS.md (AKS section) and the AKS documentation it cites (GPU
 node pools, Spot node pools, multi-instance GPU, the GPU Operator on AKS).
@@ -18,7 +19,6 @@ from components.azure.model import (
     gpu_software,
     limits,
     prices,
-    reservations,
     version_rules,
     versions,
 )
@@ -37,9 +37,7 @@ from components.azure.model.kinds.agent_pools import (
     PARTITION_SIZE_LABEL,
 )
 from components.model.allocatable import NodeAllocatable
-from components.model.capacity import CapacityOrder, ReservationCap
 from components.model.catalog.gpus import GpuModel
-from components.model.catalog.provisioning import BEST_EFFORT_ATOMIC
 from components.model.cloud import NameRule
 from components.model.daemonsets import NodeDaemonSet
 from components.model.lifecycle import Assessment
@@ -102,9 +100,11 @@ class Azure(ManagedCloud):
     # sets the MIG strategy, and the operator's MIG manager must stay out of it.
     mig_in_device_plugin_config = True
     operator_partitions_mig = False
-    pool_label_key = AGENT_POOL_LABEL
     partition_label = PARTITION_SIZE_LABEL
     offerings: ClassVar[Offerings] = azure_offerings
+    # Agent pools make every GPU pool and the system pool (node auto-provisioning: a sibling).
+    pool_kinds = (AGENT_POOLS,)
+    system_pool_kind = AGENT_POOLS
 
     def zone_rule(self, region: str) -> NameRule:
         return NameRule(r"[123]", '"1", "2" or "3"')
@@ -115,35 +115,6 @@ class Azure(ManagedCloud):
 
     def check_cluster(self, cluster: ClusterConfig) -> list[Problem]:
         return cluster_checks.cluster_problems(cluster, self.adopted(cluster))
-
-    # --- capacity (docs/capacity.md, docs/aks.md) ---------------------------------------------
-    capacity_advice: ClassVar[str] = (
-        "a capacity reservation group is capacity [reserved, on-demand] with "
-        "gpuPools[].azure.capacityReservationGroupId; capacity blocks and flex-start are "
-        "EC2's and GKE's, Azure sells neither"
-    )
-
-    def check_capacity(
-        self, cluster: ClusterConfig, pool: GpuPoolConfig, order: CapacityOrder, path: str
-    ) -> list[Problem]:
-        return reservations.capacity_problems(cluster, pool, order, path, self.adopted(cluster))
-
-    def provisioning_class(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> str | None:
-        return BEST_EFFORT_ATOMIC.name
-
-    def check_pool(
-        self,
-        cluster: ClusterConfig,
-        mode: SoftwareMode,
-        pool: GpuPoolConfig,
-        path: str,
-        warnings: list[str],
-    ) -> list[Problem]:
-        warnings += reservations.capacity_warnings(cluster, pool, path, self.adopted(cluster))
-        return super().check_pool(cluster, mode, pool, path, warnings)
-
-    def reservation_cap(self, config: StackConfig, pool: GpuPoolConfig) -> ReservationCap | None:
-        return reservations.cap(pool)
 
     def pools_problems(
         self, cluster: ClusterConfig, pools: Sequence[tuple[int, GpuPoolConfig]]

@@ -9,13 +9,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+from components.existing.model.kinds import OWNERS_POOLS, PROVISIONING_KEY
 from components.model import existing_cluster as existing_config
-from components.model.capacity import ON_DEMAND, QUEUED, SPOT, CapacityOrder, declared_order
+from components.model.capacity import declared_order
 from components.model.catalog.gpus import GPU_MODELS
 from components.model.catalog.provisioning import PROVISIONING_CLASSES
 from components.model.cloud import Cloud, NameRule
 from components.model.exposure import endpoint_warnings
 from components.model.labels import DEVICE_PLUGIN_CONFIG_LABEL, GPU_RESOURCE, MIG_CONFIG_LABEL
+from components.model.pool_kind import PoolKind
 from components.model.pool_spec import PoolSpec, Taint
 from components.model.problems import Problem
 from components.model.schema import (
@@ -27,7 +29,6 @@ from components.model.schema import (
 )
 
 _RULE = NameRule(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$", "1-63 of a-z 0-9 -")
-PROVISIONING_KEY = "cluster.existing.provisioningRequestClass"
 
 
 class Existing(Cloud):
@@ -38,27 +39,11 @@ class Existing(Cloud):
     stack_module = "components.existing.stack"
     pool_name_rule = _RULE
     cluster_name_rule = _RULE
-    # The nodes are there already (on demand or Spot as the user says); a queued pool's Jobs go
-    # through Kueue to the autoscaler the user runs, by the class they name.
-    capacity_orders = (ON_DEMAND, SPOT, QUEUED)
+    # The nodes are there already; gpufleet makes no pool object (kinds.py).
+    pool_kinds = (OWNERS_POOLS,)
 
-    def check_capacity(
-        self, cluster: ClusterConfig, pool: GpuPoolConfig, order: CapacityOrder, path: str
-    ) -> list[Problem]:
-        if order != QUEUED or existing_config.cluster_options(cluster).provisioning_request_class:
-            return []
-        return [
-            Problem(
-                PROVISIONING_KEY,
-                f"is required with a queued pool ({path}, {pool.name}): the ProvisioningRequest "
-                f"class this cluster's autoscaler serves, one of {', '.join(PROVISIONING_CLASSES)} "
-                "(gpufleet does not manage that autoscaler and cannot check it)",
-                has_value=False,
-            )
-        ]
-
-    def provisioning_class(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> str | None:
-        return existing_config.cluster_options(cluster).provisioning_request_class
+    def pool_kind(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> PoolKind:
+        return OWNERS_POOLS
 
     def cluster_warnings(self, cluster: ClusterConfig) -> list[str]:
         # The cluster's API endpoint is its owner's: gpufleet sets none to allow.

@@ -1,6 +1,6 @@
 """GKE as gpufleet sees it: the cloud's data (names, labels, catalogs) and its answers to the
 cloud interface, each delegated to the module whose job it is: cluster checks and warnings
-(`cluster_checks.py`), capacity (`capacity_checks.py`), node pools and their node facts
+(`cluster_checks.py`), node pools with their checks, node facts, selector keys and capacity
 (`kinds/node_pools.py`), the GPU software around GKE's driver (`gpu_software.py`).
 
 Sources: ../shared/reference/FACTS.md (GKE section) and the GKE documentation it cites
@@ -9,17 +9,14 @@ Sources: ../shared/reference/FACTS.md (GKE section) and the GKE documentation it
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from components.gcp.model import allocatable as gcp_allocatable
-from components.gcp.model import capacity as gke_capacity
 from components.gcp.model import (
-    capacity_checks,
     cluster_checks,
     gpu_software,
-    image_start,
+    gpu_zones,
     node_limits,
     prices,
     system_machines,
@@ -32,20 +29,9 @@ from components.gcp.model import daemonsets as gke_daemonsets
 from components.gcp.model import offerings as gcp_offerings
 from components.gcp.model import resources as gcp_resources
 from components.gcp.model.catalog import CATALOG, MACHINE_NAMES
-from components.gcp.model.kinds import node_pools
-from components.gcp.model.kinds.node_pools import (
-    DRIVER_DISABLED,
-    MAX_SHARED_CLIENTS_LABEL,
-    NODE_POOLS,
-    PARTITION_SIZE_LABEL,
-    SHARING_STRATEGY_LABEL,
-    gke_driver,
-)
+from components.gcp.model.kinds.node_pools import NODE_POOLS, PARTITION_SIZE_LABEL
+from components.gcp.model.kinds.node_pools import gke_driver as gke_driver  # for gcp/stack.py
 from components.model.allocatable import NodeAllocatable
-from components.model.capacity import (
-    CapacityOrder,
-    ReservationCap,
-)
 from components.model.catalog.gpus import GpuModel, MachineType
 from components.model.cloud import NameRule
 from components.model.daemonsets import NodeDaemonSet
@@ -98,23 +84,18 @@ class Gcp(ManagedCloud):
     machine_name_rule = MACHINE_NAMES
     # Compute Engine's general-purpose types, sourced (review gke-2.md N14).
     system_machine_shapes: ClassVar[Mapping[str, tuple[int, float]]] = system_machines.SHAPES
-    pool_label_key = "cloud.google.com/gke-nodepool"
     accelerator_label = "cloud.google.com/gke-accelerator"
     # Only GKE labels nodes with the bare MIG partition size.
     partition_label = PARTITION_SIZE_LABEL
     # GKE admits system-node-critical pods outside kube-system only up to a ResourceQuota.
     critical_pods_need_quota = True
     offerings: ClassVar[Offerings] = gcp_offerings
-    # One capacity per node pool; ANY_RESERVATION is GKE's only fallback (capacity.py).
-    capacity_orders = gke_capacity.ORDERS
-    capacity_advice = (
-        "a GKE node pool has one capacity, [reserved, on-demand] (any matching reservation, "
-        "then on-demand) being the only fallback GKE makes; for another, make a pool per "
-        "capacity (EC2 Capacity Blocks are reservations on GKE: capacity: reserved)"
-    )
+    # Node pools make every GPU pool and the system pool (custom compute classes: a sibling).
+    pool_kinds = (NODE_POOLS,)
+    system_pool_kind = NODE_POOLS
 
     def zone_rule(self, region: str) -> NameRule:
-        return NameRule(rf"{re.escape(region)}-[a-z]", f"{region}-<letter>")
+        return gpu_zones.zone_rule(region)
 
     def node_daemonsets(
         self, config: StackConfig, pool: GpuPoolConfig | None
@@ -159,22 +140,6 @@ class Gcp(ManagedCloud):
     ) -> list[Problem]:
         return gpu_software.software_problems(software, mode)
 
-    def check_pool(
-        self,
-        cluster: ClusterConfig,
-        mode: SoftwareMode,
-        pool: GpuPoolConfig,
-        path: str,
-        warnings: list[str],
-    ) -> list[Problem]:
-        problems = super().check_pool(cluster, mode, pool, path, warnings)
-        problems += image_start.image_start_problems(cluster, pool, path)
-        warnings += image_start.image_start_warnings(cluster, pool, path)
-        order = self.capacity_order(pool)
-        if order in self.capacity_orders:
-            warnings += capacity_checks.capacity_warnings(cluster, pool, order, path)
-        return problems
-
     def pools_warnings(
         self, cluster: ClusterConfig, pools: Sequence[tuple[int, GpuPoolConfig]]
     ) -> list[str]:
@@ -182,29 +147,6 @@ class Gcp(ManagedCloud):
         return gke_needs.pools_warnings(cluster, pools, adopted) + node_limits.cluster_warnings(
             cluster, [pool for _, pool in pools], adopted
         )
-
-    # --- capacity (components/gcp/model/capacity.py) ----------------------------------------
-
-    def capacity_order(self, pool: GpuPoolConfig) -> CapacityOrder:
-        return node_pools.capacity_order(pool)
-
-    def check_capacity(
-        self, cluster: ClusterConfig, pool: GpuPoolConfig, order: CapacityOrder, path: str
-    ) -> list[Problem]:
-        machines = self.machines(pool)
-        problems = capacity_checks.capacity_problems(cluster, pool, order, path, machines)
-        zone_problems = self.zone_problems if cluster.region else None
-        return problems + capacity_checks.reservation_zone_problems(
-            cluster, pool, order, path, zone_problems
-        )
-
-    def provisioning_class(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> str | None:
-        return gke_capacity.PROVISIONING_CLASS
-
-    def reservation_cap(self, config: StackConfig, pool: GpuPoolConfig) -> ReservationCap | None:
-        if self.capacity_order(pool) != gke_capacity.RESERVED:
-            return None
-        return capacity_checks.reservation_cap(pool, self.machines(pool))
 
     def sharing_via(self, mode: SoftwareMode) -> SharingVia:
         return "cloud" if mode == "cloud-managed" else "nvidia"
@@ -218,25 +160,6 @@ class Gcp(ManagedCloud):
 
     def pool_kind(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> PoolKind:
         return NODE_POOLS
-
-    def selector_keys(
-        self, config: StackConfig, pool: GpuPoolConfig, sharing_via: SharingVia
-    ) -> tuple[str, ...]:
-        keys = [self.pool_label_key]
-        if sharing_via == "cloud":
-            keys += [SHARING_STRATEGY_LABEL, MAX_SHARED_CLIENTS_LABEL]
-        if (
-            pool.mig_partition_size
-            and gke_driver(config.gpu_software_mode, pool) != DRIVER_DISABLED
-        ):
-            keys.append(PARTITION_SIZE_LABEL)
-        return tuple(keys)
-
-    def autoscaler_gpus(self, sharing_via: SharingVia, physical: int, allocatable: int) -> int:
-        # GKE's autoscaler multiplies by GKE's own sharing and partition settings only; with
-        # NVIDIA's software sharing the GPUs it builds the template from the accelerator count
-        # (kubernetes/autoscaler cloudprovider/gce/templates.go BuildCapacity).
-        return physical if sharing_via == "nvidia" else allocatable
 
     def pod_settings(self, pool: GpuPoolConfig, sharing_via: SharingVia) -> dict[str, object]:
         # GKE's MPS control daemon runs on the host: clients reach it through host IPC

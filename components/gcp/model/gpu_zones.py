@@ -25,9 +25,11 @@ refresh the table from a newer source with scripts/offerings.py.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from components.model.cloud import NameRule
 from components.model.offerings import load_table
 
 _TABLE = load_table(Path(__file__).with_name("offerings.json"))
@@ -40,6 +42,11 @@ GPU_ZONES: Mapping[str, Mapping[str, tuple[str, ...]]] = {
     accelerator: {region: tuple(zones) for region, zones in regions.items()}
     for accelerator, regions in _TABLE["gpu_zones"].items()
 }
+
+
+def zone_rule(region: str) -> NameRule:
+    """GKE's zone names in `region`: the region, a hyphen, a letter."""
+    return NameRule(rf"{re.escape(region)}-[a-z]", f"{region}-<letter>")
 
 
 def zones_without(accelerator_type: str, region: str, zones: Sequence[str]) -> list[str] | None:

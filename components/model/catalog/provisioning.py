@@ -2,7 +2,7 @@
 makes for a queued Job, as data with sources.
 
 A class is named by the autoscaler that serves it; a cloud says which one its queued pools use
-(`Cloud.provisioning_class`). `fit` reads the behaviour from here.
+(`PoolKind.provisioning_class`). `fit` reads the behaviour from here.
 """
 
 from __future__ import annotations

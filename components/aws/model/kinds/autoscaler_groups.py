@@ -11,6 +11,7 @@ from components.aws.model import config as aws_config
 from components.aws.model.kinds.base import EksPoolKind
 from components.model.capacity import ON_DEMAND, QUEUED, SPOT, CapacityOrder
 from components.model.catalog.gpus import MachineType
+from components.model.catalog.provisioning import BEST_EFFORT_ATOMIC
 from components.model.pool_kind import GpuNodeFacts
 from components.model.problems import Problem
 from components.model.schema import ClusterConfig, GpuPoolConfig
@@ -69,6 +70,10 @@ class AutoscalerGroups(EksPoolKind):
             f"{capacity.CAPACITY_BLOCK} alone: write capacity: {word}, or use "
             "cluster.aws.provisioner: karpenter for a fallback"
         )
+
+    def provisioning_class(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> str | None:
+        # gpufleet's cluster autoscaler, started for ProvisioningRequests (provisioning_requests).
+        return BEST_EFFORT_ATOMIC.name
 
     def reservation_problems(
         self, cluster: ClusterConfig, pool: GpuPoolConfig, word: str, path: str

@@ -8,13 +8,14 @@ labels, capacity advice and reservation rules.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import date
 from typing import ClassVar
 
-from components.aws.model import capacity, groups, image_start, provisioners
+from components.aws.model import capacity, capacity_checks, groups, image_start, provisioners
 from components.aws.model import config as aws_config
 from components.aws.model.asg_limits import EKS_ACCELERATOR_LABEL
 from components.aws.model.catalog import CATALOG
-from components.model.capacity import ON_DEMAND, SPOT, CapacityOrder
+from components.model.capacity import ON_DEMAND, SPOT, CapacityOrder, ReservationCap
 from components.model.catalog.gpus import MachineType
 from components.model.pool_kind import (
     CLUSTER_AUTOSCALER,
@@ -185,6 +186,20 @@ class EksPoolKind(PoolKind):
     ) -> list[str]:
         """What gpufleet cannot check of how this kind launches into the pool's reservations."""
         return []
+
+    def check_capacity(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, order: CapacityOrder, path: str
+    ) -> list[Problem]:
+        return capacity_checks.check(cluster, pool, order, path, self.reservation_problems)
+
+    def capacity_warnings(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str, today: date
+    ) -> list[str]:
+        warnings = self.reservation_warnings(cluster, pool, path)
+        return warnings + capacity.warnings(cluster, pool, path, today)
+
+    def reservation_cap(self, config: StackConfig, pool: GpuPoolConfig) -> ReservationCap | None:
+        return capacity.reservation_cap(pool)
 
     def max_pods(self, machines: list[MachineType]) -> int | None:
         """The pods a node may run where the kind caps them below the network's figure."""

@@ -1,13 +1,23 @@
 """AKS agent pools: one Virtual Machine Scale Set per pool, which AKS's managed cluster
-autoscaler scales from zero. Node auto-provisioning (AKS's managed Karpenter) would be a
-sibling kind."""
+autoscaler scales from zero, selected by the agent pool's name, with its capacity rules
+(capacity reservation groups, queued pools). Node auto-provisioning (AKS's managed Karpenter)
+would be a sibling kind."""
 
 from __future__ import annotations
 
 from components.azure.model import limits, reservations
-from components.model.capacity import ON_DEMAND, QUEUED, SPOT, CapacityOrder, declared_order
+from components.model import existing_cluster
+from components.model.capacity import (
+    ON_DEMAND,
+    QUEUED,
+    SPOT,
+    CapacityOrder,
+    ReservationCap,
+    declared_order,
+)
 from components.model.catalog.gpus import MachineType
-from components.model.pool_kind import GpuNodeFacts, PoolKind, PoolTraits, SharingVia
+from components.model.catalog.provisioning import BEST_EFFORT_ATOMIC
+from components.model.pool_kind import GpuNodeFacts, PoolKind, SharingVia
 from components.model.pool_spec import Taint
 from components.model.problems import Problem
 from components.model.schema import ClusterConfig, GpuPoolConfig, StackConfig
@@ -34,13 +44,15 @@ CAPACITY_ORDERS: tuple[CapacityOrder, ...] = (
 
 class AgentPools(PoolKind):
     title = "AKS agent pools"
-
-    def traits(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> PoolTraits:
-        return PoolTraits(capacity_orders=CAPACITY_ORDERS)
+    pool_label_key = AGENT_POOL_LABEL
+    capacity_orders = CAPACITY_ORDERS
 
     def check(
         self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str, warnings: list[str]
     ) -> list[Problem]:
+        """What plan says of the pool's reservation group, then the agent pool's limits."""
+        adopted = existing_cluster.written(cluster)
+        warnings += reservations.capacity_warnings(cluster, pool, path, adopted)
         return limits.pool_limit_problems(pool, path)
 
     def node_facts(
@@ -67,6 +79,29 @@ class AgentPools(PoolKind):
                 Taint(reservations.QUEUED_TAINT_KEY, pool.name, "NoSchedule")
             )
         return facts
+
+    # --- capacity (docs/capacity.md, docs/aks.md) ---------------------------------------------
+
+    def capacity_advice(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, order: CapacityOrder
+    ) -> str:
+        return (
+            "a capacity reservation group is capacity [reserved, on-demand] with "
+            "gpuPools[].azure.capacityReservationGroupId; capacity blocks and flex-start are "
+            "EC2's and GKE's, Azure sells neither"
+        )
+
+    def check_capacity(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, order: CapacityOrder, path: str
+    ) -> list[Problem]:
+        adopted = existing_cluster.written(cluster)
+        return reservations.capacity_problems(cluster, pool, order, path, adopted)
+
+    def provisioning_class(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> str | None:
+        return BEST_EFFORT_ATOMIC.name
+
+    def reservation_cap(self, config: StackConfig, pool: GpuPoolConfig) -> ReservationCap | None:
+        return reservations.cap(pool)
 
 
 AGENT_POOLS = AgentPools()

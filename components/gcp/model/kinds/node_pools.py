@@ -1,15 +1,20 @@
 """GKE node pools: one per GPU pool, which GKE's cluster autoscaler scales from zero, with the
-labels GKE puts on GPU nodes. Custom compute classes would be a sibling kind."""
+labels GKE puts on GPU nodes, selected by their node pool's name, with one capacity each.
+Custom compute classes would be a sibling kind."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from components.gcp.model import capacity as gke_capacity
+from components.gcp.model import capacity_checks, image_start, node_limits
 from components.gcp.model import config as gcp_config
-from components.gcp.model import node_limits
 from components.gcp.model.catalog import CATALOG
-from components.model.capacity import SPOT, CapacityOrder, declared_order
+from components.gcp.model.gpu_zones import zone_rule
+from components.model.capacity import SPOT, CapacityOrder, ReservationCap, declared_order
 from components.model.catalog.gpus import MachineType
-from components.model.pool_kind import GpuNodeFacts, PoolKind, PoolTraits, SharingVia
+from components.model.cloud import zone_problems
+from components.model.pool_kind import GpuNodeFacts, PoolKind, SharingVia
 from components.model.pool_spec import PoolSpec, Taint
 from components.model.problems import Problem
 from components.model.schema import ClusterConfig, GpuPoolConfig, SoftwareMode, StackConfig
@@ -56,18 +61,23 @@ def machines_of(pool: GpuPoolConfig) -> list[MachineType]:
     return [m for m in found if m is not None]
 
 
+def gke_zone_problems(region: str, zones: Sequence[str], path: str) -> list[Problem]:
+    """GKE's zone names in `region`, and repeats."""
+    return zone_problems(zone_rule(region), region, zones, path)
+
+
 class NodePools(PoolKind):
     title = "GKE node pools"
-
-    def traits(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> PoolTraits:
-        # One capacity per node pool; ANY_RESERVATION is GKE's only fallback (capacity.py).
-        return PoolTraits(capacity_orders=gke_capacity.ORDERS)
+    pool_label_key = "cloud.google.com/gke-nodepool"
+    # One capacity per node pool; ANY_RESERVATION is GKE's only fallback (capacity.py).
+    capacity_orders = gke_capacity.ORDERS
 
     def check(
         self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str, warnings: list[str]
     ) -> list[Problem]:
         """Machines GKE sells only as Spot, flex-start or from a reservation; sharing limits;
-        the nodes a pool's zones can hold."""
+        the nodes a pool's zones can hold; the preloaded image disk; what plan says of the
+        pool's capacity."""
         problems: list[Problem] = []
         if pool.sharing is not None and pool.sharing.max_shared_clients_per_gpu == 1:
             # One client per GPU shares nothing; GKE documents 2-48 (GPU sharing in
@@ -105,6 +115,10 @@ class NodePools(PoolKind):
                         is_default=not written and "spot" not in pool.model_fields_set,
                     )
                 )
+        problems += image_start.image_start_problems(cluster, pool, path)
+        warnings += image_start.image_start_warnings(cluster, pool, path)
+        if order in self.capacity_orders:
+            warnings += capacity_checks.capacity_warnings(cluster, pool, order, path)
         return problems
 
     def node_facts(
@@ -144,6 +158,57 @@ class NodePools(PoolKind):
             labels[PARTITION_SIZE_LABEL] = pool.mig_partition_size
         facts.labels = labels
         return facts
+
+    def selector_keys(
+        self, config: StackConfig, pool: GpuPoolConfig, sharing_via: SharingVia
+    ) -> tuple[str, ...]:
+        keys = [self.pool_label_key]
+        if sharing_via == "cloud":
+            keys += [SHARING_STRATEGY_LABEL, MAX_SHARED_CLIENTS_LABEL]
+        if (
+            pool.mig_partition_size
+            and gke_driver(config.gpu_software_mode, pool) != DRIVER_DISABLED
+        ):
+            keys.append(PARTITION_SIZE_LABEL)
+        return tuple(keys)
+
+    def autoscaler_gpus(self, sharing_via: SharingVia, physical: int, allocatable: int) -> int:
+        # GKE's autoscaler multiplies by GKE's own sharing and partition settings only; with
+        # NVIDIA's software sharing the GPUs it builds the template from the accelerator count
+        # (kubernetes/autoscaler cloudprovider/gce/templates.go BuildCapacity).
+        return physical if sharing_via == "nvidia" else allocatable
+
+    # --- capacity (components/gcp/model/capacity.py) ----------------------------------------
+
+    def capacity_order(self, pool: GpuPoolConfig) -> CapacityOrder:
+        return capacity_order(pool)
+
+    def capacity_advice(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, order: CapacityOrder
+    ) -> str:
+        return (
+            "a GKE node pool has one capacity, [reserved, on-demand] (any matching reservation, "
+            "then on-demand) being the only fallback GKE makes; for another, make a pool per "
+            "capacity (EC2 Capacity Blocks are reservations on GKE: capacity: reserved)"
+        )
+
+    def check_capacity(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, order: CapacityOrder, path: str
+    ) -> list[Problem]:
+        machines = machines_of(pool)
+        problems = capacity_checks.capacity_problems(cluster, pool, order, path, machines)
+        zones = gke_zone_problems if cluster.region else None
+        return problems + capacity_checks.reservation_zone_problems(
+            cluster, pool, order, path, zones
+        )
+
+    def provisioning_class(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> str | None:
+        return gke_capacity.PROVISIONING_CLASS
+
+    def reservation_cap(self, config: StackConfig, pool: GpuPoolConfig) -> ReservationCap | None:
+        if capacity_order(pool) != gke_capacity.RESERVED:
+            return None
+        return capacity_checks.reservation_cap(pool, machines_of(pool))
 
 
 NODE_POOLS = NodePools()
