@@ -225,6 +225,8 @@ def test_gpu_pools_output_is_the_contract_with_the_labels_and_taints_aks_adds(st
         labels = entry["nodeLabels"]
         assert labels["kubernetes.azure.com/agentpool"] == pool["agentPoolName"]
         assert labels["kubernetes.azure.com/accelerator"] == "nvidia"
+        # AgentBaker's legacy keys, predicted at zero by the autoscaler (review aks-5 H5-4).
+        assert (labels["agentpool"], labels["accelerator"]) == (pool["agentPoolName"], "nvidia")
         assert labels["node.kubernetes.io/instance-type"] == pool["vmSize"]
         assert entry["machineTypes"] == [pool["vmSize"]]
         assert (entry["minNodes"], entry["maxNodes"]) == (pool["minCount"], pool["maxCount"])

@@ -34,6 +34,7 @@ from components.azure.model.catalog import (
 from components.azure.model.kinds.agent_pools import (
     AGENT_POOL_LABEL,
     AGENT_POOLS,
+    LEGACY_AGENT_POOL_LABEL,
     PARTITION_SIZE_LABEL,
 )
 from components.model.allocatable import NodeAllocatable
@@ -179,7 +180,11 @@ class Azure(ManagedCloud):
         return AGENT_POOLS
 
     def system_node_labels(self) -> dict[str, str]:
-        return {AGENT_POOL_LABEL: "system", "kubernetes.azure.com/mode": "system"}
+        return {
+            AGENT_POOL_LABEL: "system",
+            LEGACY_AGENT_POOL_LABEL: "system",
+            "kubernetes.azure.com/mode": "system",
+        }
 
     def gpu_operator_preset(self, config: StackConfig) -> dict[str, Any]:
         return gpu_software.gpu_operator_preset(config)

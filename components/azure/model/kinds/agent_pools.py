@@ -28,6 +28,7 @@ PARTITION_SIZE_LABEL = "gpufleet.io/gpu-partition-size"
 # AKS labels and taints Spot nodes with this key (value `spot`).
 SPOT_KEY = "kubernetes.azure.com/scalesetpriority"
 AGENT_POOL_LABEL = "kubernetes.azure.com/agentpool"
+LEGACY_AGENT_POOL_LABEL = "agentpool"
 # A pool in a capacity reservation group takes regular VMs once its reservation is used up
 # (components/azure/model/reservations.py), so that is `[reserved, on-demand]`; `reserved`
 # alone only within the VMs reserved for it. Queued pools: AKS's managed cluster autoscaler
@@ -67,6 +68,12 @@ class AgentPools(PoolKind):
                 AGENT_POOL_LABEL: pool.name,
                 "kubernetes.azure.com/accelerator": "nvidia",
                 "kubernetes.azure.com/mode": "user",
+                # AgentBaker's legacy keys, which the cluster autoscaler's template of a pool
+                # at zero predicts too (kubernetes/autoscaler cluster-autoscaler/cloudprovider/
+                # azure/azure_template.go: legacyAgentPoolNodeLabelKey, legacyGPULabel); AKS's
+                # docs and many charts select on them (review aks-5 H5-4).
+                LEGACY_AGENT_POOL_LABEL: pool.name,
+                "accelerator": "nvidia",
             }
         )
         if pool.mig_partition_size:
