@@ -66,7 +66,7 @@ def test_a_preloaded_pool_sends_gkes_image_cache_disk_with_streaming_applied() -
 
 def test_every_bad_preload_input_is_refused_at_once_with_key_value_and_what_to_do() -> None:
     config = _raw()
-    config["cluster"]["kubernetesVersion"] = "1.30"
+    config["cluster"]["kubernetesVersion"] = "1.28"
     config["gpuPools"][0]["gcp"] = {"secondaryBootDisk": "images/PyTorch", "imageStreaming": False}
     found = _problems(config)
     assert (
@@ -81,7 +81,7 @@ def test_every_bad_preload_input_is_refused_at_once_with_key_value_and_what_to_d
     assert any(
         p.startswith(
             "cluster.kubernetesVersion: gpuPools[0].gcp.secondaryBootDisk needs GKE "
-            "1.30.1-gke.1329000 or later on COS_CONTAINERD nodes"
+            "1.28.3-gke.1067000 or later on COS_CONTAINERD nodes"
         )
         for p in found
     ), found
@@ -109,12 +109,12 @@ def test_the_disk_image_form(disk: str, valid: bool) -> None:
 
 def test_the_version_floor_at_its_exact_edge() -> None:
     floor = image_start.FLOORS[image_start.POOL_IMAGE_TYPE].version
-    assert floor == "1.30.1-gke.1329000"
-    assert image_start.meets("1.30.1-gke.1329000", floor)
-    assert not image_start.meets("1.30.1-gke.1328999", floor)
-    assert not image_start.meets("1.30.0-gke.9999999", floor)
-    # A bare minor may run its earliest patch: 1.30 is refused, 1.31 passes.
-    assert not image_start.meets("1.30", floor) and image_start.meets("1.31", floor)
+    assert floor == "1.28.3-gke.1067000"  # Standard clusters' (review gke-5 R5-2)
+    assert image_start.meets("1.28.3-gke.1067000", floor)
+    assert not image_start.meets("1.28.3-gke.1066999", floor)
+    assert not image_start.meets("1.28.2-gke.9999999", floor)
+    # A bare minor may run its earliest patch: 1.28 is refused, 1.29 passes.
+    assert not image_start.meets("1.28", floor) and image_start.meets("1.29", floor)
     assert not image_start.meets("latest", floor)
     # The oldest minor GKE still creates (Extended channel) passes.
     config = _raw()

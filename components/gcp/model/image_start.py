@@ -5,8 +5,8 @@ their checks at plan, and what the node pool sends (docs/gke.md "Fast image star
 Sources, read 2026-11-28:
 
 - GKE docs, how-to/data-container-image-preloading (en; the zh-cn copy for the per-image-type
-  list): node-pool secondary boot disks from 1.28.3-gke.1067000 on Standard clusters; with
-  COS_CONTAINERD from 1.30.1-gke.1329000, UBUNTU_CONTAINERD from 1.35.0-gke.1403000; image
+  list): node-pool secondary boot disks from 1.28.3-gke.1067000 on Standard clusters (gpufleet's;
+  1.30.1-gke.1329000 on Autopilot), UBUNTU_CONTAINERD from 1.35.0-gke.1403000; image
   streaming is a requirement; one Persistent Disk per node from the disk image, of the boot disk's
   type and the image's size, created in parallel with the node and deleted with it; a new disk
   image needs a new node pool (existing nodes are not updated).
@@ -55,7 +55,9 @@ class PreloadFloor:
 
 
 FLOORS: Final[dict[str, PreloadFloor]] = {
-    "COS_CONTAINERD": PreloadFloor("COS_CONTAINERD", "1.30.1-gke.1329000", _PRELOADING),
+    # Standard clusters; 1.30.1-gke.1329000 is Autopilot's (review gke-5 R5-2; Google's
+    # terraform-docs-samples gke/standard/zonal/secondary-boot-disk says the same).
+    "COS_CONTAINERD": PreloadFloor("COS_CONTAINERD", "1.28.3-gke.1067000", _PRELOADING),
     "UBUNTU_CONTAINERD": PreloadFloor("UBUNTU_CONTAINERD", "1.35.0-gke.1403000", _PRELOADING),
 }
 
@@ -70,7 +72,7 @@ _VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+)(?:-gke\.(\d+))?)?")
 
 
 def gke_version(text: str) -> tuple[int, int, int, int] | None:
-    """`1.30.1-gke.1329000` as (1, 30, 1, 1329000); a bare minor (`1.31`, what
+    """`1.28.3-gke.1067000` as (1, 28, 3, 1067000); a bare minor (`1.31`, what
     cluster.kubernetesVersion holds) as its earliest patch, (1, 31, 0, 0): GKE may run any patch
     of it, the earliest included. None when unreadable."""
     match = _VERSION.fullmatch(text)
