@@ -156,6 +156,14 @@ def test_eks_pools_wait_as_their_image_start_says_parallel_pull_or_preloaded() -
     assert not any("dataVolumeSnapshot" in s for s in start.shorten)
 
 
+def test_a_spot_pools_warm_node_is_said_to_be_reclaimable() -> None:
+    starts = {s.pool: s for s in pool_cold_starts(_config("aws-dev"), 15, TODAY)}
+    spot = [s for s in starts.values() if "spot" in s.pool]
+    assert spot and all("Spot: the cloud may reclaim it" in s.shorten[0] for s in spot)
+    on_demand = [s for s in starts.values() if "spot" not in s.pool and s.shorten]
+    assert on_demand and not any("reclaim" in s.shorten[0] for s in on_demand)
+
+
 def test_aks_operator_driver_pools_wait_for_the_operators_driver() -> None:
     def operator_driver(raw: dict) -> None:
         raw["gpuSoftware"] = {"mode": "gpu-operator", "operatorDriver": True}

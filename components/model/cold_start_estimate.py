@@ -77,7 +77,7 @@ def pool_cold_start(
         "image": Span(image_low, image_high),
     }
     total = Span(sum(p.low for p in parts.values()), sum(p.high for p in parts.values()))
-    shorten = (warm_node(cost), *model.faster_image_start(config, pool))
+    shorten = (warm_node(cost, spot="spot" in order), *model.faster_image_start(config, pool))
     return PoolColdStart(
         pool.name,
         pool.min_nodes,
@@ -91,8 +91,9 @@ def pool_cold_start(
     )
 
 
-def warm_node(cost: PoolCost | None) -> str:
-    """`minNodes: 1` and what one warm node adds to the bill (the cost model's price)."""
+def warm_node(cost: PoolCost | None, *, spot: bool = False) -> str:
+    """`minNodes: 1` and what one warm node adds to the bill (the cost model's price); a Spot
+    pool's warm node may be reclaimed like any other (review aks-5 H5-8)."""
     added = None if cost is None else _difference(cost.at(1), cost.at(0))
     if added is None:
         price = "its price is not in the price table"
@@ -100,7 +101,11 @@ def warm_node(cost: PoolCost | None) -> str:
         price = "it adds nothing: the pool's committed capacity is billed anyway"
     else:
         price = f"it costs ${added:,.2f}/h (${added * HOURS_PER_MONTH:,.0f}/month)"
-    return f"minNodes: 1 keeps one node warm (no node start, driver or first pull); {price}"
+    evicted = "; Spot: the cloud may reclaim it, and the wait comes back" if spot else ""
+    return (
+        f"minNodes: 1 keeps one node warm (no node start, driver or first pull); {price}"
+        f"{evicted}"
+    )
 
 
 def _difference(warm: float | None, cold: float | None) -> float | None:
