@@ -30,4 +30,5 @@ for name, value in cluster.exports.items():
     pulumi.export(name, value)
 sources.export()
 if config.gpu_software.monitoring.dcgm_exporter and pools:
-    pulumi.export(gpu_health.ALERT_RULES_OUTPUT, gpu_health.alert_rules_yaml())
+    xid_counts = gpu_health.xid_counts_exported(config.gpu_software_mode)
+    pulumi.export(gpu_health.ALERT_RULES_OUTPUT, gpu_health.alert_rules_yaml(xid_counts))

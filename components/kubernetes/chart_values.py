@@ -73,8 +73,12 @@ SUBCHART_DEFAULTS: Mapping[str, Mapping[str, Any]] = {
 # Keys a chart's templates read that its values.yaml does not declare: the GPU Operator v26.7.0
 # renders `dcgm.imagePullSecrets` and `dcgmExporter.imagePullSecrets` into its ClusterPolicy
 # (NVIDIA/gpu-operator v26.7.0 deployments/gpu-operator/templates/clusterpolicy.yaml, as for every
-# other operand), with no default in values.yaml.
+# other operand), with no default in values.yaml. The dcgm-exporter chart 4.8.2 reads
+# `customMetrics` (templates/metrics-configmap.yaml: its metrics list when set, else the chart's
+# default list; NVIDIA/dcgm-exporter 4.5.3-4.8.2 deployment/), which values.yaml only shows
+# commented out.
 TEMPLATE_DEFAULTS: Mapping[str, Mapping[str, Any]] = {
+    "dcgm-exporter": {"customMetrics": ""},  # empty: the template treats it as unset
     "gpu-operator": {
         "dcgm": {"imagePullSecrets": []},
         "dcgmExporter": {"imagePullSecrets": []},

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, create_model
 
-from components.model import existing_cluster, queue_checks
+from components.model import existing_cluster, gpu_health, queue_checks
 from components.model.catalog import charts
 from components.model.config_checks import (
     check_adopted,
@@ -226,6 +226,7 @@ def parse_config(raw: Mapping[str, Any], today: date | None = None) -> StackConf
         checked += cloud.pools_problems(cluster, indexed_pools)
     if software is not None:
         checked += check_software(cloud, software, pools, cluster)
+        warnings += gpu_health.config_warnings(software.monitoring.dcgm_exporter, mode)
     if cloud is not None and software is not None:
         checked += _misplaced_software_keys(cloud.name, software, mode)
     queues_section = sections.get("queues", Salvaged(None))
