@@ -197,4 +197,7 @@ def test_gpu_health_docs_state_the_policy_and_akss_conditions() -> None:
     assert gpu_health.XID_COUNT_METRIC in text and "GpuLost" in text
     for condition in aks_health.NPD_GPU_CONDITIONS:
         assert condition in text
+    # AKS's GPU checks run on two VM sizes only (review aks-5 H5-3): the docs say which.
+    for size in aks_health.NPD_GPU_SIZES:
+        assert size in text
     assert aks_health.AUTO_REPAIR.trigger in text

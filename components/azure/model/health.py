@@ -18,9 +18,12 @@ Sources (Microsoft Learn, read 2026-11-28):
   node that reports NotReady (or no status) for about 10 minutes, then reboots, reimages, and
   redeploys it in turn.
 - aks/gpu-health-monitoring and aks/node-problem-detector: AKS's Node Problem Detector sets the
-  GPU node conditions below on GPU pools, but not on pools created with `gpuProfile.driver`
-  None (`--gpu-driver none`, gpufleet's `gpuSoftware.operatorDriver: true`); it does not
-  remediate: auto-repair acts on NotReady only.
+  GPU node conditions below, and only on the VM sizes its FAQ names ("On which Azure VM sizes":
+  Standard_ND96asr_v4 and Standard_ND96isr_H100_v5; MicrosoftDocs/azure-aks-docs
+  articles/aks/gpu-health-monitoring.md, ms.date 2025-08-15, review aks-5 H5-3), and not on
+  pools created with `gpuProfile.driver` None (`--gpu-driver none`, gpufleet's
+  `gpuSoftware.operatorDriver: true`); it does not remediate: auto-repair acts on NotReady only.
+  Every other AKS GPU pool has no GPU signal but the DCGM exporter's (docs/gpu-health.md).
 """
 
 from __future__ import annotations
@@ -51,6 +54,8 @@ ARTIFACT_STREAMING: Final = FastImageStart(
 # Node conditions AKS's Node Problem Detector sets on GPU nodes (aks/node-problem-detector,
 # "GPU only" rows; aks/gpu-health-monitoring). UnhealthyNvidiaDevicePlugin is set only on pools
 # with AKS's managed GPU preview, which gpufleet does not use.
+# The VM sizes whose GPUs Node Problem Detector checks (the FAQ above).
+NPD_GPU_SIZES: Final = ("Standard_ND96asr_v4", "Standard_ND96isr_H100_v5")
 NPD_GPU_CONDITIONS: Final = (
     "GPUMissing",
     "NVLinkStatusInactive",
