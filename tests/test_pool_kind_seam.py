@@ -159,3 +159,20 @@ def test_no_cloud_answers_what_a_kind_answers() -> None:
     for hook in GONE:
         assert not any(hasattr(c, hook) for c in (PoolKind, *CLOUDS.values())), hook
     assert Gcp.pool_kinds == (NODE_POOLS,)
+
+
+def test_karpenter_refusals_are_shared_and_eks_adds_its_advice() -> None:
+    """The NodePool CRD's nodeClassRef refusal is every Karpenter's, in neutral words; EKS's
+    advice (moving to or from Auto Mode) replaces only what to do, on EKS's NodePools."""
+    from components.aws.model.change_rules import PROVISIONER_SWITCH_INSTEAD
+    from components.model import karpenter_day_two, resource_index
+
+    shared = karpenter_day_two.REFUSED_IN_PLACE[karpenter_day_two.NODE_POOL]
+    assert [r.path for r in shared] == [
+        "spec.template.spec.nodeClassRef.group",
+        "spec.template.spec.nodeClassRef.kind",
+    ]
+    assert not any("Auto Mode" in r.reason + r.instead for r in shared)
+    found = resource_index.refusals(karpenter_day_two.NODE_POOL)
+    assert [(r.path, r.reason) for r in found] == [(r.path, r.reason) for r in shared]
+    assert {r.instead for r in found} == {PROVISIONER_SWITCH_INSTEAD}

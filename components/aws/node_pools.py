@@ -27,7 +27,7 @@ from components.aws.karpenter import KARPENTER_GPU_POOL_TYPE, Karpenter, Karpent
 from components.aws.model import auto_mode, capacity, karpenter
 from components.aws.model.autoscaler_tags import default_tags
 from components.aws.model.config import cluster_options, existing_options, pool_options
-from components.aws.model.kinds import cluster_kind, pool_kind
+from components.aws.model.kinds import pool_kind
 from components.aws.node_host import EksNodeHost
 from components.aws.user_data import merged_user_data
 from components.kubernetes.karpenter_pool import (
@@ -251,19 +251,18 @@ class AutoModeBuilder(EksNodePoolBuilder):
         )
 
 
-def builder_of(config: StackConfig, eks: EksNodeHost) -> EksNodePoolBuilder:
-    """The builder of a NodePool cluster's pools."""
-    if cluster_kind(config.cluster).cluster_compute:
-        return AutoModeBuilder(config, eks)
+def karpenter_builder(config: StackConfig, eks: EksNodeHost) -> EksNodePoolBuilder:
+    """gpufleet's Karpenter, or the one the cluster runs already."""
     if existing_options(config.cluster).autoscaler_installed:
         return InstalledKarpenterBuilder(config, eks)
     return KarpenterBuilder(config, eks)
 
 
 def build(
-    config: StackConfig, pools: Sequence[PoolSpec], eks: EksNodeHost
+    builder: EksNodePoolBuilder, pools: Sequence[PoolSpec], eks: EksNodeHost
 ) -> list[pulumi.Resource]:
-    builder = builder_of(config, eks)
+    """The controller (where gpufleet runs one), then a NodePool and node class per pool."""
+    config = builder.config
     overlays = {pool.name: builder.node_overlay(pool) for pool in pools}
     controller = builder.controller(node_overlays=any(overlays.values()))
     built = list(controller.built)

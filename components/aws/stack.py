@@ -3,7 +3,10 @@ and the cluster autoscaler that scales them to and from zero."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Final
 
 import pulumi
 import pulumi_aws as aws
@@ -27,6 +30,9 @@ from components.aws.model.adopted import Needs
 from components.aws.model.cloud import AWS
 from components.aws.model.config import cluster_options, existing_options, pool_options
 from components.aws.model.kinds import cluster_kind, pool_kind
+from components.aws.model.kinds.auto_mode import AUTO_MODE
+from components.aws.model.kinds.base import EksPoolKind
+from components.aws.model.kinds.karpenter import KARPENTER
 from components.aws.model.kinds.managed import MANAGED
 from components.aws.model.kinds.self_managed import SELF_MANAGED
 from components.aws.node_host import EksNodeHost
@@ -36,7 +42,7 @@ from components.aws.termination_handler import (
 )
 from components.kubernetes.cluster import ClusterHandle
 from components.model.pools import PoolSpec
-from components.model.schema import StackConfig
+from components.model.schema import GpuPoolConfig, StackConfig
 
 
 def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterHandle:
@@ -115,15 +121,105 @@ def _adopt_cluster(config: StackConfig) -> ClusterHandle:
     )
 
 
+@dataclass
+class _GroupPool:
+    """A node-group pool built: its component, its Spot groups (name patterns for the
+    autoscaler), and the self-managed groups the termination handler drains."""
+
+    component: pulumi.Resource
+    spot_groups: list[str]
+    drained: dict[str, aws.autoscaling.Group] = field(default_factory=dict)
+
+
+def _managed_pool(
+    config: StackConfig, pool: PoolSpec, pool_config: GpuPoolConfig, eks: EksNodeHost
+) -> _GroupPool:
+    cfg = config.cluster
+    options = pool_options(pool_config)
+    managed_role = eks.managed_node_role
+    assert managed_role is not None
+    component = ManagedGpuPool(
+        f"{cfg.name}-{pool.name}",
+        ManagedGpuPoolArgs(
+            pool=pool,
+            cluster_name=eks.cluster_name,
+            cluster_version=eks.cluster_version,
+            kubernetes_version=cfg.kubernetes_version,
+            ami_family=options.ami_family,
+            node_role_arn=managed_role.arn,
+            subnets_by_zone=eks.network.private_subnets_by_zone,
+            provider=eks.aws_provider,
+            max_nodes_per_zone=options.max_nodes_per_zone,
+            autoscaler_tag=eks.autoscaler_discovery_tag,
+            security_group_ids=list(eks.node_security_group_ids)
+            if existing_options(cfg).node_security_group_ids
+            else None,
+            capacity_type=provisioners.managed_capacity_type(pool_config),
+            reservation_id=capacity.launch_target(pool_config),
+            live_groups=eks.live_node_groups,
+            image_start=MANAGED.image_start(pool_config),
+            join=eks.join,
+        ),
+        opts=pulumi.ResourceOptions(depends_on=list(eks.nodes_after)),
+    )
+    spot = [group_name_pattern(pool.name, zone) for zone in pool.zones] if pool.spot else []
+    return _GroupPool(component, spot)
+
+
+def _self_managed_pool(
+    config: StackConfig, pool: PoolSpec, pool_config: GpuPoolConfig, eks: EksNodeHost
+) -> _GroupPool:
+    cfg = config.cluster
+    options = pool_options(pool_config)
+    assert eks.self_managed_instance_profile is not None and eks.self_managed_access
+    component = SelfManagedGpuPool(
+        f"{cfg.name}-{pool.name}",
+        SelfManagedGpuPoolArgs(
+            pool=pool,
+            cluster_name=cfg.name,
+            kubernetes_version=cfg.kubernetes_version,
+            ami_family=options.ami_family,
+            join=eks.join,
+            instance_profile_arn=eks.self_managed_instance_profile.arn,
+            security_group_ids=list(eks.node_security_group_ids),
+            subnets_by_zone=eks.network.private_subnets_by_zone,
+            provider=eks.aws_provider,
+            max_nodes_per_zone=options.max_nodes_per_zone,
+            autoscaler_tag=eks.autoscaler_discovery_tag,
+            reservation_id=capacity.launch_target(pool_config),
+            image_start=SELF_MANAGED.image_start(pool_config),
+        ),
+        # Nodes may only start once they are allowed to join.
+        opts=pulumi.ResourceOptions(depends_on=[eks.self_managed_access]),
+    )
+    # Names are [A-Za-z0-9_-] only (config rules), so they are literal regexes.
+    spot = [f"^{group_name(cfg.name, pool.name, z)}$" for z in pool.zones] if pool.spot else []
+    drained = {f"{pool.name}-{zone}": group for zone, group in component.groups.items()}
+    return _GroupPool(component, spot, drained)
+
+
+# What builds each kind's pools: the one place a kind meets its components, so a new kind is a
+# row here (and its builder). NodePool kinds build all pools of the cluster with one controller;
+# node-group kinds build one pool each, under the cluster autoscaler.
+NODE_POOL_BUILDERS: Final[
+    Mapping[EksPoolKind, Callable[[StackConfig, EksNodeHost], node_pools.EksNodePoolBuilder]]
+] = MappingProxyType(
+    {KARPENTER: node_pools.karpenter_builder, AUTO_MODE: node_pools.AutoModeBuilder}
+)
+GROUP_BUILDERS: Final[
+    Mapping[EksPoolKind, Callable[[StackConfig, PoolSpec, GpuPoolConfig, EksNodeHost], _GroupPool]]
+] = MappingProxyType({MANAGED: _managed_pool, SELF_MANAGED: _self_managed_pool})
+
+
 def build_gpu_pools(
     config: StackConfig, pools: Sequence[PoolSpec], cluster: ClusterHandle
 ) -> list[pulumi.Resource]:
     """The GPU pools, then the autoscaler that owns their sizes."""
     eks = node_host(cluster)
     cfg = config.cluster
-    if cluster_kind(cfg).node_pools:
-        return node_pools.build(config, pools, eks)
-    options = {p.name: pool_options(p) for p in config.gpu_pools}
+    node_pool_builder = NODE_POOL_BUILDERS.get(cluster_kind(cfg))
+    if node_pool_builder is not None:
+        return node_pools.build(node_pool_builder(config, eks), pools, eks)
     by_name = {p.name: p for p in config.gpu_pools}
     built: list[pulumi.Resource] = []
     spot_groups: list[str] = []
@@ -131,68 +227,11 @@ def build_gpu_pools(
     # (a Spot reclaim, a rebalance, maintenance, a scale-in) unless the termination handler does.
     self_managed_groups: dict[str, aws.autoscaling.Group] = {}
     for pool in pools:
-        name = f"{cfg.name}-{pool.name}"
-        family = options[pool.name].ami_family
-        if pool_kind(cfg, by_name[pool.name]) is MANAGED:
-            managed_role = eks.managed_node_role
-            assert managed_role is not None
-            built.append(
-                ManagedGpuPool(
-                    name,
-                    ManagedGpuPoolArgs(
-                        pool=pool,
-                        cluster_name=eks.cluster_name,
-                        cluster_version=eks.cluster_version,
-                        kubernetes_version=cfg.kubernetes_version,
-                        ami_family=family,
-                        node_role_arn=managed_role.arn,
-                        subnets_by_zone=eks.network.private_subnets_by_zone,
-                        provider=eks.aws_provider,
-                        max_nodes_per_zone=options[pool.name].max_nodes_per_zone,
-                        autoscaler_tag=eks.autoscaler_discovery_tag,
-                        security_group_ids=list(eks.node_security_group_ids)
-                        if existing_options(cfg).node_security_group_ids
-                        else None,
-                        capacity_type=provisioners.managed_capacity_type(by_name[pool.name]),
-                        reservation_id=capacity.launch_target(by_name[pool.name]),
-                        live_groups=eks.live_node_groups,
-                        image_start=MANAGED.image_start(by_name[pool.name]),
-                        join=eks.join,
-                    ),
-                    opts=pulumi.ResourceOptions(depends_on=list(eks.nodes_after)),
-                )
-            )
-            if pool.spot:
-                spot_groups += [group_name_pattern(pool.name, zone) for zone in pool.zones]
-            continue
-        assert eks.self_managed_instance_profile is not None and eks.self_managed_access
-        pool_groups = SelfManagedGpuPool(
-            name,
-            SelfManagedGpuPoolArgs(
-                pool=pool,
-                cluster_name=cfg.name,
-                kubernetes_version=cfg.kubernetes_version,
-                ami_family=family,
-                join=eks.join,
-                instance_profile_arn=eks.self_managed_instance_profile.arn,
-                security_group_ids=list(eks.node_security_group_ids),
-                subnets_by_zone=eks.network.private_subnets_by_zone,
-                provider=eks.aws_provider,
-                max_nodes_per_zone=options[pool.name].max_nodes_per_zone,
-                autoscaler_tag=eks.autoscaler_discovery_tag,
-                reservation_id=capacity.launch_target(by_name[pool.name]),
-                image_start=pool_kind(cfg, by_name[pool.name]).image_start(by_name[pool.name]),
-            ),
-            # Nodes may only start once they are allowed to join.
-            opts=pulumi.ResourceOptions(depends_on=[eks.self_managed_access]),
-        )
-        built.append(pool_groups)
-        self_managed_groups.update(
-            {f"{pool.name}-{zone}": group for zone, group in pool_groups.groups.items()}
-        )
-        if pool.spot:
-            # Names are [A-Za-z0-9_-] only (config rules), so they are literal regexes.
-            spot_groups += [f"^{group_name(cfg.name, pool.name, z)}$" for z in pool.zones]
+        pool_config = by_name[pool.name]
+        group_pool = GROUP_BUILDERS[pool_kind(cfg, pool_config)](config, pool, pool_config, eks)
+        built.append(group_pool.component)
+        spot_groups += group_pool.spot_groups
+        self_managed_groups.update(group_pool.drained)
 
     if not existing_options(cfg).autoscaler_installed:
         queued = any(pool.queue is not None for pool in pools)

@@ -7,10 +7,12 @@ type, they ask here, so none of them names a cloud's type.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Final, TypeVar
 
+from components.model import karpenter_day_two
 from components.model.catalog import provider_changes
 from components.model.catalog.component_roles import KUBERNETES_COMPONENT_ROLES
 from components.model.catalog.highlights import KUBERNETES_HIGHLIGHTS
@@ -41,6 +43,9 @@ SHARED: Final = ResourceKnowledge(
     component_roles=KUBERNETES_COMPONENT_ROLES,
     managed_downtime=provider_changes.MANAGED_DOWNTIME,
     highlights=KUBERNETES_HIGHLIGHTS,
+    refused_in_place=karpenter_day_two.REFUSED_IN_PLACE,
+    node_effects=karpenter_day_two.NODE_EFFECTS,
+    removal_effects=karpenter_day_two.REMOVAL_EFFECTS,
 )
 KNOWLEDGE: Final[tuple[ResourceKnowledge, ...]] = (
     SHARED,
@@ -67,6 +72,7 @@ REPLACEMENT_PATHS: Final[Mapping[str, tuple[str, ...]]] = merged(
     k.replacement_paths for k in KNOWLEDGE
 )
 _REFUSED: Final[Mapping[str, tuple[Refusal, ...]]] = merged(k.refused_in_place for k in KNOWLEDGE)
+_REFUSAL_INSTEAD: Final[Mapping[str, str]] = merged(k.refusal_instead for k in KNOWLEDGE)
 _NAME_INPUTS: Final[Mapping[str, str]] = merged(k.name_inputs for k in KNOWLEDGE)
 _DOWNTIME: Final[Mapping[str, str]] = merged(k.downtime for k in KNOWLEDGE)
 _CREATE_FIRST: Final[Mapping[str, str]] = merged(k.create_first for k in KNOWLEDGE)
@@ -115,7 +121,12 @@ def replacement_paths(type_token: str) -> tuple[str, ...]:
 
 
 def refusals(type_token: str) -> tuple[Refusal, ...]:
-    return _REFUSED.get(type_token, ())
+    """The type's refusals, with the cloud's own advice where it gives one."""
+    found = _REFUSED.get(type_token, ())
+    instead = _REFUSAL_INSTEAD.get(type_token)
+    if instead is None:
+        return found
+    return tuple(dataclasses.replace(refusal, instead=instead) for refusal in found)
 
 
 def name_input(type_token: str) -> str | None:

@@ -71,6 +71,8 @@ class ResourceKnowledge:
     replacement_paths: Mapping[str, tuple[str, ...]] = field(default_factory=_empty)
     # diff, refusals: properties the cloud will not change in place.
     refused_in_place: Mapping[str, tuple[Refusal, ...]] = field(default_factory=_empty)
+    # A cloud's own advice instead of a shared type's refusals (what to do on its clusters).
+    refusal_instead: Mapping[str, str] = field(default_factory=_empty)
     # The input holding a resource's fixed cloud name (a same-name replacement is refused).
     name_inputs: Mapping[str, str] = field(default_factory=_empty)
     # What a replacement takes down, for the verdict line.

@@ -114,12 +114,6 @@ PROVISIONER_SWITCH_INSTEAD: Final = (
     "name in the same change (an existing NodePool keeps its node class kind) and run `pulumi "
     "up` knowing this refusal: the old provisioner's nodes go with it"
 )
-_NODE_CLASS_IMMUTABLE = (
-    "the NodePool CRD refuses another node class kind or group on an existing NodePool "
-    "(x-kubernetes-validations: nodeClassRef.{field} is immutable; Karpenter's "
-    "karpenter.sh_nodepools.yaml)"
-)
-
 _AUTO_MODE_WITH_REMOVAL = (
     "gpufleet refuses to turn on EKS Auto Mode in the `up` that removes its {what}: their nodes "
     "and the pods on them would go while Auto Mode is only being enabled"
@@ -181,14 +175,6 @@ UNSAFE_MOVES: Final[tuple[UnsafeMove, ...]] = (
 REFUSED_IN_PLACE: Final[Mapping[str, tuple[Refusal, ...]]] = MappingProxyType(
     {
         "aws:eks/cluster:Cluster": _EKS_VERSION_REFUSALS,
-        "kubernetes:karpenter.sh/v1:NodePool": tuple(
-            Refusal(
-                f"spec.template.spec.nodeClassRef.{field}",
-                _NODE_CLASS_IMMUTABLE.format(field=field),
-                PROVISIONER_SWITCH_INSTEAD,
-            )
-            for field in ("group", "kind")
-        ),
         "aws:eks/nodeGroup:NodeGroup": (
             # No refusal of a raised minimum: gpufleet sends the live desired size, raised
             # to the new minimum (components/aws/model/groups.py, scaling_to_send).
@@ -241,6 +227,12 @@ CREATE_FIRST: Final[Mapping[str, str]] = MappingProxyType(
             "(EKS user guide, delete-managed-node-group)"
         ),
     }
+)
+
+# What to do instead of the NodePool CRD's refusal of another node class (components/model/
+# karpenter_day_two.py) on EKS, where the move is between Karpenter and Auto Mode.
+REFUSAL_INSTEAD: Final[Mapping[str, str]] = MappingProxyType(
+    {"kubernetes:karpenter.sh/v1:NodePool": PROVISIONER_SWITCH_INSTEAD}
 )
 
 SAME_NAME_INSTEAD: Final[Mapping[str, str]] = MappingProxyType(

@@ -224,17 +224,6 @@ _EC2_NODE_CLASS: Final[tuple[NodeEffect, ...]] = (
         _NETWORK_DRIFT_SOURCE,
     ),
 )
-_KARPENTER_NODE_OVERLAY: Final[tuple[NodeEffect, ...]] = (
-    NodeEffect(
-        "spec",
-        "none",
-        "running nodes stay (an overlay changes only Karpenter's simulation, never a node's "
-        "real resources); Karpenter plans new nodes and consolidation with the new values",
-        "Karpenter v1.14 docs, concepts/nodeoverlays ('Actual vs. Simulated'; 'Integration "
-        "with Consolidation': no drift or forced replacement)",
-    ),
-)
-
 # --- A control plane's minor bump, by the provisioner whose nodes do not follow it by themselves
 
 # The control plane's input whose change moves the cluster's Kubernetes minor.
@@ -275,7 +264,6 @@ NODE_EFFECTS: Final[Mapping[str, tuple[NodeEffect, ...]]] = MappingProxyType(
         "kubernetes:karpenter.sh/v1:NodePool": _KARPENTER_NODE_POOL,
         "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass": _EC2_NODE_CLASS,
         "kubernetes:eks.amazonaws.com/v1:NodeClass": _KARPENTER_NODE_CLASS,
-        "kubernetes:karpenter.sh/v1alpha1:NodeOverlay": _KARPENTER_NODE_OVERLAY,
     }
 )
 
@@ -302,14 +290,6 @@ REMOVAL_EFFECTS: Final[Mapping[str, RemovalEffect]] = MappingProxyType(
             "(`kubectl drain`) or run this `up` when no job runs on them",
             "EKS user guide, delete-managed-node-group ('If the Pods haven't drained after a "
             "few minutes, Amazon EKS lets Auto Scaling continue the termination')",
-        ),
-        "kubernetes:karpenter.sh/v1:NodePool": RemovalEffect(
-            "Karpenter deletes the NodePool's NodeClaims with it and drains each node before "
-            "terminating it, as long as its controller runs (it goes in the same `up` only when "
-            "the provisioner changes)",
-            "Karpenter v1.14 docs, concepts/disruption ('NodePool Deletion: NodeClaims are "
-            "owned by the NodePool through an owner reference ... Karpenter will gracefully "
-            "terminate nodes through cascading deletion')",
         ),
     }
 )

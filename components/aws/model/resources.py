@@ -144,6 +144,7 @@ def _auto_scaling_group(inputs: Mapping[str, Any], name: str) -> list[DeclaredPo
 RESOURCES: Final = ResourceKnowledge(
     replacement_paths=change_rules.REPLACEMENT_PATHS,
     refused_in_place=change_rules.REFUSED_IN_PLACE,
+    refusal_instead=change_rules.REFUSAL_INSTEAD,
     name_inputs=change_rules.NAME_INPUTS,
     downtime=change_rules.DOWNTIME,
     create_first=change_rules.CREATE_FIRST,
