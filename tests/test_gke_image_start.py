@@ -134,7 +134,9 @@ def test_what_gpufleet_cannot_check_offline_is_said_with_the_grant() -> None:
     assert "gcloud compute images add-iam-policy-binding" in grant
     assert "--project ml-images-prod --role roles/compute.imageUser" in grant
     assert "@cloudservices.gserviceaccount.com" in grant and "not checked" in grant
-    assert "container-engine-robot" not in grant and "trustedImageProjects" in grant
+    # The GKE service agent builds the instance template from the image (review fix-5 F5-1).
+    assert "@container-engine-robot.iam.gserviceaccount.com" in grant
+    assert "trustedImageProjects" in grant
     config["gpuPools"][0]["gcp"] = {"secondaryBootDisk": "global/images/pytorch-cache"}
     assert not [w for w in parse_config(config).warnings if "imageUser" in w]
 

@@ -115,6 +115,15 @@ def exporter_metrics(plan: object) -> set[str]:
     return {line.split(",", 1)[0].strip() for line in csv.splitlines() if line.strip()}
 
 
+def test_a_changed_metrics_list_restarts_the_exporter_pods() -> None:
+    # The exporter reads its list only at start: the pod template carries the list's checksum,
+    # so a new list rolls the DaemonSet on an upgraded cluster (review fix-5 F5-6).
+    values = releases(plan_of("existing-dev"))["dcgm-exporter"].inputs["values"]
+    checksum = values["podAnnotations"][dcgm.METRICS_CHECKSUM_ANNOTATION]
+    assert checksum == dcgm.metrics_checksum(values["customMetrics"])
+    assert dcgm.metrics_checksum(values["customMetrics"] + "X, gauge, x\n") != checksum
+
+
 def test_alert_rules_read_only_metrics_the_exporters_export() -> None:
     # The metrics lists were read for the pinned versions; a new pin must be read again.
     assert {"dcgm-exporter": charts.DCGM_EXPORTER.version} == gpu_health.METRICS_LISTS_READ

@@ -13,6 +13,7 @@ chart renders it into its metrics ConfigMap, which its default `arguments` (`-f`
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from functools import cache
@@ -52,6 +53,13 @@ def chart_default_metrics() -> tuple[str, ...]:
     return tuple(data["metrics"])
 
 
+METRICS_CHECKSUM_ANNOTATION = "gpufleet.io/metrics-checksum"
+
+
+def metrics_checksum(metrics: str) -> str:
+    return hashlib.sha256(metrics.encode()).hexdigest()[:16]
+
+
 def metrics_list() -> str:
     """The exporter's metrics CSV: the chart's default list and the XID count."""
     return "\n".join((*chart_default_metrics(), gpu_health.XID_COUNT_LINE)) + "\n"
@@ -59,9 +67,14 @@ def metrics_list() -> str:
 
 def values(config: StackConfig, pools: Sequence[PoolSpec]) -> dict[str, Any]:
     """Our values for the chart, given the GPU pools it must run on (non-empty)."""
+    metrics = metrics_list()
     result: dict[str, Any] = {
         "serviceMonitor": {"enabled": config.gpu_software.monitoring.service_monitor},
-        "customMetrics": metrics_list(),
+        "customMetrics": metrics,
+        # The exporter reads its list only at start, and a ConfigMap change alone restarts no
+        # pod: the list's checksum in the pod template rolls the DaemonSet when the list
+        # changes, so an upgraded cluster emits the XID count too (review fix-5 F5-6).
+        "podAnnotations": {METRICS_CHECKSUM_ANNOTATION: metrics_checksum(metrics)},
         "affinity": targeting.node_affinity(pools),
         "tolerations": targeting.tolerations(pools, CHART_TOLERATIONS),
     }

@@ -103,8 +103,7 @@ def warm_node(cost: PoolCost | None, *, spot: bool = False) -> str:
         price = f"it costs ${added:,.2f}/h (${added * HOURS_PER_MONTH:,.0f}/month)"
     evicted = "; Spot: the cloud may reclaim it, and the wait comes back" if spot else ""
     return (
-        f"minNodes: 1 keeps one node warm (no node start, driver or first pull); {price}"
-        f"{evicted}"
+        f"minNodes: 1 keeps one node warm (no node start, driver or first pull); {price}{evicted}"
     )
 
 

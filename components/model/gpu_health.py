@@ -189,6 +189,8 @@ def alert_rules(xid_counts: bool = True) -> dict[str, Any]:
                     {
                         "alert": "GpuLost",
                         "expr": lost_gpu_expression(),
+                        # One missed scrape is not a lost GPU (review fix-5 F5-7).
+                        "for": "5m",
                         "labels": dict(drain),
                         "annotations": {
                             "summary": "Node {{ $labels.Hostname }}: GPU {{ $labels.gpu }} "

@@ -222,7 +222,7 @@ def problems(
                 f"{path}.{SNAPSHOT_KEY}",
                 "a data volume with preloaded images is Bottlerocket's (/dev/xvdb); AL2023 "
                 "keeps images on its root volume: set aws.amiFamily: bottlerocket, or remove "
-                "it (aws.fastImagePull: true speeds up AL2023's pulls)",
+                "it (AL2023 may opt in to aws.fastImagePull, docs/eks.md)",
                 snapshot,
             )
         )

@@ -22,7 +22,9 @@ Sources, read 2026-11-28:
   image itself (`gcloud compute images add-iam-policy-binding`) or on its project; a managed
   instance group creates its VMs and their disks as the project's Google APIs service agent
   (PROJECT_NUMBER@cloudservices.gserviceaccount.com), so that agent of the cluster's project
-  needs it (GKE node pools are managed instance groups); the nodes' runtime account never
+  needs it (GKE node pools are managed instance groups), and so does the GKE service agent,
+  which builds the pool's instance template from the image (review fix-5 F5-1; GKE's
+  cross-project section not read first-hand here); the nodes' runtime account never
   reads its own disk image. The organization policy `constraints/compute.trustedImageProjects`
   may refuse images of other projects (review gke-5 R5-1).
 """
@@ -167,14 +169,16 @@ def image_start_warnings(cluster: ClusterConfig, pool: GpuPoolConfig, path: str)
     if project is not None and project != own:
         name = disk.rsplit("/", 1)[-1]
         warnings.append(
-            f"{path}.{KEY}: the disk image is in project {project}: the node pool's managed "
-            "instance group creates each node's disks as the cluster project's Google APIs "
-            f"service agent, which needs {IMAGE_USER_ROLE} on the image; gpufleet does not "
-            "grant it in a project it does not manage: not checked. Grant it on the image: "
-            f"gcloud compute images add-iam-policy-binding {name} --project {project} "
-            f"--role {IMAGE_USER_ROLE} --member serviceAccount:<CLUSTER_PROJECT_NUMBER>"
-            "@cloudservices.gserviceaccount.com (without it every scale-up fails and pods stay "
-            "Pending); an organization policy constraints/compute.trustedImageProjects must "
-            f"also allow {project}"
+            f"{path}.{KEY}: the disk image is in project {project}: GKE's service agent "
+            "builds the node pool's instance template from it, and the pool's managed instance "
+            "group creates each node's disks as the cluster project's Google APIs service "
+            f"agent: both need {IMAGE_USER_ROLE} on the image; gpufleet does not grant it in a "
+            "project it does not manage: not checked. Grant it on the image: gcloud compute "
+            f"images add-iam-policy-binding {name} --project {project} --role "
+            f"{IMAGE_USER_ROLE} --member serviceAccount:service-<CLUSTER_PROJECT_NUMBER>"
+            "@container-engine-robot.iam.gserviceaccount.com, and again with --member "
+            "serviceAccount:<CLUSTER_PROJECT_NUMBER>@cloudservices.gserviceaccount.com (without "
+            "them the pool's creation or every scale-up fails); an organization policy "
+            f"constraints/compute.trustedImageProjects must also allow {project}"
         )
     return warnings
