@@ -22,10 +22,11 @@ from components.aws.managed_gpu_pool import (
     ManagedGpuPoolArgs,
     group_name_pattern,
 )
-from components.aws.model import capacity, provisioners, quotas
+from components.aws.model import quotas
 from components.aws.model.adopted import Needs
 from components.aws.model.cloud import AWS
-from components.aws.model.config import cluster_options, existing_options, pool_options
+from components.aws.model.config import cluster_options, existing_options
+from components.aws.model.group_settings import group_settings
 from components.aws.model.kinds import cluster_kind, pool_kind
 from components.aws.model.kinds.managed import MANAGED
 from components.aws.model.kinds.self_managed import SELF_MANAGED
@@ -123,7 +124,6 @@ def build_gpu_pools(
     cfg = config.cluster
     if cluster_kind(cfg).node_pools:
         return node_pools.build(config, pools, eks)
-    options = {p.name: pool_options(p) for p in config.gpu_pools}
     by_name = {p.name: p for p in config.gpu_pools}
     built: list[pulumi.Resource] = []
     spot_groups: list[str] = []
@@ -132,7 +132,7 @@ def build_gpu_pools(
     self_managed_groups: dict[str, aws.autoscaling.Group] = {}
     for pool in pools:
         name = f"{cfg.name}-{pool.name}"
-        family = options[pool.name].ami_family
+        settings = group_settings(cfg, by_name[pool.name])
         if pool_kind(cfg, by_name[pool.name]) is MANAGED:
             managed_role = eks.managed_node_role
             assert managed_role is not None
@@ -144,19 +144,15 @@ def build_gpu_pools(
                         cluster_name=eks.cluster_name,
                         cluster_version=eks.cluster_version,
                         kubernetes_version=cfg.kubernetes_version,
-                        ami_family=family,
+                        settings=settings,
                         node_role_arn=managed_role.arn,
                         subnets_by_zone=eks.network.private_subnets_by_zone,
                         provider=eks.aws_provider,
-                        max_nodes_per_zone=options[pool.name].max_nodes_per_zone,
                         autoscaler_tag=eks.autoscaler_discovery_tag,
                         security_group_ids=list(eks.node_security_group_ids)
                         if existing_options(cfg).node_security_group_ids
                         else None,
-                        capacity_type=provisioners.managed_capacity_type(by_name[pool.name]),
-                        reservation_id=capacity.launch_target(by_name[pool.name]),
                         live_groups=eks.live_node_groups,
-                        image_start=MANAGED.image_start(by_name[pool.name]),
                         join=eks.join,
                     ),
                     opts=pulumi.ResourceOptions(depends_on=list(eks.nodes_after)),
@@ -172,16 +168,13 @@ def build_gpu_pools(
                 pool=pool,
                 cluster_name=cfg.name,
                 kubernetes_version=cfg.kubernetes_version,
-                ami_family=family,
+                settings=settings,
                 join=eks.join,
                 instance_profile_arn=eks.self_managed_instance_profile.arn,
                 security_group_ids=list(eks.node_security_group_ids),
                 subnets_by_zone=eks.network.private_subnets_by_zone,
                 provider=eks.aws_provider,
-                max_nodes_per_zone=options[pool.name].max_nodes_per_zone,
                 autoscaler_tag=eks.autoscaler_discovery_tag,
-                reservation_id=capacity.launch_target(by_name[pool.name]),
-                image_start=pool_kind(cfg, by_name[pool.name]).image_start(by_name[pool.name]),
             ),
             # Nodes may only start once they are allowed to join.
             opts=pulumi.ResourceOptions(depends_on=[eks.self_managed_access]),
