@@ -25,8 +25,8 @@ from components.aws.launch_template import (
 from components.aws.model import autoscaler_tags, names, termination
 from components.aws.model.amis import ami_parameter
 from components.aws.model.autoscaler_tags import default_tags
+from components.aws.model.group_settings import EksGroupSettings
 from components.aws.model.groups import group_max_sizes, zone_sizes
-from components.aws.model.image_start import EksImageStart
 from components.model.pools import PoolSpec
 
 POOL_TAG = "gpufleet-pool"
@@ -42,21 +42,16 @@ class SelfManagedGpuPoolArgs:
     pool: PoolSpec
     cluster_name: str
     kubernetes_version: str
-    ami_family: user_data.AmiFamily
+    # The image family, capacity and image start (components/aws/model/group_settings.py).
+    settings: EksGroupSettings
     join: pulumi.Input[user_data.ClusterJoin]
     instance_profile_arn: pulumi.Input[str]
     # The EKS cluster security group: lets nodes and control plane talk.
     security_group_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
     subnets_by_zone: Mapping[str, pulumi.Input[Sequence[pulumi.Input[str]]]]
     provider: aws.Provider
-    # gpuPools[].aws.maxNodesPerZone: every zone's group may grow to this many.
-    max_nodes_per_zone: int | None = None
     # gpufleet's own discovery tag (an adopted cluster's autoscaler finds only gpufleet's groups).
     autoscaler_tag: str | None = None
-    # The On-Demand Capacity Reservation every instance launches into (capacity: reserved).
-    reservation_id: str | None = None
-    # SOCI parallel pull and the data volume's snapshot (the pool kind's EksImageStart).
-    image_start: EksImageStart | None = None
 
 
 class SelfManagedGpuPool(pulumi.ComponentResource):
@@ -68,17 +63,18 @@ class SelfManagedGpuPool(pulumi.ComponentResource):
     ) -> None:
         super().__init__("gpufleet:aws:SelfManagedGpuPool", name, None, opts)
         pool = args.pool
+        family = args.settings.ami_family
+        capacity = args.settings.capacity
+        start = args.settings.image_start
         child = pulumi.ResourceOptions(parent=self, provider=args.provider)
         image = aws.ssm.get_parameter_output(
-            name=ami_parameter(args.ami_family, args.kubernetes_version),
+            name=ami_parameter(family, args.kubernetes_version),
             opts=pulumi.InvokeOutputOptions(parent=self, provider=args.provider),
         )
         labels = dict(pool.declared_labels)
         taints = tuple(pool.declared_taints)
         rendered = pulumi.Output.from_input(args.join).apply(
-            lambda join: user_data.encode(
-                user_data.render(args.ami_family, join, labels, taints, args.image_start)
-            )
+            lambda join: user_data.encode(user_data.render(family, join, labels, taints, start))
         )
         instance_tags = {
             # The provider's default tags reach neither groups nor the instances they launch.
@@ -103,13 +99,11 @@ class SelfManagedGpuPool(pulumi.ComponentResource):
             ),
             vpc_security_group_ids=args.security_group_ids,
             metadata_options=METADATA_OPTIONS,
-            block_device_mappings=block_devices(
-                args.ami_family, pool.disk_size_gb, args.image_start
-            ),
+            block_device_mappings=block_devices(family, pool.disk_size_gb, start),
             tag_specifications=tag_specifications(instance_tags),
             # On a reservation: its target and its one instance type (the group launches from
             # the template itself, as the EKS user guide's capacity-blocks.adoc group does).
-            **reservation_args(args.reservation_id, False, pool.machine_types),
+            **reservation_args(capacity.reservation_id, False, pool.machine_types),
             update_default_version=True,
             opts=child,
         )
@@ -121,7 +115,7 @@ class SelfManagedGpuPool(pulumi.ComponentResource):
             ),
         }
         mins = zone_sizes(pool.min_nodes, pool.zones)
-        maxes = group_max_sizes(pool.max_nodes, pool.zones, args.max_nodes_per_zone)
+        maxes = group_max_sizes(pool.max_nodes, pool.zones, capacity.max_nodes_per_zone)
         self.groups = {}
         for zone in pool.zones:
             self.groups[zone] = aws.autoscaling.Group(
@@ -131,7 +125,7 @@ class SelfManagedGpuPool(pulumi.ComponentResource):
                 min_size=mins[zone],
                 max_size=maxes[zone],
                 desired_capacity=mins[zone],
-                **self._instances(pool, args.reservation_id is not None),
+                **self._instances(pool, capacity.reservation_id is not None),
                 capacity_rebalance=pool.spot,
                 # GPU capacity may not exist right now; never block `pulumi up` waiting for it.
                 wait_for_capacity_timeout="0",

@@ -31,13 +31,13 @@ from components.aws.launch_template import (
 from components.aws.live_groups import LiveNodeGroups
 from components.aws.model import autoscaler_tags, names
 from components.aws.model.autoscaler_tags import default_tags
+from components.aws.model.group_settings import EksGroupSettings
 from components.aws.model.groups import (
     applied_bounds_tag,
     group_max_sizes,
     scaling_to_send,
     zone_sizes,
 )
-from components.aws.model.image_start import EksImageStart
 from components.aws.user_data import AmiFamily, ClusterJoin, encode, merged_user_data
 from components.model.pools import PoolSpec
 
@@ -45,7 +45,6 @@ AMI_TYPES: Mapping[AmiFamily, str] = {
     "al2023": "AL2023_x86_64_NVIDIA",
     "bottlerocket": "BOTTLEROCKET_x86_64_NVIDIA",
 }
-CAPACITY_BLOCK = "CAPACITY_BLOCK"
 EKS_TAINT_EFFECTS = {
     "NoSchedule": "NO_SCHEDULE",
     "PreferNoSchedule": "PREFER_NO_SCHEDULE",
@@ -70,12 +69,11 @@ class ManagedGpuPoolArgs:
     cluster_version: pulumi.Input[str]
     # The stack's minor (the cluster's, also when adopted): picks the pinned image release.
     kubernetes_version: str
-    ami_family: AmiFamily
+    # The image family, capacity and image start (components/aws/model/group_settings.py).
+    settings: EksGroupSettings
     node_role_arn: pulumi.Input[str]
     subnets_by_zone: Mapping[str, pulumi.Input[Sequence[pulumi.Input[str]]]]
     provider: aws.Provider
-    # gpuPools[].aws.maxNodesPerZone: every zone's group may grow to this many.
-    max_nodes_per_zone: int | None = None
     # gpufleet's own discovery tag, put on each group's auto scaling group (an adopted
     # cluster's autoscaler finds only gpufleet's groups; EKS tags every managed group's ASG
     # with the standard pair, and node group tags never reach the ASG).
@@ -83,25 +81,19 @@ class ManagedGpuPoolArgs:
     # Security groups for the nodes (None: EKS applies the cluster security group itself; a
     # launch template that names any gets only those, EKS user guide launch-templates.adoc).
     security_group_ids: Sequence[pulumi.Input[str]] | None = None
-    # ON_DEMAND, SPOT or CAPACITY_BLOCK (provisioners.managed_capacity_type).
-    capacity_type: str = "ON_DEMAND"
-    # The reservation the launch template targets: an On-Demand Capacity Reservation, or the
-    # Capacity Block of a CAPACITY_BLOCK group (components/aws/model/capacity.py).
-    reservation_id: str | None = None
     # The cluster's groups as they run (None: nothing to read, the cluster is new): a group
     # whose bounds change gets its live desired size (groups.scaling_to_send).
     live_groups: LiveNodeGroups | None = None
-    # SOCI parallel pull and the data volume's snapshot (the pool kind's EksImageStart), and
-    # the cluster's coordinates, which a Bottlerocket group's user data must name beside them.
-    image_start: EksImageStart | None = None
+    # The cluster's coordinates, which a Bottlerocket group's user data must name beside its
+    # image start settings.
     join: pulumi.Input[ClusterJoin] | None = None
 
 
 def _user_data(args: ManagedGpuPoolArgs) -> pulumi.Output[str] | None:
     """Fast image start settings, which EKS merges with its own bootstrap; None otherwise (the
     launch template keeps having no user data, so no group rolls for it)."""
-    start = args.image_start
-    if start is None or not start.adds_user_data:
+    start = args.settings.image_start
+    if not start.adds_user_data:
         return None
     if start.family != "bottlerocket":
         return pulumi.Output.from_input(encode(merged_user_data(start) or ""))
@@ -120,13 +112,15 @@ class ManagedGpuPool(pulumi.ComponentResource):
     ) -> None:
         super().__init__("gpufleet:aws:ManagedGpuPool", name, None, opts)
         pool = args.pool
+        family = args.settings.ami_family
+        capacity = args.settings.capacity
         child = pulumi.ResourceOptions(parent=self, provider=args.provider)
         release = managed_release_version(
-            args.ami_family,
+            family,
             args.kubernetes_version,
             pulumi.InvokeOutputOptions(parent=self, provider=args.provider),
         )
-        block = args.capacity_type == CAPACITY_BLOCK
+        block = capacity.capacity_block
         template = aws.ec2.LaunchTemplate(
             f"{name}-template",
             **names.name_args(names.LAUNCH_TEMPLATE, f"{name}-template"),
@@ -134,7 +128,7 @@ class ManagedGpuPool(pulumi.ComponentResource):
             metadata_options=METADATA_OPTIONS,
             vpc_security_group_ids=args.security_group_ids,
             block_device_mappings=block_devices(
-                args.ami_family, pool.disk_size_gb, args.image_start
+                family, pool.disk_size_gb, args.settings.image_start
             ),
             user_data=_user_data(args),
             tag_specifications=tag_specifications(
@@ -143,12 +137,12 @@ class ManagedGpuPool(pulumi.ComponentResource):
             # A Capacity Block group's template names the block's market type and instance
             # type, and no instance type may then be given to the group (EKS user guide
             # capacity-blocks-mng.adoc, launch-templates.adoc).
-            **reservation_args(args.reservation_id, block, pool.machine_types if block else ()),
+            **reservation_args(capacity.reservation_id, block, pool.machine_types if block else ()),
             update_default_version=True,
             opts=child,
         )
         mins = zone_sizes(pool.min_nodes, pool.zones)
-        maxes = group_max_sizes(pool.max_nodes, pool.zones, args.max_nodes_per_zone)
+        maxes = group_max_sizes(pool.max_nodes, pool.zones, capacity.max_nodes_per_zone)
         self.node_groups = {}
         for zone in pool.zones:
             live = (
@@ -166,8 +160,8 @@ class ManagedGpuPool(pulumi.ComponentResource):
                 version=args.cluster_version,
                 # The pinned release, as self-managed groups and Karpenter pin theirs.
                 release_version=release,
-                ami_type=AMI_TYPES[args.ami_family],
-                capacity_type=args.capacity_type,
+                ami_type=AMI_TYPES[family],
+                capacity_type=capacity.capacity_type,
                 instance_types=None if block else list(pool.machine_types),
                 labels=dict(pool.declared_labels),
                 taints=[

@@ -25,10 +25,11 @@ from components.aws.managed_gpu_pool import (
     ManagedGpuPoolArgs,
     group_name_pattern,
 )
-from components.aws.model import capacity, provisioners, quotas
+from components.aws.model import quotas
 from components.aws.model.adopted import Needs
 from components.aws.model.cloud import AWS
-from components.aws.model.config import cluster_options, existing_options, pool_options
+from components.aws.model.config import cluster_options, existing_options
+from components.aws.model.group_settings import group_settings
 from components.aws.model.kinds import cluster_kind, pool_kind
 from components.aws.model.kinds.auto_mode import AUTO_MODE
 from components.aws.model.kinds.base import EksPoolKind
@@ -135,7 +136,6 @@ def _managed_pool(
     config: StackConfig, pool: PoolSpec, pool_config: GpuPoolConfig, eks: EksNodeHost
 ) -> _GroupPool:
     cfg = config.cluster
-    options = pool_options(pool_config)
     managed_role = eks.managed_node_role
     assert managed_role is not None
     component = ManagedGpuPool(
@@ -145,19 +145,15 @@ def _managed_pool(
             cluster_name=eks.cluster_name,
             cluster_version=eks.cluster_version,
             kubernetes_version=cfg.kubernetes_version,
-            ami_family=options.ami_family,
+            settings=group_settings(cfg, pool_config),
             node_role_arn=managed_role.arn,
             subnets_by_zone=eks.network.private_subnets_by_zone,
             provider=eks.aws_provider,
-            max_nodes_per_zone=options.max_nodes_per_zone,
             autoscaler_tag=eks.autoscaler_discovery_tag,
             security_group_ids=list(eks.node_security_group_ids)
             if existing_options(cfg).node_security_group_ids
             else None,
-            capacity_type=provisioners.managed_capacity_type(pool_config),
-            reservation_id=capacity.launch_target(pool_config),
             live_groups=eks.live_node_groups,
-            image_start=MANAGED.image_start(pool_config),
             join=eks.join,
         ),
         opts=pulumi.ResourceOptions(depends_on=list(eks.nodes_after)),
@@ -170,7 +166,6 @@ def _self_managed_pool(
     config: StackConfig, pool: PoolSpec, pool_config: GpuPoolConfig, eks: EksNodeHost
 ) -> _GroupPool:
     cfg = config.cluster
-    options = pool_options(pool_config)
     assert eks.self_managed_instance_profile is not None and eks.self_managed_access
     component = SelfManagedGpuPool(
         f"{cfg.name}-{pool.name}",
@@ -178,16 +173,13 @@ def _self_managed_pool(
             pool=pool,
             cluster_name=cfg.name,
             kubernetes_version=cfg.kubernetes_version,
-            ami_family=options.ami_family,
+            settings=group_settings(cfg, pool_config),
             join=eks.join,
             instance_profile_arn=eks.self_managed_instance_profile.arn,
             security_group_ids=list(eks.node_security_group_ids),
             subnets_by_zone=eks.network.private_subnets_by_zone,
             provider=eks.aws_provider,
-            max_nodes_per_zone=options.max_nodes_per_zone,
             autoscaler_tag=eks.autoscaler_discovery_tag,
-            reservation_id=capacity.launch_target(pool_config),
-            image_start=SELF_MANAGED.image_start(pool_config),
         ),
         # Nodes may only start once they are allowed to join.
         opts=pulumi.ResourceOptions(depends_on=[eks.self_managed_access]),

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import pulumi
-from pulumi_azure_native import containerservice
+from pulumi_azure_native import authorization, containerservice
 from pulumi_azure_native.provider import Provider as AzureProvider
 
 from components.azure.model.catalog import CATALOG
@@ -15,6 +15,10 @@ from components.azure.model.config import software_options
 from components.azure.model.deployed import FixedAtCreation
 from components.azure.model.gpu_software import gpu_instance_profile
 from components.azure.model.kinds.agent_pools import SPOT_KEY
+from components.azure.model.pool_capacity import AksPoolCapacity
+from components.azure.model.rbac import RESERVATION_GRANT_PROPAGATION
+from components.azure.model.reservations import group_id
+from components.azure.rbac import wait_for_propagation
 from components.model.pools import PoolSpec, Taint
 from components.model.schema import StackConfig
 
@@ -129,11 +133,13 @@ class AksGpuAgentPoolArgs:
     tags: dict[str, str]
     # The cluster's minor: the pool runs it (a bump upgrades the pool after the control plane).
     kubernetes_version: str
+    # Spot or regular VMs, and the reservation group (components/azure/model/pool_capacity.py).
+    capacity: AksPoolCapacity
     # The pool exists and is kept (components.azure.model.deployed.kept): no `count` is sent.
     exists: bool = False
-    # The capacity reservation group the pool's VMs are placed in (its ARM id; for a pool AKS
-    # creates, known only once the control plane's new grant on it has propagated).
-    reservation_group: pulumi.Input[str] | None = None
+    # The control plane's new grant on the reservation group's resource group, which a pool
+    # AKS creates waits for (AKS checks it then; components/azure/model/rbac.py).
+    reservation_grant: authorization.RoleAssignment | None = None
     # AKS runs one agent pool operation at a time; pools are created one after another.
     after: Sequence[pulumi.Resource] = field(default_factory=tuple)
 
@@ -154,7 +160,7 @@ class AksGpuAgentPool(pulumi.ComponentResource):
             resource_name_=args.cluster_name,
             mode="User",
             vm_size=pool.machine_types[0],
-            capacity_reservation_group_id=args.reservation_group,
+            capacity_reservation_group_id=_reservation_group(args),
             os_type="Linux",
             os_sku="Ubuntu",
             type="VirtualMachineScaleSets",
@@ -171,10 +177,9 @@ class AksGpuAgentPool(pulumi.ComponentResource):
             availability_zones=list(pool.zones) or None,
             node_labels=node_labels(pool),
             node_taints=node_taints(pool),
-            scale_set_priority="Spot" if pool.spot else "Regular",
-            scale_set_eviction_policy="Delete" if pool.spot else None,
-            # -1: pay up to the on-demand price, so capacity, not price, decides eviction.
-            spot_max_price=-1 if pool.spot else None,
+            scale_set_priority=args.capacity.scale_set_priority,
+            scale_set_eviction_policy=args.capacity.eviction_policy,
+            spot_max_price=args.capacity.spot_max_price,
             os_disk_size_gb=pool.disk_size_gb,
             os_disk_type="Managed",
             gpu_instance_profile=mig_profile(pool),
@@ -198,3 +203,17 @@ class AksGpuAgentPool(pulumi.ComponentResource):
             ),
         )
         self.register_outputs({"name": self.agent_pool.name, "id": self.agent_pool.id})
+
+
+def _reservation_group(args: AksGpuAgentPoolArgs) -> pulumi.Input[str] | None:
+    """The pool's reservation group; once granted, when the pool must wait for a grant."""
+    group = args.capacity.reservation_group
+    parts = group_id(group)
+    if group is None or parts is None or args.reservation_grant is None:
+        return group
+    return wait_for_propagation(
+        group,
+        [args.reservation_grant],
+        RESERVATION_GRANT_PROPAGATION,
+        f"the control plane's Contributor grant on resource group {parts.resource_group}",
+    )

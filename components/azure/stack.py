@@ -7,6 +7,7 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
+from pulumi_azure_native import authorization
 
 from components.azure.adopted import AdoptedAksCluster, AdoptedAksClusterArgs
 from components.azure.cluster import AksCluster, AksClusterArgs
@@ -18,11 +19,10 @@ from components.azure.gpu_pool import (
 )
 from components.azure.model import expander
 from components.azure.model.cloud import AZURE
-from components.azure.model.config import cluster_options, pool_options
+from components.azure.model.config import cluster_options
 from components.azure.model.deployed import kept
-from components.azure.model.rbac import RESERVATION_GRANT_PROPAGATION
+from components.azure.model.pool_capacity import pool_capacity
 from components.azure.model.reservations import group_id
-from components.azure.rbac import wait_for_propagation
 from components.kubernetes.cluster import ClusterHandle
 from components.model.pools import PoolSpec
 from components.model.schema import StackConfig
@@ -101,7 +101,8 @@ def build_gpu_pools(
     tags = {"managed-by": "gpufleet", "gpufleet-cluster": config.cluster.name}
     components: list[pulumi.Resource] = []
     for pool, pool_config in zip(pools, config.gpu_pools, strict=True):
-        group = pool_options(pool_config).capacity_reservation_group_id
+        capacity = pool_capacity(pool_config)
+        group = capacity.reservation_group
         exists = kept(existing, pool.name, fixed_at_creation(pool, driver, group))
         component = AksGpuAgentPool(
             f"{config.cluster.name}-{pool.name}",
@@ -115,7 +116,8 @@ def build_gpu_pools(
                 tags=tags,
                 kubernetes_version=config.cluster.kubernetes_version,
                 exists=exists,
-                reservation_group=_group_once_granted(aks, group, exists),
+                capacity=capacity,
+                reservation_grant=_grant_to_wait_for(aks, group, exists),
                 after=previous,
             ),
         )
@@ -128,25 +130,18 @@ def build_gpu_pools(
     return components
 
 
-def _group_once_granted(
+def _grant_to_wait_for(
     aks: pulumi.Resource, group: str | None, exists: bool
-) -> pulumi.Input[str] | None:
-    """The pool's reservation group; for a pool AKS creates (new, or replaced into another
-    group), only once the control plane's grant on the group's resource group, when this stack
-    makes it, has propagated (components/azure/model/rbac.py): AKS checks the grant when it
-    creates the pool. A pool that exists keeps its group and waits for nothing."""
+) -> authorization.RoleAssignment | None:
+    """The grant a pool AKS creates (new, or replaced into another group) waits for: the
+    control plane's on the group's resource group, when this stack makes it, until it has
+    propagated (components/azure/model/rbac.py), since AKS checks the grant when it creates the
+    pool. A pool that exists keeps its group and waits for nothing."""
     parts = group_id(group)
     if group is None or parts is None or exists or not isinstance(aks, AksCluster):
-        return group
-    grant = aks.reservation_grants.get(parts.resource_group_id.lower())
-    if grant is None:
-        return group  # made elsewhere (grantsMadeElsewhere, roleAssignments false)
-    return wait_for_propagation(
-        group,
-        [grant],
-        RESERVATION_GRANT_PROPAGATION,
-        f"the control plane's Contributor grant on resource group {parts.resource_group}",
-    )
+        return None
+    # None: made elsewhere (grantsMadeElsewhere, roleAssignments false).
+    return aks.reservation_grants.get(parts.resource_group_id.lower())
 
 
 def _priority_expander(name: str, aks: AksCluster, pools: Sequence[PoolSpec]) -> None:

@@ -1,0 +1,66 @@
+"""What one EKS pool of auto scaling groups (self-managed groups, managed node groups) is built
+with, computed once from its config: the image family, its capacity and its image start.
+
+Both group components take the same `EksGroupSettings` (as terraform-aws-eks's
+self-managed-node-group and eks-managed-node-group modules share their input names) and only
+map its fields onto the provider's inputs; `components/aws/stack.py` computes it with
+`group_settings`. A new capability of group pools is a field here (a frozen object of its own,
+like `EksImageStart`) and the components reading it (docs/development.md, "How to add a pool
+capability").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from components.aws.model import capacity, provisioners
+from components.aws.model.amis import AmiFamily
+from components.aws.model.config import pool_options
+from components.aws.model.image_start import EksImageStart
+from components.aws.model.kinds import pool_kind
+from components.model.schema import ClusterConfig, GpuPoolConfig
+
+# A managed node group's capacityType for a Capacity Block.
+CAPACITY_BLOCK = provisioners.MANAGED_CAPACITY_TYPES[capacity.CAPACITY_BLOCK]
+
+
+@dataclass(frozen=True)
+class EksGroupCapacity:
+    """Where a group pool's instances come from (components/aws/model/capacity.py)."""
+
+    # A managed node group's capacityType: ON_DEMAND, SPOT or CAPACITY_BLOCK (self-managed
+    # groups run Spot through their mixed instances policy instead).
+    capacity_type: str
+    # The reservation the launch template targets: an On-Demand Capacity Reservation, or the
+    # Capacity Block of a CAPACITY_BLOCK group (None: none).
+    reservation_id: str | None
+    # gpuPools[].aws.maxNodesPerZone: every zone's group may grow to this many.
+    max_nodes_per_zone: int | None
+
+    @property
+    def capacity_block(self) -> bool:
+        return self.capacity_type == CAPACITY_BLOCK
+
+
+@dataclass(frozen=True)
+class EksGroupSettings:
+    """Everything a group pool's component reads beyond the pool's PoolSpec and the cluster."""
+
+    ami_family: AmiFamily
+    capacity: EksGroupCapacity
+    # SOCI parallel pull and the data volume's snapshot (the pool kind's EksImageStart).
+    image_start: EksImageStart
+
+
+def group_settings(cluster: ClusterConfig, pool: GpuPoolConfig) -> EksGroupSettings:
+    """The settings of one group pool of a checked config."""
+    options = pool_options(pool)
+    return EksGroupSettings(
+        ami_family=options.ami_family,
+        capacity=EksGroupCapacity(
+            capacity_type=provisioners.managed_capacity_type(pool),
+            reservation_id=capacity.launch_target(pool),
+            max_nodes_per_zone=options.max_nodes_per_zone,
+        ),
+        image_start=pool_kind(cluster, pool).image_start(pool),
+    )
