@@ -3,11 +3,13 @@ rules on every cluster with a DCGM exporter, and what AKS offers and lacks is sa
 
 from __future__ import annotations
 
+import copy
 import inspect
 import json
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -210,3 +212,33 @@ def test_gpu_health_docs_state_the_policy_and_akss_conditions() -> None:
     for size in aks_health.NPD_GPU_SIZES:
         assert size in text
     assert aks_health.AUTO_REPAIR.trigger in text
+
+
+def _azure_warnings(stack: str, edit: Any = None) -> list[str]:
+    from components.model.config import parse_config
+    from components.tooling.stacks import load_stack
+
+    raw = copy.deepcopy(dict(load_stack(stack).gpufleet))
+    if edit is not None:
+        edit(raw)
+    return [w for w in parse_config(raw).warnings if "no GPU health signal" in w]
+
+
+def test_aks_pools_with_no_gpu_health_signal_are_named_until_the_exporter_is_on() -> None:
+    # AKS checks GPUs on two VM sizes only (review aks-5 H5-3).
+    (said,) = _azure_warnings("azure-dev")
+    assert "GPU pools t4, t4spot have no GPU health signal" in said
+    assert "set gpuSoftware.monitoring.dcgmExporter: true" in said
+
+    def exporter_on(raw: dict) -> None:
+        raw.setdefault("gpuSoftware", {}).setdefault("monitoring", {})["dcgmExporter"] = True
+
+    assert _azure_warnings("azure-dev", exporter_on) == []
+
+    def only_checked_sizes(raw: dict) -> None:
+        for pool in raw["gpuPools"]:
+            pool.update(accelerator="h100-80gb", machineType=aks_health.NPD_GPU_SIZES[1])
+            pool.pop("spot", None)
+
+    assert _azure_warnings("azure-dev", only_checked_sizes) == []
+    assert not any("no GPU health signal" in w for w in plan_of("gcp-dev").warnings)

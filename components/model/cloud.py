@@ -275,6 +275,12 @@ class Cloud(ABC):
         """This cloud's rules on the GPU software for these pools."""
         return []
 
+    def gpu_health_warnings(
+        self, software: GpuSoftwareConfig, mode: SoftwareMode, pools: Sequence[GpuPoolConfig]
+    ) -> list[str]:
+        """What `plan` says of GPU pools this cloud gives no GPU health signal (docs/gpu-health.md)."""
+        return []
+
     # --- pools together -----------------------------------------------------------------
 
     def pools_warnings(

@@ -227,6 +227,8 @@ def parse_config(raw: Mapping[str, Any], today: date | None = None) -> StackConf
     if software is not None:
         checked += check_software(cloud, software, pools, cluster)
         warnings += gpu_health.config_warnings(software.monitoring.dcgm_exporter, mode)
+        if cloud is not None:
+            warnings += cloud.gpu_health_warnings(software, mode, pools)
     if cloud is not None and software is not None:
         checked += _misplaced_software_keys(cloud.name, software, mode)
     queues_section = sections.get("queues", Salvaged(None))

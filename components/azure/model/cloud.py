@@ -17,6 +17,7 @@ from components.azure.model import allocatable as azure_allocatable
 from components.azure.model import (
     cluster_checks,
     gpu_software,
+    health,
     limits,
     prices,
     version_rules,
@@ -175,6 +176,19 @@ class Azure(ManagedCloud):
         cluster: ClusterConfig | None,
     ) -> list[Problem]:
         return gpu_software.software_problems(software, mode, pools)
+
+    def gpu_health_warnings(
+        self, software: GpuSoftwareConfig, mode: SoftwareMode, pools: Sequence[GpuPoolConfig]
+    ) -> list[str]:
+        own_driver = azure_config.software_options(software).operator_driver
+        checked_by_aks = () if own_driver and mode == "gpu-operator" else health.NPD_GPU_SIZES
+        unwatched = [
+            pool.name
+            for pool in pools
+            if (pool.machine_type or CATALOG.defaults.get(pool.accelerator, ""))
+            not in checked_by_aks
+        ]
+        return health.unwatched_pools_warning(unwatched, software.monitoring.dcgm_exporter)
 
     def pool_kind(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> PoolKind:
         return AGENT_POOLS

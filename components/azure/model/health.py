@@ -28,6 +28,7 @@ Sources (Microsoft Learn, read 2026-11-28):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -92,3 +93,17 @@ def fast_image_start_note() -> str:
         f"no fast image start on AKS: {start.reason}; the first pod on a new node pulls its "
         f"whole image [{start.source}]"
     )
+
+
+def unwatched_pools_warning(names: Sequence[str], dcgm_exporter: bool) -> list[str]:
+    """One line for the GPU pools AKS does not check and no DCGM exporter watches (review aks-5
+    H5-3): their only health signal would be NotReady."""
+    if dcgm_exporter or not names:
+        return []
+    return [
+        "gpuSoftware.monitoring.dcgmExporter: off, so GPU pools "
+        f"{', '.join(names)} have no GPU health signal: AKS's Node Problem Detector checks "
+        f"GPUs only on {' and '.join(NPD_GPU_SIZES)} where AKS installs the driver, and "
+        "auto-repair acts on NotReady only; set gpuSoftware.monitoring.dcgmExporter: true for "
+        "gpufleet's XID alerts (docs/gpu-health.md)"
+    ]

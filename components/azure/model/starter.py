@@ -92,4 +92,8 @@ def starter(choices: StarterChoices, cloud: ManagedCloud) -> Starter:
         azure["apiServerAuthorizedCidrs"] = list(choices.api_cidrs) or [PLACEHOLDER_CIDR]
         cluster["azure"] = azure
     pool = gpu_pool(choices, gpu, cloud.pool_name_rule.accepts, machineType=machine)
-    return Starter(stack_config("azure", cluster, [pool]), tuple(notes))
+    config = stack_config("azure", cluster, [pool])
+    # AKS checks GPUs on two VM sizes only: the DCGM exporter gives every pool gpufleet's XID
+    # alerts (docs/gpu-health.md; review aks-5 H5-3).
+    config["gpuSoftware"]["monitoring"] = {"dcgmExporter": True}
+    return Starter(config, tuple(notes))
