@@ -20,6 +20,7 @@ from components.model.admission import ExtendedResourceToleration
 from components.model.allocatable import NodeAllocatable
 from components.model.catalog.gpus import GpuModel, MachineCatalog, MachineType
 from components.model.daemonsets import NodeDaemonSet
+from components.model.fabric import FabricFacts, NcclTest, PoolFabric
 from components.model.lifecycle import Assessment, VersionLifecycle
 from components.model.pool_kind import PoolKind
 from components.model.pool_spec import PoolSpec
@@ -315,6 +316,22 @@ class Cloud(ABC):
     @abstractmethod
     def resolve_pool(self, config: StackConfig, pool: GpuPoolConfig) -> PoolSpec:
         """What every node of this GPU pool will look like, to the scheduler and autoscaler."""
+
+    # --- GPU network fabric (`gpuPools[].interconnect`; components/model/fabric.py) -------
+
+    def fabric_facts(self, machine_type: str) -> FabricFacts | None:
+        """The machine type's GPU network, from the cloud's fabric table (None: it has none)."""
+        return None
+
+    def pool_fabric(
+        self, config: StackConfig, pool: GpuPoolConfig, facts: FabricFacts, zone: str
+    ) -> PoolFabric:
+        """How this cloud places a fabric pool in `zone` and what its pods must carry."""
+        return PoolFabric(facts=facts, zone=zone, placement="one zone", placement_max_nodes=None)
+
+    def nccl_test(self, config: StackConfig, pool: PoolSpec, nodes: int) -> NcclTest | None:
+        """The multi-node NCCL test `samples` prints for a fabric pool (None: none here)."""
+        return None
 
     def system_pool(self, config: StackConfig) -> PoolSpec | None:
         """The CPU system pool the cluster keeps (None: gpufleet does not manage one)."""

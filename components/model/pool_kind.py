@@ -163,3 +163,10 @@ class PoolKind:
         """The most nodes a reservation gives this pool, where the config says (None: no cap
         known); `fit` names it."""
         return None
+
+    def fabric_problems(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str
+    ) -> list[Problem]:
+        """Why this kind cannot build `interconnect: fabric` for the pool, with what to do
+        instead (none: it can, or the pool has no fabric)."""
+        return []

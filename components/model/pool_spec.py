@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import Any, Final, Literal
 
 from components.model.capacity import ON_DEMAND, CapacityOrder, PoolQueue, ReservationCap
+from components.model.fabric import PoolFabric
 from components.model.labels import ACCELERATOR_LABEL, POOL_LABEL
 
 # gpufleet's NVIDIA device plugin config of a shared pool (components/kubernetes/plugin_config.py)
@@ -138,6 +139,8 @@ class PoolSpec:
     # The most nodes one zone of the pool can hold, where the autoscaler splits maxNodes over
     # per-zone groups (None: any one zone can hold all maxNodes).
     zone_max_nodes: int | None = None
+    # The pool's GPU network fabric (`gpuPools[].interconnect: fabric`; None: default network).
+    fabric: PoolFabric | None = None
 
     @property
     def extended_resources(self) -> dict[str, int]:

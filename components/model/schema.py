@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from components.model.capacity import spot_from_capacity
+from components.model.fabric import Interconnect
 from components.model.problems import Problem
 
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
@@ -64,6 +65,9 @@ class GpuPoolConfig(ConfigModel):
     labels: dict[str, str] = Field(default_factory=dict)
     taints: list[TaintConfig] = Field(default_factory=list)
     disk_size_gb: int = Field(default=100, ge=30, le=65536)
+    # The GPU network between the pool's nodes: the default network, or the machine type's
+    # fabric (EFA, GPUDirect, InfiniBand; components/model/fabric.py).
+    interconnect: Interconnect = "none"
 
     @model_validator(mode="before")
     @classmethod

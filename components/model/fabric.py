@@ -1,0 +1,105 @@
+"""The GPU network fabric of a pool (`gpuPools[].interconnect: fabric`), as data.
+
+Multi-node training moves gradients between nodes over the machine type's GPU network (EFA on
+EC2, GPUDirect-TCPX/TCPXO/RDMA on GCE, InfiniBand on Azure ND), not the default VPC network.
+Each cloud keeps one table of `FabricFacts` keyed by machine type (`<cloud>/model/fabric.py`,
+every row with its source) and answers `Cloud.fabric_facts`; a pool with `interconnect: fabric`
+resolves to a `PoolFabric` on its `PoolSpec`, which `plan`, `fit`, the `gpuPools` output and
+the NCCL sample read without asking which cloud it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+# `gpuPools[].interconnect`: the pool's nodes talk over the default network only, or over the
+# machine type's GPU fabric too.
+Interconnect = Literal["none", "fabric"]
+INTERCONNECTS: tuple[Interconnect, ...] = ("none", "fabric")
+
+
+@dataclass(frozen=True)
+class FabricFacts:
+    """One machine type's GPU network, as its cloud documents it."""
+
+    machine_type: str
+    # What the fabric is, as the cloud names it ("EFA", "GPUDirect-TCPXO", "GPUDirect RDMA",
+    # "InfiniBand NDR").
+    kind: str
+    # GPU network interfaces per node (EFA devices, extra GPU NICs, IB HCAs).
+    interfaces: int
+    # The node's GPU network bandwidth, Gbit/s.
+    bandwidth_gbps: int
+    # The extended resource a pod requests to get the fabric's devices, and how many a node
+    # offers (None: the cloud gives the devices through pod annotations instead, GKE).
+    resource: str | None
+    resource_per_node: int
+    # What delivers the devices to pods (a device plugin, an installer DaemonSet, an operator).
+    delivered_by: str
+    # Published NCCL bus bandwidth on this machine type, two nodes, for the sample's check.
+    expected_busbw: NcclFigure | None
+    source: str
+
+
+@dataclass(frozen=True)
+class NcclFigure:
+    """A published NCCL test result: the collective, the bus bandwidth and where it is from."""
+
+    collective: Literal["all_reduce", "all_gather"]
+    busbw_gbytes_per_s: float
+    message_bytes: int
+    nodes: int
+    source: str
+
+
+@dataclass(frozen=True)
+class PoolFabric:
+    """A fabric pool's GPU network as resolved for one pool (on `PoolSpec.fabric`)."""
+
+    facts: FabricFacts
+    # The one zone the pool's nodes run in.
+    zone: str
+    # How the cloud keeps the nodes close ("cluster placement group", "compact placement",
+    # "one scale set"), and the most nodes one placement holds (None: no documented cap).
+    placement: str
+    placement_max_nodes: int | None
+    # What a pod must carry to use the fabric beyond the resource request: annotations (GKE
+    # multi-networking), and whether it needs the cloud's sidecar or settings (said in
+    # `consumers` and the sample).
+    pod_annotations: Mapping[str, str] = field(default_factory=dict)
+    # Pod annotation keys whose presence means a pod asks for the fabric (fit).
+    request_annotation_keys: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def resource(self) -> str | None:
+        return self.facts.resource
+
+    def requested_by(self, requests: Mapping[str, Any], annotations: Mapping[str, str]) -> bool:
+        """Whether a pod with these resource requests and annotations asks for this fabric."""
+        if self.facts.resource is not None and self.facts.resource in requests:
+            return True
+        return any(key in annotations for key in self.request_annotation_keys)
+
+    def summary(self) -> str:
+        """One line for `plan`'s pool table: "EFA x32, 3200 Gbps"."""
+        return f"{self.facts.kind} x{self.facts.interfaces}, {self.facts.bandwidth_gbps} Gbps"
+
+
+@dataclass(frozen=True)
+class NcclTest:
+    """A cloud's multi-node NCCL test on a fabric pool, rendered by `samples`.
+
+    `manifests` are the Kubernetes objects (the workers, their Service, any config), whole; the
+    sample prints them with the command that reads the result and the published figure.
+    """
+
+    manifests: tuple[Mapping[str, Any], ...]
+    # The command that shows the bus bandwidth once the test ran (kubectl logs ...).
+    result_command: str
+    # What must be on the cluster that gpufleet does not install (said as "not checked").
+    requires: tuple[str, ...] = ()
+    expected: NcclFigure | None = None
+    sources: tuple[str, ...] = ()
