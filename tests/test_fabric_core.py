@@ -205,8 +205,7 @@ def test_a_fabric_pod_does_not_fit_a_plain_pool() -> None:
     assert fabric.fits, fabric.reasons
     assert not plain.fits
     assert (
-        "no GPU fabric: set gpuPools[0].interconnect: fabric on a p5.48xlarge pool"
-        in plain.reasons
+        "no GPU fabric: set gpuPools[0].interconnect: fabric on a p5.48xlarge pool" in plain.reasons
     )
     # The same pod without the fabric fits both.
     assert all(p.fits for p in fit(stack, job(1, 8, 0)).pools[:2])
