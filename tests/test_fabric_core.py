@@ -176,18 +176,19 @@ def test_output_carries_interconnect_and_the_fabric() -> None:
     assert "fabric" not in render_pool_table([plain])
 
 
-def job(parallelism: int, gpus: int, efa: int) -> str:
+def job(parallelism: int, gpus: int, efa: int, kind: str = "Job") -> str:
     limits = {"nvidia.com/gpu": gpus, **({EFA: efa} if efa else {})}
     pod = {
         "restartPolicy": "Never",
         "tolerations": [{"operator": "Exists"}],
         "containers": [{"name": "rank", "resources": {"limits": limits}}],
     }
+    count = "parallelism" if kind == "Job" else "replicas"
     document = {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
+        "apiVersion": "batch/v1" if kind == "Job" else "apps/v1",
+        "kind": kind,
         "metadata": {"name": "nccl"},
-        "spec": {"parallelism": parallelism, "template": {"spec": pod}},
+        "spec": {count: parallelism, "template": {"spec": pod}},
     }
     return yaml.safe_dump(document)
 
@@ -252,3 +253,11 @@ def test_consumers_ask_for_the_gpus_share_of_the_fabric() -> None:
     untouched = copy.deepcopy(pool(interconnect="none"))
     (plain,) = resolve_pools(parse_config(raw(untouched)))
     assert pod_fragment(plain)["containers"][0]["resources"] == {"limits": {"nvidia.com/gpu": 1}}
+
+
+def test_fabric_pods_are_a_gang_even_where_the_object_does_not_say_so() -> None:
+    """A Deployment's replicas run on their own, but ranks on the fabric need each other."""
+    over = fit(raw(pool()), job(PLACEMENT_CAP + 1, 8, 32, kind="Deployment")).pools[0]
+    assert not over.fits
+    (reason,) = over.reasons
+    assert reason.startswith("its 4 pods use the GPU fabric (NCCL ranks run together), but ")
