@@ -218,6 +218,7 @@ def test_gpu_pools_output_is_the_contract_with_the_labels_and_taints_aks_adds(st
     keys = {
         "name", "cloud", "accelerator", "machineTypes", "gpusPerNode", "gpuResource", "allocatablePerNode",
         "minNodes", "maxNodes", "spot", "zones", "nodeLabels", "nodeTaints", "podScheduling",
+        "interconnect",
     }  # fmt: skip
     for entry in plan.outputs["gpuPools"]:
         assert set(entry) == keys

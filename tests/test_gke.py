@@ -175,6 +175,7 @@ def test_gpu_pools_output_is_exactly_the_contract_and_kubeconfig_is_secret(stack
     keys = {
         "name", "cloud", "accelerator", "machineTypes", "gpusPerNode", "gpuResource", "allocatablePerNode",
         "minNodes", "maxNodes", "spot", "zones", "nodeLabels", "nodeTaints", "podScheduling",
+        "interconnect",
     }  # fmt: skip
     config = parse_config(load_stack(stack).gpufleet)
     assert plan.outputs["gpuPools"] == [p.to_output() for p in resolve_pools(config)]

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, create_model
 
-from components.model import existing_cluster, gpu_health, queue_checks
+from components.model import existing_cluster, fabric_checks, gpu_health, queue_checks
 from components.model.catalog import charts
 from components.model.config_checks import (
     check_adopted,
@@ -221,6 +221,7 @@ def parse_config(raw: Mapping[str, Any], today: date | None = None) -> StackConf
         if cloud is not None and cluster is not None and not pool_problems:
             kind = cloud.pool_kind(cluster, pool)
             warnings += kind.capacity_warnings(cluster, pool, path, today or clock_today())
+            checked += fabric_checks.fabric_problems(cloud, cluster, pool, path)
     if cloud is not None and cluster is not None:
         warnings += cloud.pools_warnings(cluster, indexed_pools)
         checked += cloud.pools_problems(cluster, indexed_pools)

@@ -189,4 +189,19 @@ class PoolSpec:
             "nodeLabels": dict(sorted(self.node_labels.items())),
             "nodeTaints": [t.to_dict() for t in self.node_taints],
             "podScheduling": self.pod_scheduling,
+            "interconnect": "none" if self.fabric is None else "fabric",
+            **({} if self.fabric is None else {"fabric": fabric_output(self.fabric)}),
         }
+
+
+def fabric_output(fabric: PoolFabric) -> dict[str, Any]:
+    """A fabric pool's `gpuPools[].fabric` output: what runs it, and where it is placed."""
+    return {
+        "kind": fabric.facts.kind,
+        "interfaces": fabric.facts.interfaces,
+        "bandwidthGbps": fabric.facts.bandwidth_gbps,
+        "resource": fabric.resource,
+        "zone": fabric.zone,
+        "placement": fabric.placement,
+        "placementMaxNodes": fabric.placement_max_nodes,
+    }

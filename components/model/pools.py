@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from components.model import kueue
 from components.model.capacity import PoolQueue
+from components.model.fabric_resolution import with_fabric
 from components.model.labels import (
     ACCELERATOR_LABEL,
     DEVICE_PLUGIN_CONFIG_LABEL,
@@ -56,7 +57,7 @@ def resolve_pool(config: StackConfig, pool: GpuPoolConfig) -> PoolSpec:
     """The pool as its cloud resolves it, with how it gets capacity: the order, a queued pool's
     Kueue queue, and the cap a reservation puts on it (the answers of the pool's kind)."""
     cloud = cloud_of(config)
-    spec = cloud.resolve_pool(config, pool)
+    spec = with_fabric(cloud, config, pool, cloud.resolve_pool(config, pool))
     kind = cloud.pool_kind(config.cluster, pool)
     order = kind.capacity_order(pool)
     queue = None

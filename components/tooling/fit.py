@@ -34,6 +34,7 @@ from components.model.schema import StackConfig
 from components.tooling.capacity_fit import Workload, admitted_pod, capacity_verdict
 from components.tooling.cold_start_view import add_image_gb_option, with_waits
 from components.tooling.commands import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK, load_validated
+from components.tooling.fabric_fit import fabric_reasons
 from components.tooling.gang_fit import ZONE_KEYS, one_zone
 from components.tooling.machine_fit import MachineHint, machine_hints, render_hints
 from components.tooling.pool_views import PoolCheck, stack_pool_checks
@@ -191,6 +192,7 @@ def fit_check(
     check: PoolCheck,
     workload: Workload | None = None,
     routing: Routing | None = None,
+    pool_index: int | None = None,
 ) -> PoolVerdict:
     """One pod spec against one pool. A pool with several autoscaler templates (EKS ASGs whose
     tags differ) takes the pod if any of them does. `workload` (the object around the pod:
@@ -203,6 +205,7 @@ def fit_check(
     written = pod_spec
     pod_spec = admitted_pod(pod_spec, check.spec, routing)
     extra = time_sharing_reasons(pod_spec, check.spec)
+    extra += fabric_reasons(pod_spec, check.spec, pool_index)
     siblings = _siblings(written, check, workload, routing) if workload.together else ()
     capacity = capacity_verdict(
         check.spec, pod_spec, check.views[0][1].node, workload, routing, siblings
@@ -250,12 +253,17 @@ def fit_templates(
     also gets the machine types of the pools' GPUs that would take it."""
     verdicts = []
     specs = [check.spec for check in checks]
+    # Each GPU pool's place in gpuPools, for the messages that name its keys.
+    indexes = {c.name: i for i, c in enumerate(c for c in checks if c.spec.kind == "gpu")}
     for template in templates:
         workload = workload_of(template)
         routing = route(workload.labels, workload.namespace, specs)
         verdict = TemplateVerdict(
             template.source,
-            tuple(fit_check(template.spec, check, workload, routing) for check in checks),
+            tuple(
+                fit_check(template.spec, check, workload, routing, indexes.get(check.name))
+                for check in checks
+            ),
             notes=routing.notes,
             pods=template.pods,
             together=template.together,

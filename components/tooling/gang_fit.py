@@ -10,7 +10,11 @@ none of the work: `fit` judges the whole workload on each pool. What caps a pool
 - a reservation or Capacity Block the pool's every node comes from (its instance count);
 - one zone's share of `maxNodes`, where the autoscaler has a group per zone and the pods keep to
   one zone (a zone nodeSelector or required node affinity, or a required pod affinity over
-  `topology.kubernetes.io/zone`, as NCCL jobs ask).
+  `topology.kubernetes.io/zone`, as NCCL jobs ask);
+- for pods that ask for the pool's GPU fabric, one placement (`PoolFabric.placement_max_nodes`:
+  the most nodes one cluster placement group, compact placement or scale set holds). Such pods
+  are NCCL ranks: they must run together even where the object does not say so, and a fabric
+  pool runs in one zone (the config checks), so the whole gang is judged in that zone.
 
 A queued pool's Jobs are judged by Kueue's rules instead (components/tooling/queue_fit.py).
 """
@@ -23,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from components.model.pool_spec import PoolSpec
+from components.tooling.fabric_fit import asks_for_fabric
 from components.tooling.scheduling.model import NodeTemplate
 from components.tooling.scheduling.resources import pod_requests
 from components.tooling.scheduling.workload_objects import PodSet
@@ -157,7 +162,20 @@ def caps(spec: PoolSpec, pod_spec: Mapping[str, Any]) -> list[Cap]:
                 "of that one zone)",
             )
         )
-    # On a tie, the reservation or the zone: raising maxNodes alone would not help.
+    fabric = spec.fabric
+    placed = fabric.placement_max_nodes if fabric is not None else None
+    if fabric is not None and placed is not None and asks_for_fabric(pod_spec, spec):
+        found.append(
+            Cap(
+                placed,
+                f"its pods use the GPU fabric, whose {fabric.placement} in {fabric.zone} "
+                f"holds at most {plural(placed, 'node')}",
+                f"fit the job in {placed} nodes (fewer ranks, or more GPUs per node): one "
+                "placement cannot hold {needed}",
+            )
+        )
+    # On a tie, the reservation, the zone or the placement: raising maxNodes alone would not
+    # help.
     return sorted(found, key=lambda c: (c.nodes, c is found[0]))
 
 
@@ -196,6 +214,8 @@ def gang_verdict(
     the same workload that this pool also takes (a JobSet's other replicated jobs)."""
     if pods < 2 and not siblings:
         return GangVerdict()
+    if together is None and spec.fabric is not None and asks_for_fabric(pod_spec, spec):
+        together = f"its {pods} pods use the GPU fabric (NCCL ranks run together)"
     per_node = pods_per_node(pod_spec, node)
     needed = nodes_needed(pods, per_node)
     limits = caps(spec, pod_spec)

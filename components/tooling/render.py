@@ -48,7 +48,7 @@ def render_tree(plan: Plan) -> str:
 
 def render_pool_table(pools: Sequence[Mapping[str, Any]]) -> str:
     """One row per GPU pool from the `gpuPools` output."""
-    header = (
+    header: tuple[str, ...] = (
         "pool",
         "accelerator",
         "machine types",
@@ -58,20 +58,23 @@ def render_pool_table(pools: Sequence[Mapping[str, Any]]) -> str:
         "spot",
         "zones",
     )
-    rows = [header]
+    # The fabric column only where a pool has one (plain stacks keep their table).
+    fabric = any(pool.get("fabric") for pool in pools)
+    if fabric:
+        header = (*header, "fabric")
+    rows: list[tuple[str, ...]] = [header]
     for pool in pools:
-        rows.append(
-            (
-                str(pool["name"]),
-                str(pool["accelerator"]),
-                ",".join(pool["machineTypes"]),
-                str(pool["gpusPerNode"]),
-                ",".join(f"{k}={v}" for k, v in pool["allocatablePerNode"].items()),
-                f"{pool['minNodes']}..{pool['maxNodes']}",
-                "yes" if pool["spot"] else "no",
-                ",".join(pool["zones"]) or "-",
-            )
+        row = (
+            str(pool["name"]),
+            str(pool["accelerator"]),
+            ",".join(pool["machineTypes"]),
+            str(pool["gpusPerNode"]),
+            ",".join(f"{k}={v}" for k, v in pool["allocatablePerNode"].items()),
+            f"{pool['minNodes']}..{pool['maxNodes']}",
+            "yes" if pool["spot"] else "no",
+            ",".join(pool["zones"]) or "-",
         )
+        rows.append((*row, fabric_cell(pool)) if fabric else row)
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     table = [
         "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows
@@ -84,6 +87,20 @@ def render_pool_table(pools: Sequence[Mapping[str, Any]]) -> str:
                 f"{', '.join(agents)} are not counted (no source gives them)"
             )
     return "\n".join(table)
+
+
+def fabric_cell(pool: Mapping[str, Any]) -> str:
+    """A pool's fabric as `PoolFabric.summary` says it, with its zone and placement (from the
+    `gpuPools` output; "-" for a pool on the default network)."""
+    fabric = pool.get("fabric")
+    if not fabric:
+        return "-"
+    cap = fabric["placementMaxNodes"]
+    placed = f"{fabric['placement']}, <= {cap} nodes" if cap is not None else fabric["placement"]
+    return (
+        f"{fabric['kind']} x{fabric['interfaces']}, {fabric['bandwidthGbps']} Gbps "
+        f"({fabric['zone']}, {placed})"
+    )
 
 
 def _short(value: Any) -> str:

@@ -19,6 +19,7 @@ from components.tooling.consumers.shared import (
     camel,
     comment,
     describe,
+    fabric_annotations,
     gpu_name,
     gpu_request,
     keep_running,
@@ -66,7 +67,7 @@ def fiftyone_entry(spec: PoolSpec) -> dict[str, Any]:
         "tolerations": list(scheduling["tolerations"]),
         "resources": {"limits": dict(amounts), "requests": dict(amounts)},
     }
-    annotations = keep_running([spec])
+    annotations = {**keep_running([spec]), **fabric_annotations(spec)}
     if annotations:
         # A running operation is not evicted to consolidate nodes (podAnnotations: the chart's
         # delegated-operator-job-configmap.yaml and -instance-deployment.yaml at 2.22.1).

@@ -21,6 +21,7 @@ from components.tooling.consumers.shared import (
     Request,
     comment,
     describe,
+    fabric_annotations,
     gpu_name,
     gpu_request,
     python_literal,
@@ -49,6 +50,9 @@ def jupyterhub_profile(spec: PoolSpec) -> dict[str, Any]:
     }
     if spec.container_env:
         override["environment"] = dict(spec.container_env)
+    if fabric_annotations(spec):
+        # KubeSpawner's extra_annotations: the fabric pool's networks (GKE multi-networking).
+        override["extra_annotations"] = fabric_annotations(spec)
     # Replaces the node-purpose term `matchNodePurpose: require` adds (lists are replaced).
     override["node_affinity_required"] = []
     # Applied to the pod spec last: the pool's selector, not merged with singleuser.nodeSelector.

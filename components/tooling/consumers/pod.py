@@ -9,6 +9,8 @@ from components.tooling.consumers.shared import (
     Request,
     comment,
     describe,
+    fabric_annotations,
+    gpu_request,
     keep_running,
     queue_lines,
     to_yaml,
@@ -25,8 +27,26 @@ def pod_fragment(spec: PoolSpec) -> dict[str, Any]:
         "nodeSelector": dict(scheduling["nodeSelector"]),
         "tolerations": list(scheduling["tolerations"]),
         **dict(spec.pod_settings),
-        "containers": [{"name": "main", "resources": scheduling["resources"]}],
+        "containers": [{"name": "main", "resources": _resources(spec)}],
     }
+
+
+def _resources(spec: PoolSpec) -> dict[str, Any]:
+    """The container's resources: one GPU, and on a fabric pool its share of the fabric."""
+    if spec.fabric is None:
+        return dict(spec.pod_scheduling["resources"])
+    return {"limits": gpu_request(spec)}
+
+
+def _fabric_lines(spec: PoolSpec) -> list[str]:
+    """A fabric pool's pod annotations (metadata, not the pod spec this fragment is)."""
+    annotations = fabric_annotations(spec)
+    if not annotations:
+        return []
+    return [
+        "GPU fabric: the pod's metadata.annotations must carry:",
+        *(f"  {key}: {value}" for key, value in sorted(annotations.items())),
+    ]
 
 
 def _keep_running_lines(spec: PoolSpec) -> list[str]:
@@ -51,6 +71,7 @@ def render_pod(request: Request) -> str:
             "`resources` belongs to the container that uses the GPU. Format: " + K8S_GPU_DOC,
             *queue_lines(spec),
             *_keep_running_lines(spec),
+            *_fabric_lines(spec),
         )
         documents.append(f"{header}\n{to_yaml(pod_fragment(spec))}")
     return "\n---\n".join(documents)

@@ -35,9 +35,27 @@ class Request:
 
 
 def gpu_request(spec: PoolSpec) -> dict[str, int]:
-    """The GPU resource a workload on this pool asks for (what `podScheduling` puts in limits)."""
-    limits: dict[str, int] = spec.pod_scheduling["resources"].get("limits", {})
-    return dict(limits)
+    """The GPU resource a workload on this pool asks for (what `podScheduling` puts in limits),
+    with, on a fabric pool, its GPUs' share of the fabric's devices."""
+    limits: dict[str, int] = dict(spec.pod_scheduling["resources"].get("limits", {}))
+    return {**limits, **fabric_request(spec, limits.get(spec.gpu_resource, 0))}
+
+
+def fabric_request(spec: PoolSpec, gpus: int) -> dict[str, int]:
+    """What a pod asking for `gpus` GPUs of a fabric pool requests of the fabric's resource:
+    those GPUs' share of the node's devices (at least one), so pods that fill the node's GPUs
+    also take all its fabric (EFA 32 per 8 GPUs on p5.48xlarge: 4 per GPU)."""
+    fabric = spec.fabric
+    if fabric is None or fabric.resource is None or gpus <= 0:
+        return {}
+    per_node = fabric.facts.resource_per_node
+    share = per_node * gpus // max(spec.gpus_allocatable, 1)
+    return {fabric.resource: max(1, min(per_node, share))}
+
+
+def fabric_annotations(spec: PoolSpec) -> dict[str, str]:
+    """The pod annotations a fabric pool's pods carry to get the fabric (GKE multi-networking)."""
+    return dict(spec.fabric.pod_annotations) if spec.fabric is not None else {}
 
 
 def gpu_name(spec: PoolSpec) -> str:
