@@ -376,8 +376,8 @@ def test_every_bad_reservation_on_node_groups_is_refused_at_once() -> None:
         "gpuPools[1].aws.capacityReservations[0].instanceType: is not the pool's machine type "
         "p5.48xlarge",
         "gpuPools[2].capacity: not supported on aws yet; supported here: on-demand, spot, "
-        "reserved, capacity-block, queued; a node group's launch template targets its "
-        "reservation and launches nothing else",
+        "reserved, capacity-block, queued; EKS owns a managed node group's Auto Scaling group "
+        "and takes no Capacity Reservation preference for it",
         "gpuPools[3].aws.capacityReservationTags: only Karpenter selects reservations by tag",
         "gpuPools[3].aws.capacityReservations: a node group's launch template targets one "
         "reservation: list exactly one",
