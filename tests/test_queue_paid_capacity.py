@@ -172,3 +172,21 @@ def test_queues_pools_are_refused_all_at_once_with_what_to_do() -> None:
         "queues.pools[0].borrowFrom: must name another pool of queues.pools (its ClusterQueue "
         "lends the quota) (got 'h200-od')"
     ]
+
+
+def test_a_private_gke_cluster_opens_kueues_ports_for_paid_pools_too() -> None:
+    """Kueue's webhooks must be reachable from a private GKE control plane (docs/gke.md): the
+    firewall rule comes with any pool that has a queue, not only a queued one."""
+    raw = raw_of_stack("gcp-flex-start")
+    pools = [pool for pool in raw["gpuPools"] if pool["name"] != "a3-queued"]
+    queues = {**raw["queues"], "pools": [{"pool": "h100-flex"}, {"pool": "l4-reserved"}]}
+    plan = plan_of("gcp-flex-start", {"gpufleet:gpuPools": pools, "gpufleet:queues": queues})
+    firewalls = [r for r in plan.of_type("gcp:compute/firewall:Firewall") if "kueue" in r.name]
+    assert firewalls, [r.name for r in plan.of_type("gcp:compute/firewall:Firewall")]
+    objects = kueue_objects(plan)
+    assert ("ClusterQueue", "", "gpufleet-h100-flex") in objects
+    assert not [key for key in objects if key[0] == "AdmissionCheck"]
+
+
+def raw_of_stack(stack: str) -> dict[str, Any]:
+    return copy.deepcopy(dict(load_stack(stack).gpufleet))
