@@ -135,6 +135,31 @@ def test_fit_judges_a_job_on_its_queues_flavors_at_the_quotas_edge() -> None:
     assert any("gives this pool at most 2 nodes" in r for r in block.reasons), block.reasons
 
 
+def test_fit_says_an_unlabelled_job_bypasses_the_quota() -> None:
+    manifest = f"""
+apiVersion: batch/v1
+kind: Job
+metadata: {{name: t, namespace: ml-training}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{{name: c, image: x, resources: {{limits: {{{GPU}: 1}}}}}}]
+"""
+    (verdict,) = fit_templates(
+        read_workloads(manifest).templates, pool_checks(parse_config(raw_of()))
+    )
+    (block,) = [p for p in verdict.pools if p.pool == "h200-block"]
+    assert block.fits
+    assert any(
+        n.startswith(
+            "the pool has a Kueue queue (queues.pools), but a workload without "
+            f"{QUEUE_LABEL}=h200-block bypasses it"
+        )
+        for n in block.notes
+    ), block.notes
+
+
 def test_consumers_name_the_local_queue_and_the_quota() -> None:
     specs = specs_of(raw_of())
     lines = queue_lines(specs["h200-block"])

@@ -95,6 +95,14 @@ def _bypass(spec: PoolSpec, workload: Workload, routing: Routing) -> CapacityVer
                 f"{where}; a workload {has} never gets a node",
             )
         )
+    if not queue.requested:
+        return CapacityVerdict(
+            notes=(
+                f"the pool has a Kueue queue (queues.pools), but a workload {has} bypasses it: "
+                f"it takes the pool's nodes outside the quota the team's Jobs share; label it "
+                f"{wanted} {where}",
+            )
+        )
     return CapacityVerdict(
         notes=(
             f"the pool is queued, but a workload {has} bypasses its queue: its pods "
