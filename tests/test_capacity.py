@@ -185,9 +185,10 @@ def test_a_queued_pool_on_an_existing_cluster_needs_the_autoscalers_class() -> N
         "cluster.existing.provisioningRequestClass: applies to queued pools only and no pool has "
         f"capacity: queued; remove it (got '{ATOMIC}')"
     ) in found
-    assert "queues: applies to queued pools only and no pool has capacity: queued; remove it" in (
-        found
-    )
+    assert (
+        "queues: applies to queued pools and the pools queues.pools names, and there are none "
+        "(no pool has capacity: queued); remove it, or name pools in queues.pools"
+    ) in found
 
 
 def test_an_adopting_cloud_refuses_the_existing_clusters_class() -> None:
@@ -236,10 +237,10 @@ def test_a_queued_pool_needs_names_kueue_takes_and_a_node_shape_to_size_its_quot
     del pool["machineType"]
     found = problems_of(raw)
     assert found == [
-        f"gpuPools[0].name: a queued pool's name takes at most 54 characters: its Kueue objects "
+        f"gpuPools[0].name: a pool with a Kueue queue takes a name of at most 54 characters: its Kueue objects "
         f"are named gpufleet-<name>, at most 63 (got {'h' * 55!r})",
-        "gpuPools[0].machineType: a queued pool's ClusterQueue quota is maxNodes x a node's cpu "
-        "and memory: name the nodes' machine type as one gpufleet's catalogs know (e.g. "
+        "gpuPools[0].machineType: a pool with a Kueue queue has a ClusterQueue quota of nodes x a "
+        "node's cpu and memory: name the nodes' machine type as one gpufleet's catalogs know (e.g. "
         "g2-standard-24, p5.48xlarge, Standard_NC24ads_A100_v4)",
     ]
 
@@ -248,7 +249,7 @@ def test_a_queued_pools_flavor_stays_within_kueues_eight_labels() -> None:
     raw = raw_of(QUEUED_STACK)
     raw["gpuPools"][0]["labels"] = {f"team-{i}": "x" for i in range(9)}
     assert problems_of(raw) == [
-        "gpuPools[0].labels: a queued pool's Kueue ResourceFlavor takes at most 8 nodeLabels; "
+        "gpuPools[0].labels: a pool's Kueue ResourceFlavor takes at most 8 nodeLabels; "
         "this pool's nodes have 9 labels a pod selects the pool by (with the cloud's own); use "
         "fewer (got 9)"
     ]

@@ -376,8 +376,8 @@ def test_every_bad_reservation_on_node_groups_is_refused_at_once() -> None:
         "gpuPools[1].aws.capacityReservations[0].instanceType: is not the pool's machine type "
         "p5.48xlarge",
         "gpuPools[2].capacity: not supported on aws yet; supported here: on-demand, spot, "
-        "reserved, capacity-block, queued; a node group's launch template targets its "
-        "reservation and launches nothing else",
+        "reserved, capacity-block, queued; EKS owns a managed node group's Auto Scaling group "
+        "and takes no Capacity Reservation preference for it",
         "gpuPools[3].aws.capacityReservationTags: only Karpenter selects reservations by tag",
         "gpuPools[3].aws.capacityReservations: a node group's launch template targets one "
         "reservation: list exactly one",
@@ -391,11 +391,12 @@ def test_auto_mode_and_an_owners_autoscaler_refuse_with_the_reason() -> None:
     raw["gpuPools"][0].pop("spot", None)
     raw["gpuPools"][0]["capacity"] = "reserved"
     raw["gpuPools"][0]["aws"] = {"capacityReservations": [{"id": ODCR}]}
-    assert any(
-        "gpufleet builds reservations and Capacity Blocks under cluster.aws.provisioner "
-        "karpenter or cluster-autoscaler, not EKS Auto Mode yet" in p
-        for p in problems_of(raw)
+    (refused,) = [p for p in problems_of(raw) if p.startswith("gpuPools[0].capacity")]
+    assert "selecting any turns off Auto Mode's use of open ODCRs for every NodeClass" in refused
+    assert "gpufleet builds reservations and Capacity Blocks under cluster.aws.provisioner " in (
+        refused
     )
+    assert "leave capacity on-demand and make the ODCR open" in refused
     raw = raw_of("aws-existing")
     raw["cluster"]["existing"]["autoscalerInstalled"] = True
     raw["gpuPools"][0].pop("spot")

@@ -25,7 +25,7 @@ from components.aws.launch_template import (
 from components.aws.model import autoscaler_tags, names, termination
 from components.aws.model.amis import ami_parameter
 from components.aws.model.autoscaler_tags import default_tags
-from components.aws.model.group_settings import EksGroupSettings
+from components.aws.model.group_settings import EksGroupCapacity, EksGroupSettings
 from components.aws.model.groups import group_max_sizes, zone_sizes
 from components.model.pools import PoolSpec
 
@@ -52,6 +52,20 @@ class SelfManagedGpuPoolArgs:
     provider: aws.Provider
     # gpufleet's own discovery tag (an adopted cluster's autoscaler finds only gpufleet's groups).
     autoscaler_tag: str | None = None
+
+
+def _group_reservations(capacity: EksGroupCapacity) -> dict[str, Any]:
+    """The group's own Capacity Reservation preference and targets, when it has one."""
+    if capacity.group_preference is None:
+        return {}
+    return {
+        "capacity_reservation_specification": aws.autoscaling.GroupCapacityReservationSpecificationArgs(
+            capacity_reservation_preference=capacity.group_preference,
+            capacity_reservation_target=aws.autoscaling.GroupCapacityReservationSpecificationCapacityReservationTargetArgs(
+                capacity_reservation_ids=list(capacity.group_reservation_ids)
+            ),
+        )
+    }
 
 
 class SelfManagedGpuPool(pulumi.ComponentResource):
@@ -104,6 +118,12 @@ class SelfManagedGpuPool(pulumi.ComponentResource):
             # On a reservation: its target and its one instance type (the group launches from
             # the template itself, as the EKS user guide's capacity-blocks.adoc group does).
             **reservation_args(capacity.reservation_id, False, pool.machine_types),
+            # Reserved first: the group targets the reservation; the template has its type.
+            **(
+                {"instance_type": pool.machine_types[0]}
+                if capacity.group_preference and len(pool.machine_types) == 1
+                else {}
+            ),
             update_default_version=True,
             opts=child,
         )
@@ -125,7 +145,8 @@ class SelfManagedGpuPool(pulumi.ComponentResource):
                 min_size=mins[zone],
                 max_size=maxes[zone],
                 desired_capacity=mins[zone],
-                **self._instances(pool, capacity.reservation_id is not None),
+                **self._instances(pool, capacity.one_instance_type),
+                **_group_reservations(capacity),
                 capacity_rebalance=pool.spot,
                 # GPU capacity may not exist right now; never block `pulumi up` waiting for it.
                 wait_for_capacity_timeout="0",

@@ -226,7 +226,7 @@ def build_gpu_pools(
         self_managed_groups.update(group_pool.drained)
 
     if not existing_options(cfg).autoscaler_installed:
-        queued = any(pool.queue is not None for pool in pools)
+        queued = any(pool.queue is not None and pool.queue.requested for pool in pools)
         autoscaler = _cluster_autoscaler(config, eks, spot_groups, queued)
         if queued:
             # Queued pools get nodes through it: Kueue waits for its ProvisioningRequest CRD.

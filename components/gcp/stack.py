@@ -29,7 +29,9 @@ def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterH
         GkeClusterArgs(
             config=config.cluster,
             system_pool=system_pool,
-            kueue_ports=kueue_ports(config.gpu_pools),
+            kueue_ports=kueue_ports(
+                config.gpu_pools, [entry.pool for entry in config.queues.pools]
+            ),
             project_services=project_services(config.gpu_pools),
             node_account_roles=node_account_roles(config.gpu_pools),
         ),
@@ -56,7 +58,9 @@ def _adopt_cluster(config: StackConfig) -> ClusterHandle:
         AdoptedGkeClusterArgs(
             config=config.cluster,
             pool_names=tuple(pool.name for pool in config.gpu_pools),
-            kueue_ports=kueue_ports(config.gpu_pools),
+            kueue_ports=kueue_ports(
+                config.gpu_pools, [entry.pool for entry in config.queues.pools]
+            ),
             node_account_roles=node_account_roles(config.gpu_pools),
         ),
     )

@@ -153,7 +153,8 @@ def _references(document: dict[str, Any]) -> list[tuple[str, str]]:
         ]
         checks = [
             ("AdmissionCheck", check["name"])
-            for check in spec["admissionChecksStrategy"]["admissionChecks"]
+            # A queued pool's (a pool of paid capacity has none).
+            for check in spec.get("admissionChecksStrategy", {}).get("admissionChecks", [])
         ]
         return flavors + checks
     if kind == "LocalQueue":

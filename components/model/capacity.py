@@ -31,6 +31,11 @@ CAPACITY_TYPES: tuple[CapacityType, ...] = (
     "flex-start",
     "queued",
 )
+# Orders whose every node comes from a reservation (nothing to fall back to).
+RESERVATIONS = frozenset({"reserved", "capacity-block"})
+# The capacity a pool of `queues.pools` may start with: paid capacity a team's Jobs share by
+# quota (reservations, Capacity Blocks, flex-start), and on-demand to borrow from when it is full.
+QUEUE_CAPACITY: tuple[str, ...] = ("reserved", "capacity-block", "flex-start", "on-demand")
 # An ordered fallback: ("reserved", "on-demand") takes reserved nodes first.
 CapacityOrder = tuple[str, ...]
 ON_DEMAND: CapacityOrder = ("on-demand",)
@@ -136,18 +141,34 @@ class ReservationCap:
 
 @dataclass(frozen=True)
 class PoolQueue:
-    """A queued pool's Kueue objects: the LocalQueue a Job names (in each of `namespaces`), and
-    the ProvisioningRequest class its admission check asks the autoscaler for."""
+    """A pool's Kueue objects: the LocalQueue a Job names (in each of `namespaces`), and, for a
+    queued pool, the ProvisioningRequest class its admission check asks the autoscaler for
+    (None: a pool of paid capacity in `queues.pools`, whose quota alone admits Jobs)."""
 
     local_queue: str
     cluster_queue: str
     namespaces: tuple[str, ...]
-    provisioning_class: str
+    provisioning_class: str | None
+    # The ClusterQueue's quota in nodes: maxNodes, or the reservation's size when every node
+    # comes from it (components/model/kueue.py).
+    quota_nodes: int = 0
+    # The Kueue cohort the ClusterQueue joins (a borrower and the pool it borrows from).
+    cohort: str | None = None
+    # The pool whose flavor (and unused quota) this queue borrows when its own is used up.
+    borrow_from: str | None = None
+
+    @property
+    def requested(self) -> bool:
+        """Whether Kueue asks the autoscaler for the Job's nodes (a queued pool's admission
+        check) before it admits it."""
+        return self.provisioning_class is not None
 
     @property
     def only_requested(self) -> bool:
         """Whether the pool's nodes come only through ProvisioningRequests (GKE's queued
         provisioning): a pod that was not admitted through the queue never gets a node."""
+        if self.provisioning_class is None:
+            return False
         known = PROVISIONING_CLASSES.get(self.provisioning_class)
         return known is not None and known.only_requested
 

@@ -257,7 +257,11 @@ def parse_config(raw: Mapping[str, Any], today: date | None = None) -> StackConf
         cost=sections["cost"].model,
     )
     # What only the resolved pools show (a queued pool's flavor within Kueue's limits).
-    queued = [(i, resolve_pool(config, p)) for i, p in indexed_pools if queue_checks.is_queued(p)]
+    queued = [
+        (i, resolve_pool(config, p))
+        for i, p in indexed_pools
+        if queue_checks.has_queue(p, config.queues)
+    ]
     resolved = queue_checks.resolved_problems(queued)
     if resolved:
         raise ConfigError(resolved)

@@ -1,4 +1,5 @@
-"""Kueue for queued pools (`capacity: queued`): the pinned chart and, per pool, its objects.
+"""Kueue for queued pools (`capacity: queued`) and pools of paid capacity (`queues.pools`): the
+pinned chart and, per pool, its objects.
 
 A queued pool's Jobs wait in a Kueue queue; Kueue reserves quota for a whole Job, then its
 ProvisioningRequest admission check asks the autoscaler for every node the Job needs at once
@@ -13,6 +14,18 @@ created. Per queued pool gpufleet declares:
   `kueue.x-k8s.io/queue-name` label names);
 - an AdmissionCheck of Kueue's ProvisioningRequest controller with its
   ProvisioningRequestConfig (the cloud's class; only GPU-requesting pod sets are sent).
+
+A pool `queues.pools` names (a reservation, Capacity Block or flex-start pool, or an on-demand
+pool to borrow from) gets the same flavor, ClusterQueue and LocalQueues, without the admission
+check: its nodes come as the autoscaler adds them. Its quota is the reservation's size when every
+node comes from it (`ReservationCap.nodes` x a node's resources, at most maxNodes), else
+maxNodes. With `borrowFrom`, its ClusterQueue and the lender's join one cohort (`cohortName`,
+v1beta2; `cohort` in v1beta1) and its resource group lists the lender's flavor second with no
+quota of its own: Kueue tries flavors in order, so a Job takes the reservation while it has
+quota, else borrows the lender's unused quota and runs on the lender's nodes, whole (a pod set
+gets one flavor). Reclaim stays Kueue's default (`reclaimWithinCohort: Never`): the lender's own
+Jobs wait for borrowed ones to finish rather than preempt running training
+(site/content/en/docs/concepts/cluster_queue.md, "Cohort", "Borrowing", "Preemption").
 
 Facts: kubernetes-sigs/kueue v0.19.2 (commit 8eab68778fc1b52affe165fdf5af29d1e9b4f3cb):
 charts/kueue (values.yaml, templates/crd; tests/data/kueue_facts.json holds the structural
@@ -29,10 +42,11 @@ from typing import Any
 
 import yaml
 
-from components.model.capacity import PoolQueue
+from components.model.capacity import RESERVATIONS, CapacityOrder, PoolQueue, ReservationCap
 from components.model.catalog.charts import ChartPin
 from components.model.pool_spec import PoolSpec
 from components.model.registry import all_machine_types
+from components.model.schema import GpuPoolConfig
 
 VERSION = "0.19.2"
 SOURCE_COMMIT = "8eab68778fc1b52affe165fdf5af29d1e9b4f3cb"
@@ -61,6 +75,19 @@ MANAGED_BY = {"app.kubernetes.io/managed-by": "gpufleet"}
 
 def cluster_queue_name(pool: str) -> str:
     return f"{PREFIX}{pool}"
+
+
+def cohort_name(lender: str) -> str:
+    """The cohort a lending pool's ClusterQueue shares with those that borrow from it."""
+    return f"{PREFIX}{lender}"
+
+
+def quota_nodes(pool: GpuPoolConfig, order: CapacityOrder, cap: ReservationCap | None) -> int:
+    """The nodes' worth of quota a pool's ClusterQueue holds: the reservation's size when every
+    node comes from it (Kueue then never admits more than it holds), else maxNodes."""
+    if cap is not None and order and set(order) <= RESERVATIONS:
+        return min(cap.nodes, pool.max_nodes)
+    return pool.max_nodes
 
 
 # The chart's default controller configuration (values.yaml managerConfig.
@@ -228,15 +255,41 @@ def machine_shape(spec: PoolSpec) -> tuple[int, float]:
     raise ValueError(f"pool {spec.name}: the node's cpu and memory are not known")
 
 
-def cluster_queue(spec: PoolSpec) -> dict[str, Any]:
-    """The whole pool's quota, open to the configured namespaces, behind the admission check."""
+def quota(spec: PoolSpec) -> dict[str, str | int]:
+    """The ClusterQueue's nominal quota: `quota_nodes` nodes' worth of every resource."""
     queue = _queue(spec)
-    quota = {name: times(value, spec.max_nodes) for name, value in node_resources(spec).items()}
-    return {
-        "apiVersion": API_VERSION,
-        "kind": "ClusterQueue",
-        "metadata": _metadata(queue.cluster_queue),
-        "spec": {
+    return {name: times(value, queue.quota_nodes) for name, value in node_resources(spec).items()}
+
+
+def _flavors(spec: PoolSpec, quota: dict[str, str | int]) -> list[dict[str, Any]]:
+    """The pool's own flavor, then the lender's with no quota of its own (only borrowed)."""
+    queue = _queue(spec)
+    flavors: list[dict[str, Any]] = [
+        {
+            "name": queue.cluster_queue,
+            "resources": [{"name": name, "nominalQuota": amount} for name, amount in quota.items()],
+        }
+    ]
+    if queue.borrow_from is not None:
+        flavors.append(
+            {
+                "name": cluster_queue_name(queue.borrow_from),
+                "resources": [{"name": name, "nominalQuota": 0} for name in quota],
+            }
+        )
+    return flavors
+
+
+def cluster_queue(spec: PoolSpec) -> dict[str, Any]:
+    """The pool's quota, open to the configured namespaces; a queued pool's behind the
+    admission check, a borrower's and a lender's in their cohort."""
+    queue = _queue(spec)
+    amounts = quota(spec)
+    body: dict[str, Any] = {}
+    if queue.cohort is not None:
+        body["cohortName"] = queue.cohort
+    body.update(
+        {
             # Null selects no namespace; only the teams' namespaces may submit here.
             "namespaceSelector": {
                 "matchExpressions": [
@@ -248,21 +301,17 @@ def cluster_queue(spec: PoolSpec) -> dict[str, Any]:
                 ]
             },
             "resourceGroups": [
-                {
-                    "coveredResources": list(quota),
-                    "flavors": [
-                        {
-                            "name": queue.cluster_queue,
-                            "resources": [
-                                {"name": name, "nominalQuota": amount}
-                                for name, amount in quota.items()
-                            ],
-                        }
-                    ],
-                }
+                {"coveredResources": list(amounts), "flavors": _flavors(spec, amounts)}
             ],
-            "admissionChecksStrategy": {"admissionChecks": [{"name": queue.cluster_queue}]},
-        },
+        }
+    )
+    if queue.requested:
+        body["admissionChecksStrategy"] = {"admissionChecks": [{"name": queue.cluster_queue}]}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": "ClusterQueue",
+        "metadata": _metadata(queue.cluster_queue),
+        "spec": body,
     }
 
 
@@ -312,10 +361,12 @@ def provisioning_request_config(spec: PoolSpec) -> dict[str, Any]:
 
 
 def pool_objects(spec: PoolSpec) -> list[dict[str, Any]]:
-    """Every Kueue object of a queued pool, each after what it names."""
+    """Every Kueue object of a pool with a queue, each after what it names (a borrower's
+    ClusterQueue names the lender's flavor: Kueue admits nothing through a flavor that does not
+    exist yet, and admits once it does)."""
+    check = [provisioning_request_config(spec), admission_check(spec)]
     return [
-        provisioning_request_config(spec),
-        admission_check(spec),
+        *(check if _queue(spec).requested else []),
         resource_flavor(spec),
         cluster_queue(spec),
         *local_queues(spec),

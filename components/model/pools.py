@@ -60,23 +60,40 @@ def resolve_pool(config: StackConfig, pool: GpuPoolConfig) -> PoolSpec:
     spec = with_fabric(cloud, config, pool, cloud.resolve_pool(config, pool))
     kind = cloud.pool_kind(config.cluster, pool)
     order = kind.capacity_order(pool)
-    queue = None
+    cap = kind.reservation_cap(config, pool)
     provisioning = kind.provisioning_class(config.cluster, pool) if "queued" in order else None
-    if provisioning is not None:  # the config checks refuse a queued pool without one
-        queue = PoolQueue(
-            local_queue=pool.name,
-            cluster_queue=kueue.cluster_queue_name(pool.name),
-            namespaces=tuple(config.queues.namespaces),
-            provisioning_class=provisioning,
-        )
     return replace(
         spec,
         capacity=order,
-        queue=queue,
-        reservation_cap=kind.reservation_cap(config, pool),
+        queue=_pool_queue(config, pool, provisioning, kueue.quota_nodes(pool, order, cap)),
+        reservation_cap=cap,
         # The API server's: on a cluster gpufleet did not create, its distribution's (GKE,
         # EKS, AKS), else not known.
         extended_resource_toleration=software_platform(config).extended_resource_toleration.runs,
+    )
+
+
+def _pool_queue(
+    config: StackConfig, pool: GpuPoolConfig, provisioning: str | None, quota_nodes: int
+) -> PoolQueue | None:
+    """The pool's Kueue queue: a queued pool's (with its ProvisioningRequest class; the config
+    checks refuse a queued pool without one), or one `queues.pools` names, in a cohort with the
+    pool it borrows from, or with the pools that borrow from it."""
+    named = {entry.pool: entry for entry in config.queues.pools}
+    if provisioning is None and pool.name not in named:
+        return None
+    entry = named.get(pool.name)
+    lender = entry.borrow_from if entry is not None else None
+    lends = any(other.borrow_from == pool.name for other in config.queues.pools)
+    cohort_of = lender or (pool.name if lends else None)
+    return PoolQueue(
+        local_queue=pool.name,
+        cluster_queue=kueue.cluster_queue_name(pool.name),
+        namespaces=tuple(config.queues.namespaces),
+        provisioning_class=provisioning,
+        quota_nodes=quota_nodes,
+        cohort=kueue.cohort_name(cohort_of) if cohort_of is not None else None,
+        borrow_from=lender,
     )
 
 

@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 
 from components.model import kueue
-from components.model.capacity import declared_order, written_order
+from components.model.capacity import QUEUE_CAPACITY, declared_order, shown_order, written_order
 from components.model.catalog import charts
 from components.model.cloud import Cloud
 from components.model.pool_spec import PoolSpec
@@ -29,6 +29,75 @@ def is_queued(pool: GpuPoolConfig) -> bool:
     return order is not None and "queued" in declared_order(pool.capacity, pool.spot)
 
 
+def has_queue(pool: GpuPoolConfig, queues: QueuesConfig | None) -> bool:
+    """Whether the pool gets Kueue objects: queued, or named in `queues.pools`."""
+    named = queues is not None and any(entry.pool == pool.name for entry in queues.pools)
+    return is_queued(pool) or named
+
+
+def _pools_problems(
+    queues: QueuesConfig, pools: Sequence[tuple[int, GpuPoolConfig]]
+) -> list[Problem]:
+    """`queues.pools`: pools of paid capacity that exist, are not queued already, and borrow
+    only from an on-demand pool that is itself listed (both ClusterQueues join its cohort)."""
+    problems: list[Problem] = []
+    by_name = {pool.name: pool for _, pool in pools}
+    listed = [entry.pool for entry in queues.pools]
+    allowed = ", ".join(QUEUE_CAPACITY)
+    for index, entry in enumerate(queues.pools):
+        path = f"queues.pools[{index}]"
+        pool = by_name.get(entry.pool)
+        if pool is None:
+            problems.append(
+                Problem(
+                    f"{path}.pool", f"names no pool of gpuPools ({', '.join(by_name)})", entry.pool
+                )
+            )
+        elif is_queued(pool):
+            problems.append(
+                Problem(
+                    f"{path}.pool",
+                    "is a queued pool, which has its queue already (capacity: queued); remove it "
+                    "from queues.pools",
+                    entry.pool,
+                )
+            )
+        elif (written_order(pool.capacity) or ("on-demand",))[0] not in QUEUE_CAPACITY:
+            problems.append(
+                Problem(
+                    f"{path}.pool",
+                    f"pool {entry.pool} has capacity {shown_order(declared_order(pool.capacity, pool.spot))}: a "
+                    f"queue goes on capacity that starts with {allowed} (Spot nodes are taken "
+                    "back at any time, so quota over them admits Jobs that then lose nodes)",
+                    entry.pool,
+                )
+            )
+        if listed.count(entry.pool) > 1 and listed.index(entry.pool) == index:
+            problems.append(Problem(f"{path}.pool", "is listed more than once", entry.pool))
+        lender_name = entry.borrow_from
+        if lender_name is None:
+            continue
+        lender = by_name.get(lender_name)
+        entries = {e.pool: e for e in queues.pools}
+        if lender_name == entry.pool:
+            why = "is the pool itself"
+        elif lender is None or lender_name not in entries:
+            why = "must name another pool of queues.pools (its ClusterQueue lends the quota)"
+        elif declared_order(lender.capacity, lender.spot) != ("on-demand",):
+            why = (
+                f"pool {lender_name} has capacity "
+                f"{shown_order(declared_order(lender.capacity, lender.spot))}: borrow from an "
+                "on-demand pool (capacity: on-demand), the capacity that is there when a "
+                "reservation is full"
+            )
+        elif entries[lender_name].borrow_from is not None:
+            why = f"pool {lender_name} borrows itself; a lender lends only (one cohort per lender)"
+        else:
+            continue
+        problems.append(Problem(f"{path}.borrowFrom", why, lender_name))
+    return problems
+
+
 def _shape_known(cloud: Cloud, pool: GpuPoolConfig) -> bool:
     """Whether the pool's node cpu and memory are known (its cloud's catalog, or a catalog
     machine type it names), to size the ClusterQueue's quota."""
@@ -39,13 +108,13 @@ def _shape_known(cloud: Cloud, pool: GpuPoolConfig) -> bool:
 
 
 def pool_problems(cloud: Cloud, pool: GpuPoolConfig, path: str) -> list[Problem]:
-    """A queued pool's own rules (names and node shape)."""
+    """A pool with a Kueue queue: its own rules (names and node shape)."""
     problems: list[Problem] = []
     if len(pool.name) > kueue.MAX_POOL_NAME:
         problems.append(
             Problem(
                 f"{path}.name",
-                f"a queued pool's name takes at most {kueue.MAX_POOL_NAME} characters: its "
+                f"a pool with a Kueue queue takes a name of at most {kueue.MAX_POOL_NAME} characters: its "
                 f"Kueue objects are named {kueue.PREFIX}<name>, at most "
                 f"{kueue.MAX_OBJECT_NAME}",
                 pool.name,
@@ -55,7 +124,8 @@ def pool_problems(cloud: Cloud, pool: GpuPoolConfig, path: str) -> list[Problem]
         problems.append(
             Problem(
                 f"{path}.machineType",
-                "a queued pool's ClusterQueue quota is maxNodes x a node's cpu and memory: name "
+                "a pool with a Kueue queue has a ClusterQueue quota of nodes x a node's cpu and "
+                "memory: name "
                 "the nodes' machine type as one gpufleet's catalogs know (e.g. g2-standard-24, "
                 "p5.48xlarge, Standard_NC24ads_A100_v4)",
                 pool.machine_type or pool.machine_types,
@@ -73,7 +143,7 @@ def queues_problems(
 ) -> list[Problem]:
     """The `queues` section, and every queued pool's rules."""
     problems: list[Problem] = []
-    queued = [(index, pool) for index, pool in pools if is_queued(pool)]
+    queued = [(index, pool) for index, pool in pools if has_queue(pool, queues)]
     if cloud is not None:
         for index, pool in queued:
             problems += pool_problems(cloud, pool, f"gpuPools[{index}]")
@@ -83,10 +153,12 @@ def queues_problems(
         problems.append(
             Problem(
                 "queues",
-                "applies to queued pools only and no pool has capacity: queued; remove it",
+                "applies to queued pools and the pools queues.pools names, and there are none "
+                "(no pool has capacity: queued); remove it, or name pools in queues.pools",
                 has_value=False,
             )
         )
+    problems += _pools_problems(queues, pools)
     if not queues.namespaces:
         problems.append(
             Problem("queues.namespaces", "must list at least one namespace", queues.namespaces)
@@ -135,7 +207,7 @@ def queues_warnings(
 ) -> list[str]:
     """On a cluster gpufleet did not create, the queues' namespaces are the owner's to create:
     gpufleet creates them only on its own clusters (never touching what it did not create)."""
-    if not any(is_queued(pool) for pool in pools) or creates_cluster(cloud, cluster):
+    if not any(has_queue(pool, queues) for pool in pools) or creates_cluster(cloud, cluster):
         return []
     needed = [ns for ns in queues.namespaces if ns not in kueue.INITIAL_NAMESPACES]
     if not needed:
@@ -149,7 +221,8 @@ def queues_warnings(
 
 
 def resolved_problems(specs: Sequence[tuple[int, PoolSpec]]) -> list[Problem]:
-    """What a queued pool's ResourceFlavor would carry beyond Kueue's limits."""
+    """What a pool's ResourceFlavor would carry beyond Kueue's limits, and a borrower's
+    resources its lender's flavor does not cover."""
     problems: list[Problem] = []
     for index, spec in specs:
         if spec.queue is None:
@@ -164,10 +237,37 @@ def resolved_problems(specs: Sequence[tuple[int, PoolSpec]]) -> list[Problem]:
                 problems.append(
                     Problem(
                         f"gpuPools[{index}].{where}",
-                        f"a queued pool's Kueue ResourceFlavor takes at most "
+                        f"a pool's Kueue ResourceFlavor takes at most "
                         f"{kueue.MAX_FLAVOR_ITEMS} {key}; this pool's nodes have {count} {what} "
                         "(with the cloud's own); use fewer",
                         count,
                     )
                 )
+    problems += _borrowing_problems(specs)
+    return problems
+
+
+def _borrowing_problems(specs: Sequence[tuple[int, PoolSpec]]) -> list[Problem]:
+    """A borrower's ClusterQueue lists the lender's flavor for the resources it covers itself
+    (Kueue: every flavor of a resource group has the group's coveredResources), so the two pools'
+    nodes must offer the same GPU resources, or the borrowed flavor never fits a Job."""
+    problems: list[Problem] = []
+    by_name = {spec.name: spec for _, spec in specs}
+    for index, spec in specs:
+        queue = spec.queue
+        lender = by_name.get(queue.borrow_from or "") if queue is not None else None
+        if queue is None or lender is None:
+            continue
+        own, theirs = sorted(spec.extended_resources), sorted(lender.extended_resources)
+        if own != theirs:
+            problems.append(
+                Problem(
+                    f"gpuPools[{index}]",
+                    f"borrows from pool {lender.name} (queues.pools), whose nodes offer "
+                    f"{', '.join(theirs) or 'no GPU resource'}, not {', '.join(own)}: a Job "
+                    "asking for this pool's GPUs never fits the borrowed flavor; borrow from a "
+                    "pool with the same GPU sharing (or none)",
+                    lender.name,
+                )
+            )
     return problems

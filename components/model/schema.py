@@ -167,14 +167,27 @@ class SamplesConfig(ConfigModel):
     enabled: bool = False
 
 
-class QueuesConfig(ConfigModel):
-    """`queues`: the namespaces whose Jobs may use the queued pools (`capacity: queued`).
+class QueuePoolConfig(ConfigModel):
+    """`queues.pools[]`: a pool of paid capacity (reserved, capacity-block, flex-start, or an
+    on-demand pool to borrow from) that gets a Kueue queue like a queued pool's, without the
+    ProvisioningRequest admission check (components/model/kueue.py)."""
 
-    Each queued pool gets a Kueue LocalQueue named after it in every one of these namespaces
+    pool: str
+    # The on-demand pool (itself in `queues.pools`) whose unused quota this pool's Jobs borrow
+    # when its own is used up: both ClusterQueues join one cohort.
+    borrow_from: str | None = None
+
+
+class QueuesConfig(ConfigModel):
+    """`queues`: the namespaces whose Jobs may use the queued pools (`capacity: queued`), and
+    the other pools that get a queue (`pools`).
+
+    Each such pool gets a Kueue LocalQueue named after it in every one of these namespaces
     (the teams': gpufleet creates them, and keeps them on delete, only on a cluster it creates).
     """
 
     namespaces: list[str] = Field(default_factory=lambda: ["default"])
+    pools: list[QueuePoolConfig] = Field(default_factory=list)
 
 
 class CostConfig(ConfigModel):

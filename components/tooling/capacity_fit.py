@@ -26,7 +26,7 @@ from components.tooling.gang_fit import (
     plural,
     pods_per_node,
 )
-from components.tooling.queue_fit import Routing, quota_reasons
+from components.tooling.queue_fit import Routing, quota_reasons, quota_source
 from components.tooling.scheduling.model import NodeTemplate
 from components.tooling.scheduling.workload_objects import PodSet
 
@@ -64,7 +64,7 @@ def admitted_pod(
     ResourceFlavor's tolerations and node labels to it (a selector the pod already has for a
     label keeps its value; a conflicting one keeps the flavor from matching, as in Kueue).
     Other pods are left as written."""
-    if spec.queue is None or routing.pool != spec.name:
+    if spec.queue is None or not routing.admits_to(spec.name):
         return pod_spec
     flavor = kueue.resource_flavor(spec)["spec"]
     tolerations = [*(pod_spec.get("tolerations") or []), *flavor.get("tolerations", [])]
@@ -77,7 +77,7 @@ def _bypass(spec: PoolSpec, workload: Workload, routing: Routing) -> CapacityVer
     queue = spec.queue
     if queue is None:
         return CapacityVerdict()
-    provisioning = PROVISIONING_CLASSES.get(queue.provisioning_class)
+    provisioning = PROVISIONING_CLASSES.get(queue.provisioning_class or "")
     labelled = workload.labels.get(QUEUE_LABEL)
     wanted = f"{QUEUE_LABEL}={queue.local_queue}"
     where = f"in namespace {' or '.join(queue.namespaces)}"
@@ -95,6 +95,14 @@ def _bypass(spec: PoolSpec, workload: Workload, routing: Routing) -> CapacityVer
                 f"{where}; a workload {has} never gets a node",
             )
         )
+    if not queue.requested:
+        return CapacityVerdict(
+            notes=(
+                f"the pool has a Kueue queue (queues.pools), but a workload {has} bypasses it: "
+                f"it takes the pool's nodes outside the quota the team's Jobs share; label it "
+                f"{wanted} {where}",
+            )
+        )
     return CapacityVerdict(
         notes=(
             f"the pool is queued, but a workload {has} bypasses its queue: its pods "
@@ -105,18 +113,24 @@ def _bypass(spec: PoolSpec, workload: Workload, routing: Routing) -> CapacityVer
 
 
 def _admitted(
-    spec: PoolSpec, pod_spec: Mapping[str, Any], node: NodeTemplate, workload: Workload
+    spec: PoolSpec,
+    pod_spec: Mapping[str, Any],
+    node: NodeTemplate,
+    workload: Workload,
+    borrower: str | None = None,
 ) -> CapacityVerdict:
-    """A queued pool's verdict for a workload its queue admits: whole, or never."""
+    """The verdict of a pool with a queue for a workload its queue admits: whole, or never.
+    `borrower`: the pool whose queue admits it here by borrowing this pool's quota."""
     per_node = pods_per_node(pod_spec, node)
     nodes = nodes_needed(workload.pods, per_node)
     pods = plural(workload.pods, "pod")
     cap = spec.reservation_cap
     reserved_only = cap is not None and set(spec.capacity) <= RESERVED_ONLY
     sets = workload.pod_sets or (PodSet("pod", pod_spec, workload.pods),)
-    # Identical pods that pack within maxNodes nodes are within the quota too: the amounts
+    quota_nodes = spec.queue.quota_nodes if spec.queue is not None else spec.max_nodes
+    # Identical pods that pack within the quota's nodes are within the quota too: the amounts
     # matter when the workload's other pod sets (a JobSet's) come with them.
-    reasons = quota_reasons(spec, sets, amounts=nodes <= spec.max_nodes)
+    reasons = quota_reasons(spec, sets, amounts=nodes <= quota_nodes)
     if nodes > spec.max_nodes:
         reasons.append(
             f"Kueue admits a Job whole or not at all: its {pods} need "
@@ -133,7 +147,9 @@ def _admitted(
     if reasons:
         return CapacityVerdict(tuple(dict.fromkeys(reasons)))
     queue = spec.queue
-    provisioning = PROVISIONING_CLASSES.get(queue.provisioning_class) if queue else None
+    if queue is not None and not queue.requested:
+        return CapacityVerdict(gang_notes=(_quota_note(spec, nodes, pods, borrower),))
+    provisioning = PROVISIONING_CLASSES.get(queue.provisioning_class or "") if queue else None
     autoscaler = (
         f"the autoscaler {provisioning.says}"
         if provisioning is not None
@@ -145,6 +161,24 @@ def _admitted(
             f"{plural(nodes, 'node')} for its {pods} can be had at once ({autoscaler}); "
             "then its pods start together",
         )
+    )
+
+
+def _quota_note(spec: PoolSpec, nodes: int, pods: str, borrower: str | None) -> str:
+    """How a pool of `queues.pools` takes a Job its queue admits (no ProvisioningRequest)."""
+    queue = spec.queue
+    assert queue is not None
+    if borrower is not None:
+        return (
+            f"borrowed: when ClusterQueue {kueue.cluster_queue_name(borrower)}'s own quota "
+            f"cannot hold the Job, Kueue admits it whole on this pool's unused quota (cohort "
+            f"{queue.cohort}), and its {pods} run here; this pool's own Jobs then wait for it "
+            "to finish (reclaimWithinCohort: Never, so running work is not preempted)"
+        )
+    return (
+        f"Kueue admits the Job whole once ClusterQueue {queue.cluster_queue} has quota for all "
+        f"its {pods} ({quota_source(spec)}); then the autoscaler adds the "
+        f"{plural(nodes, 'node')} they need as it does for any pod (no ProvisioningRequest)"
     )
 
 
@@ -177,8 +211,9 @@ def capacity_verdict(
     """Reasons the capacity itself refuses the workload, and notes on how it will get nodes.
     `siblings`: the workload's other pod sets this pool also takes (a JobSet's other jobs)."""
     reservation = tuple(_reservation_notes(spec))
-    if spec.queue is not None and routing.pool == spec.name:
-        verdict = _admitted(spec, pod_spec, node, workload)
+    if spec.queue is not None and routing.admits_to(spec.name):
+        borrower = routing.pool if routing.pool != spec.name else None
+        verdict = _admitted(spec, pod_spec, node, workload, borrower)
         return CapacityVerdict(verdict.reasons, reservation, gang_notes=verdict.gang_notes)
     verdict = _bypass(spec, workload, routing) if spec.queue is not None else CapacityVerdict()
     gang = gang_verdict(spec, pod_spec, node, workload.pods, workload.together, siblings)

@@ -214,7 +214,7 @@ def fit_check(
     notes = (*check.notes, *capacity.notes)
     results = [(label, fit_pool(pod_spec, view)) for label, view in check.views]
     fitting = [result for _, result in results if result.fits]
-    if routing.elsewhere is not None and routing.pool != check.name:
+    if routing.elsewhere is not None and not routing.admits_to(check.name):
         # Kueue never lets its pods reach this pool: the scheduler's view does not matter.
         return PoolVerdict(check.name, check.kind, False, results[0][1].via, (routing.elsewhere,))
     if fitting or len(results) == 1:

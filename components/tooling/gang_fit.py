@@ -26,14 +26,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from components.model.capacity import RESERVATIONS
 from components.model.pool_spec import PoolSpec
 from components.tooling.fabric_fit import asks_for_fabric
 from components.tooling.scheduling.model import NodeTemplate
 from components.tooling.scheduling.resources import pod_requests
 from components.tooling.scheduling.workload_objects import PodSet
 
-# Orders whose every node comes from a reservation (nothing to fall back to).
-RESERVED_ONLY = frozenset({"reserved", "capacity-block"})
+RESERVED_ONLY = RESERVATIONS
 ZONE_KEYS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
 
 

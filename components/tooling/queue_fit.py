@@ -14,11 +14,15 @@ v0.19.2):
   (`manageJobsWithoutQueueName` is false by default, and gpufleet keeps it so). Such a Job is
   suspended on creation (jobframework WorkloadShouldBeSuspended) and waits until its queue
   admits it; a LocalQueue that does not exist admits nothing.
-- A LocalQueue leads to its ClusterQueue, whose one ResourceFlavor is the queued pool: Kueue
-  adds the flavor's node labels and tolerations to the admitted pods, so they run on that pool
-  only. The ClusterQueue's quota is maxNodes nodes' worth of the pool's resources, and a
-  resource it does not cover blocks admission (flavorassigner, quotaCheckStrategy
-  BlockUndeclared): a Job asking for more never leaves the queue.
+- A LocalQueue leads to its ClusterQueue, whose first ResourceFlavor is the pool: Kueue adds
+  the flavor's node labels and tolerations to the admitted pods, so they run on that pool. The
+  ClusterQueue's quota is `PoolQueue.quota_nodes` nodes' worth of the pool's resources (maxNodes,
+  or a reservation's size), and a resource it does not cover blocks admission (flavorassigner,
+  quotaCheckStrategy BlockUndeclared): a Job asking for more never leaves the queue.
+- A pool of `queues.pools` with `borrowFrom` lists the lender's flavor second, in one cohort:
+  when its own quota cannot hold the Job, Kueue borrows the lender's unused quota and the whole
+  Job runs on the lender's pool (a pod set gets one flavor; apis/kueue/v1beta2
+  clusterqueue_types.go: cohortName, FlavorFungibility whenCanBorrow MayStopSearch).
 """
 
 from __future__ import annotations
@@ -44,6 +48,12 @@ class Routing:
     pool: str | None = None
     elsewhere: str | None = None
     notes: tuple[str, ...] = ()
+    # The pool its queue borrows from when its own quota is used up (queues.pools borrowFrom).
+    borrow: str | None = None
+
+    def admits_to(self, pool: str) -> bool:
+        """Whether Kueue may place the workload's pods on this pool."""
+        return pool in (self.pool, self.borrow)
 
 
 def route(labels: Mapping[str, str], namespace: str | None, specs: Sequence[PoolSpec]) -> Routing:
@@ -81,14 +91,20 @@ def route(labels: Mapping[str, str], namespace: str | None, specs: Sequence[Pool
     where = namespace or " or ".join(namespaces)
     for spec in queued:
         if spec.queue is not None and spec.queue.local_queue == queue_name:
+            lender = spec.queue.borrow_from
+            places = (
+                f"ClusterQueue {spec.queue.cluster_queue} puts its pods on pool {spec.name}, "
+                f"or, borrowing, on pool {lender}"
+                if lender
+                else f"ResourceFlavor {spec.queue.cluster_queue} puts its pods on pool "
+                f"{spec.name} only"
+            )
             return Routing(
                 managed=True,
                 pool=spec.name,
-                elsewhere=(
-                    f"Kueue admits it through LocalQueue {queue_name}, whose ResourceFlavor "
-                    f"{spec.queue.cluster_queue} puts its pods on pool {spec.name} only"
-                ),
+                elsewhere=f"Kueue admits it through LocalQueue {queue_name}, whose {places}",
                 notes=tuple(notes),
+                borrow=lender,
             )
     known = ", ".join(spec.queue.local_queue for spec in queued if spec.queue is not None)
     return Routing(
@@ -112,8 +128,12 @@ def _quota(spec: PoolSpec) -> dict[str, int]:
             amount = quantity.cpu_millis(value)
         else:
             amount = quantity.memory_bytes(value)
-        quota[name] = amount * spec.max_nodes
+        quota[name] = amount * _quota_nodes(spec)
     return quota
+
+
+def _quota_nodes(spec: PoolSpec) -> int:
+    return spec.queue.quota_nodes if spec.queue is not None else spec.max_nodes
 
 
 def _shown(name: str, amount: int) -> str:
@@ -125,8 +145,9 @@ def _shown(name: str, amount: int) -> str:
 
 
 def quota_reasons(spec: PoolSpec, pod_sets: Sequence[PodSet], *, amounts: bool = True) -> list[str]:
-    """Why the pool's ClusterQueue never admits the workload: a resource its quota does not
-    cover, or (with `amounts`) more of one than maxNodes nodes' worth."""
+    """Why the pool's ClusterQueue (a borrower's, for a lender's pool) never admits the
+    workload: a resource its quota does not cover, or (with `amounts`) more of one than its
+    quota's nodes' worth."""
     quota = _quota(spec)
     totals: dict[str, int] = {}
     for pod_set in pod_sets:
@@ -147,10 +168,29 @@ def quota_reasons(spec: PoolSpec, pod_sets: Sequence[PodSet], *, amounts: bool =
             reasons.append(
                 f"its {plural(pods, 'pod')} request {_shown(name, total)} {name} in all, more "
                 f"than ClusterQueue {_cluster_queue(spec)}'s quota of {_shown(name, quota[name])} "
-                f"(maxNodes {spec.max_nodes} nodes' worth): Kueue never admits it; request "
-                "less or raise maxNodes"
+                f"({quota_source(spec)}): Kueue never admits it{_without(spec)}; request "
+                "less or raise the quota"
             )
     return reasons
+
+
+def quota_source(spec: PoolSpec) -> str:
+    """What the ClusterQueue's quota is the size of."""
+    nodes = _quota_nodes(spec)
+    cap = spec.reservation_cap
+    if nodes < spec.max_nodes and cap is not None:
+        return f"{plural(nodes, 'node')}' worth: the size of {cap.source}"
+    return f"maxNodes {nodes} nodes' worth"
+
+
+def _without(spec: PoolSpec) -> str:
+    """What else the queue may do: borrow (queues.pools borrowFrom), where it can."""
+    queue = spec.queue
+    if queue is None or queue.requested:
+        return ""
+    if queue.borrow_from is not None:
+        return f" on this pool (it may borrow pool {queue.borrow_from}'s quota instead)"
+    return " (its queue borrows from no pool: queues.pools[].borrowFrom)"
 
 
 def _cluster_queue(spec: PoolSpec) -> str:

@@ -40,6 +40,19 @@ NODE_CLASS_GROUP = "eks.amazonaws.com"
 # v1 docs, concepts/disruption: the maximum node lifetime is the sum of the two). A job that needs
 # longer cannot run on one Auto Mode node.
 MAX_NODE_LIFETIME_HOURS = 21 * 24
+# Reservations (docs.aws.amazon.com/eks/latest/userguide/auto-odcr.html, read 2026-11-28): a
+# NodeClass may select ODCRs and Capacity Blocks (`capacityReservationSelectorTerms`), and its
+# nodes then carry `karpenter.sh/capacity-type: reserved`, tried before on-demand and Spot; but
+# once any NodeClass of the cluster has such terms, Auto Mode stops using open ODCRs for every
+# NodeClass ("If you configure capacityReservationSelectorTerms on a NodeClass in a cluster, EKS
+# Auto Mode will no longer automatically use open ODCRs for any NodeClass in the cluster"), and
+# AWS publishes no CRD of its NodeClass to validate terms against (the page's example only).
+# Without terms, Auto Mode launches into open ODCRs through open matching, labelled on-demand and
+# not preferred. gpufleet refuses `reserved` and `capacity-block` here until it can validate the
+# NodeClass (components/aws/model/kinds/auto_mode.py says what to do instead).
+RESERVATIONS_SOURCE = (
+    "EKS user guide, auto-odcr (Control deployment of workloads into Capacity Reservations)"
+)
 NODE_LIFETIME = {"expireAfter": "480h", "terminationGracePeriod": "24h"}
 
 

@@ -20,6 +20,14 @@ What each provisioner builds:
   type, and subnets of the block's zone only (awsdocs/amazon-eks-user-guide
   latest/ug/ml/capacity-blocks-mng.adoc at 4d52b4d). A reservation is zonal and for one instance
   type, so a group pool on one names one zone and one instance type.
+- **Self-managed groups, `[reserved, on-demand]`**: the group itself (not its launch template)
+  carries the preference `capacity-reservations-first` and targets the ODCR
+  (`capacityReservationSpecification`, `RESERVATIONS_FIRST_PREFERENCE` below): an instance goes
+  into the reservation while it has room, else runs on-demand. The cluster autoscaler's template
+  of the group at zero is the same either way (the launch template's instance type and the
+  node-template tags; nothing on a node says where it runs), so it scales the group as any
+  on-demand group. EKS managed node groups own their group and take no such preference
+  (CreateNodegroup has none): they stay `reserved` alone.
 - **EKS Auto Mode**: not built by gpufleet.
 
 The end of a Capacity Block (EC2 user guide, ec2-capacity-blocks: "With 30 minutes ... left in
@@ -65,6 +73,19 @@ KARPENTER_ORDERS: tuple[CapacityOrder, ...] = tuple(
     (word, *rest) for word in RESERVATION_WORDS for rest in _FALLBACKS
 )
 GROUP_ORDERS: tuple[CapacityOrder, ...] = ((RESERVED,), (CAPACITY_BLOCK,))
+# A self-managed group falls back from its ODCR to on-demand through the group's own Capacity
+# Reservation preference (below).
+RESERVED_FIRST: CapacityOrder = (RESERVED, "on-demand")
+# EC2 Auto Scaling's group-level preference (API CapacityReservationSpecification: "Auto
+# Scaling will try to launch instances into a Capacity Reservation or Capacity Reservation
+# resource group first. If capacity isn't available, instances will run in On-Demand
+# capacity"; docs.aws.amazon.com/autoscaling/ec2/APIReference/
+# API_CapacityReservationSpecification.html; pulumi_aws 7.51.1
+# autoscaling.GroupCapacityReservationSpecificationArgs, valid values default,
+# capacity-reservations-only, capacity-reservations-first, none). Set on the group, it
+# overrides the launch template's (`default` defers to the template), so the template targets
+# nothing. Changing it is UpdateAutoScalingGroup: running instances stay where they run.
+RESERVATIONS_FIRST_PREFERENCE = "capacity-reservations-first"
 
 # EC2 reservation ids: cr- and 17 (or, older, 8) hex digits (EC2 API CapacityReservation);
 # Karpenter's CRD takes ^cr-[0-9a-z]+$.
@@ -109,6 +130,41 @@ def common_advice(display: str, order: CapacityOrder) -> str:
     if order == ("spot", "on-demand"):
         return "write spot with aws.onDemandFallback: true (Karpenter)"
     return "leave capacity out (on-demand) or write spot"
+
+
+# Karpenter's reserved-first consolidation (aws/karpenter-provider-aws v1.14.1, commit bde0065,
+# website/content/en/docs/tasks/odcrs.md "Prioritization Behavior"): "Karpenter will prioritize
+# reserved capacity during consolidation. Since ODCRs are pre-paid, Karpenter will model them as
+# free and consolidate spot / on-demand nodes when possible". Replacing a node that runs pods is
+# consolidation of an underutilized node, which only `consolidationPolicy:
+# WhenEmptyOrUnderutilized` allows (docs/concepts/disruption.md); gpufleet's NodePools have
+# `WhenEmpty` unless the pool sets aws.consolidateUnderutilized (components/model/karpenter_pool.py).
+RESERVED_FIRST_SOURCE = "Karpenter v1.14 docs, tasks/odcrs.md (Prioritization Behavior)"
+
+
+def reserved_first_consolidation(pool: GpuPoolConfig, order: CapacityOrder, path: str) -> list[str]:
+    """What `plan` says of a Karpenter pool that falls back from a reservation: whether work
+    moves back into the reservation once it has room (a warning when it does not, or drains)."""
+    fallback = [word for word in order[1:] if word not in RESERVATION_WORDS]
+    if not fallback:
+        return []
+    options = aws_config.pool_options(pool)
+    where = " or ".join(fallback)
+    if options.consolidate_underutilized:
+        return [
+            f"{path}.capacity: with aws.consolidateUnderutilized, Karpenter moves work back "
+            f"into the reservation: it counts reserved capacity as free and replaces a node on "
+            f"{where} with a reserved one once the reservation has room, draining it (its pods "
+            f"restart; a running training job restarts from its checkpoint) ({RESERVED_FIRST_SOURCE})"
+        ]
+    return [
+        f"{path}.capacity: a node Karpenter starts on {where} while the reservation is full keeps "
+        "running for as long as it has pods (consolidationPolicy WhenEmpty), billed beside the "
+        "reservation, which is billed anyway; Karpenter moves such work back into the "
+        "reservation only when it may replace nodes that run pods: set "
+        "aws.consolidateUnderutilized: true for that (it drains those nodes, so running jobs "
+        f"restart), or keep it off and the node goes when its pods finish ({RESERVED_FIRST_SOURCE})"
+    ]
 
 
 def single_reservation(order: CapacityOrder) -> str | None:

@@ -36,10 +36,20 @@ class EksGroupCapacity:
     reservation_id: str | None
     # gpuPools[].aws.maxNodesPerZone: every zone's group may grow to this many.
     max_nodes_per_zone: int | None
+    # A self-managed group's own Capacity Reservation preference and the ODCRs it targets
+    # (`[reserved, on-demand]`: capacity-reservations-first; None: the group sets none).
+    group_preference: str | None = None
+    group_reservation_ids: tuple[str, ...] = ()
 
     @property
     def capacity_block(self) -> bool:
         return self.capacity_type == CAPACITY_BLOCK
+
+    @property
+    def one_instance_type(self) -> bool:
+        """Whether the group launches its template's one instance type (a reservation's),
+        rather than a mixed instances policy over the pool's types."""
+        return self.reservation_id is not None or self.group_preference is not None
 
 
 @dataclass(frozen=True)
@@ -55,12 +65,18 @@ class EksGroupSettings:
 def group_settings(cluster: ClusterConfig, pool: GpuPoolConfig) -> EksGroupSettings:
     """The settings of one group pool of a checked config."""
     options = pool_options(pool)
+    target = capacity.launch_target(pool)
+    reserved_first = capacity.order_of(pool) == capacity.RESERVED_FIRST and target is not None
     return EksGroupSettings(
         ami_family=options.ami_family,
         capacity=EksGroupCapacity(
             capacity_type=provisioners.managed_capacity_type(pool),
-            reservation_id=capacity.launch_target(pool),
+            # Reserved first: the group targets the ODCR, and the template nothing (a template
+            # target would launch into the reservation or fail, never fall back).
+            reservation_id=None if reserved_first else target,
             max_nodes_per_zone=options.max_nodes_per_zone,
+            group_preference=capacity.RESERVATIONS_FIRST_PREFERENCE if reserved_first else None,
+            group_reservation_ids=(target,) if reserved_first and target else (),
         ),
         image_start=pool_kind(cluster, pool).image_start(pool),
     )

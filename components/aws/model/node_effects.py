@@ -104,6 +104,17 @@ _ASG: Final[tuple[NodeEffect, ...]] = (
         "Amazon EC2 Auto Scaling user guide, 'Tag Auto Scaling groups and instances'",
     ),
     NodeEffect(
+        "capacityReservationSpecification",
+        "new-nodes",
+        "running instances stay where they run (in the reservation or on-demand); instances "
+        "launched from now on follow the group's new Capacity Reservation preference and "
+        "targets (a pool moving between reserved and [reserved, on-demand] also gets a new "
+        "launch template version, which likewise reaches new instances only)",
+        "Amazon EC2 Auto Scaling user guide, use-ec2-capacity-reservations ('add a Capacity "
+        "Reservation preference to your Auto Scaling group when you create it or when you "
+        "update an existing group') and 'Change the launch template for an Auto Scaling group'",
+    ),
+    NodeEffect(
         "capacityRebalance",
         "in-place",
         "from now on (when on) the group launches a replacement for a running Spot instance "

@@ -38,10 +38,10 @@ IMAGE_STREAMING_ROLE: Final[str] = "roles/serviceusage.serviceUsageConsumer"
 COMPUTE_DEFAULT_ACCOUNT: Final[str] = "-compute@developer.gserviceaccount.com"
 
 
-def kueue_ports(pools: Sequence[GpuPoolConfig]) -> tuple[int, ...]:
+def kueue_ports(pools: Sequence[GpuPoolConfig], queue_pools: Sequence[str] = ()) -> tuple[int, ...]:
     """The ports the control plane must reach Kueue on beyond GKE's own rule (none without
-    a queued pool: no Kueue)."""
-    if not any(_queued(pool) for pool in pools):
+    a queued pool or a pool `queues.pools` names, `queue_pools`: no Kueue)."""
+    if not any(_queued(pool) or pool.name in queue_pools for pool in pools):
         return ()
     return tuple(p for p in kueue.CONTROL_PLANE_PORTS if p not in CONTROL_PLANE_OPEN_PORTS)
 

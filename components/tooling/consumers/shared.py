@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from components.model.capacity import QUEUE_LABEL
+from components.model.capacity import QUEUE_LABEL, PoolQueue
 from components.model.catalog import gpus
 from components.model.pools import PoolSpec, Taint
 from components.model.schema import StackConfig
@@ -97,9 +97,26 @@ def queue_lines(spec: PoolSpec) -> list[str]:
         "  metadata:",
         "    labels:",
         f"      {QUEUE_LABEL}: {queue.local_queue}",
-        "Kueue starts the Job only when nodes for all its pods can be had at once (all or "
-        "nothing).",
+        _admission_line(queue),
     ]
+
+
+def _admission_line(queue: PoolQueue) -> str:
+    """When Kueue starts a Job of this queue: nodes at once (queued) or quota (queues.pools)."""
+    if queue.requested:
+        return (
+            "Kueue starts the Job only when nodes for all its pods can be had at once (all or "
+            "nothing)."
+        )
+    borrow = (
+        f", else on pool {queue.borrow_from} by borrowing its unused quota"
+        if queue.borrow_from
+        else ""
+    )
+    return (
+        f"Kueue starts the Job when the pool's quota ({queue.quota_nodes} nodes' worth) holds "
+        f"all its pods{borrow}."
+    )
 
 
 def queued_warnings(request: Request) -> list[str]:

@@ -77,8 +77,14 @@ class AutoModeNodePools(NodePoolKind):
         if order == QUEUED:
             return super().capacity_advice(cluster, pool, order)
         return (
-            "gpufleet builds reservations and Capacity Blocks under cluster.aws.provisioner "
-            "karpenter or cluster-autoscaler, not EKS Auto Mode yet"
+            "EKS Auto Mode's NodeClass can select reservations (capacityReservationSelectorTerms), "
+            "but selecting any turns off Auto Mode's use of open ODCRs for every NodeClass of the "
+            "cluster, and AWS publishes no NodeClass CRD gpufleet could validate them against "
+            f"({auto_mode.RESERVATIONS_SOURCE}), so gpufleet builds reservations and Capacity "
+            "Blocks under cluster.aws.provisioner karpenter (the same NodePools, with "
+            "[reserved, on-demand] fallback) or cluster-autoscaler, not EKS Auto Mode; on Auto "
+            "Mode, leave capacity on-demand and make the ODCR open: Auto Mode launches into open "
+            "ODCRs that match, though it does not prefer them"
         )
 
 

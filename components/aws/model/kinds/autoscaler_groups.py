@@ -67,8 +67,10 @@ class AutoscalerGroups(EksPoolKind):
         return (
             "a node group's launch template targets its reservation and launches nothing else, "
             f"so under the cluster autoscaler a pool is {capacity.RESERVED} or "
-            f"{capacity.CAPACITY_BLOCK} alone: write capacity: {word}, or use "
-            "cluster.aws.provisioner: karpenter for a fallback"
+            f"{capacity.CAPACITY_BLOCK} alone, or, on self-managed groups, "
+            f"[{', '.join(capacity.RESERVED_FIRST)}] (the group's "
+            f"{capacity.RESERVATIONS_FIRST_PREFERENCE}): write one of those, or use "
+            "cluster.aws.provisioner: karpenter for another fallback"
         )
 
     def provisioning_class(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> str | None:

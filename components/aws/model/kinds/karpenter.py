@@ -92,14 +92,17 @@ class KarpenterNodePools(NodePoolKind):
     def reservation_warnings(
         self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str
     ) -> list[str]:
-        installed = existing_options(cluster).autoscaler_installed
-        if not installed or capacity.reservation_word(capacity.order_of(pool)) is None:
+        order = capacity.order_of(pool)
+        if capacity.reservation_word(order) is None:
             return []
-        return [
-            f"{path}.capacity: not checked: the Karpenter this cluster runs must be 1.3 or later "
-            "(1.6 for Capacity Blocks) with its reservedCapacity feature gate on, or the "
-            "NodePool never launches reserved capacity"
-        ]
+        warnings = capacity.reserved_first_consolidation(pool, order, path)
+        if existing_options(cluster).autoscaler_installed:
+            warnings.append(
+                f"{path}.capacity: not checked: the Karpenter this cluster runs must be 1.3 or "
+                "later (1.6 for Capacity Blocks) with its reservedCapacity feature gate on, or "
+                "the NodePool never launches reserved capacity"
+            )
+        return warnings
 
 
 KARPENTER = KarpenterNodePools()

@@ -3,8 +3,9 @@ autoscaler reads a group's labels and taints (eks:DescribeNodegroup) to scale it
 
 from __future__ import annotations
 
-from components.aws.model import allocatable, groups, provisioners
+from components.aws.model import allocatable, capacity, groups, provisioners
 from components.aws.model.kinds.autoscaler_groups import AutoscalerGroups
+from components.model.capacity import CapacityOrder
 from components.model.catalog.gpus import MachineType
 from components.model.pool_kind import GpuNodeFacts
 from components.model.problems import Problem
@@ -20,6 +21,19 @@ class ManagedNodeGroups(AutoscalerGroups):
 
     def group_limits(self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str) -> list[Problem]:
         return groups.managed_group_limits(pool, path)
+
+    def capacity_advice(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, order: CapacityOrder
+    ) -> str:
+        if order != capacity.RESERVED_FIRST:
+            return super().capacity_advice(cluster, pool, order)
+        return (
+            "EKS owns a managed node group's Auto Scaling group and takes no Capacity "
+            "Reservation preference for it, and a launch template that targets the reservation "
+            "launches nothing else: set aws.nodeGroup: self-managed (whose group gpufleet sets "
+            f"to {capacity.RESERVATIONS_FIRST_PREFERENCE}), or use cluster.aws.provisioner: "
+            "karpenter"
+        )
 
     def max_pods(self, machines: list[MachineType]) -> int | None:
         # A managed group caps maxPods by its smallest type (components/aws/model/allocatable.py).

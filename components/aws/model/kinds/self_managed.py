@@ -3,15 +3,23 @@ template; the cluster autoscaler reads each group's node-template tags to scale 
 
 from __future__ import annotations
 
-from components.aws.model import asg_limits
+from typing import ClassVar
+
+from components.aws.model import asg_limits, capacity
 from components.aws.model.kinds.autoscaler_groups import AutoscalerGroups
 from components.model import existing_cluster
+from components.model.capacity import CapacityOrder
 from components.model.problems import Problem
 from components.model.schema import ClusterConfig, GpuPoolConfig
 
 
 class SelfManagedGroups(AutoscalerGroups):
     title = "self-managed auto scaling groups"
+    # The group's own Capacity Reservation preference falls back from an ODCR to on-demand.
+    capacity_orders: ClassVar[tuple[CapacityOrder, ...]] = (
+        *AutoscalerGroups.capacity_orders,
+        capacity.RESERVED_FIRST,
+    )
     node_group = "self-managed"
     # The autoscaler's template of a group at zero is the group's node-template tags.
     scale_from_zero = "node-template-tags"
