@@ -63,20 +63,21 @@ FABRIC_FACTS: Final[Mapping[str, FabricFacts]] = MappingProxyType(
     {
         facts.machine_type: facts
         for facts in (
-            # "one dedicated 200 Gb/s HDR InfiniBand link per GPU, 1.6 Tb/s per VM".
+            # ND A100 v4: "its own dedicated, topology-agnostic 200 GB/s [sic] NVIDIA Mellanox HDR
+            # InfiniBand connection" per GPU, "1.6 TB/s of interconnect bandwidth per VM".
             _nd(
                 "Standard_ND96asr_v4",
                 "InfiniBand HDR",
                 200,
                 f"{_SIZES_DOCS}ndasra100v4-series-summary.md @6acc6f60",
             ),
-            # ND A100 v4 80GB: the same 8 x 200 Gb/s HDR links.
+            # NDm A100 v4: "its own dedicated, topology-agnostic 200 GB/s [sic] NVIDIA Mellanox
+            # HDR InfiniBand connection" per GPU, "1.6 TB/s of interconnect bandwidth per VM".
             _nd(
                 "Standard_ND96amsr_A100_v4",
                 "InfiniBand HDR",
                 200,
-                f"{_SIZES_DOCS}ndma100v4-series-summary.md (learn.microsoft.com ndm-a100-v4: "
-                "'200 Gb/s Mellanox HDR InfiniBand' per GPU)",
+                f"{_SIZES_DOCS}ndma100v4-series-summary.md @516167e9",
             ),
             # "one 400 Gb/s NDR Quantum-2 CX7 InfiniBand link per GPU, 3.2 Tb/s per VM".
             _nd(
@@ -85,13 +86,15 @@ FABRIC_FACTS: Final[Mapping[str, FabricFacts]] = MappingProxyType(
                 400,
                 f"{_SIZES_DOCS}ndh100v5-series-summary.md @2467ea47",
             ),
+            # Microsoft's own page was not in the stored material: the figure is as third parties
+            # quote learn.microsoft.com (sizes/gpu-accelerated/nd-h200-v5-series, "400 Gb/s
+            # InfiniBand per GPU"), the same links as ND H100 v5. Re-check.
             _nd(
                 "Standard_ND96isr_H200_v5",
                 "InfiniBand NDR",
                 400,
                 "learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/"
-                "nd-h200-v5-series ('8 NVIDIA H200 ... 400 Gb/s NVIDIA Quantum-2 CX7 InfiniBand "
-                "per GPU'; not in the stored copy: re-check)",
+                "nd-h200-v5-series, as quoted (Microsoft's text not read: unverified)",
             ),
         )
     }
