@@ -90,7 +90,13 @@ def test_every_software_mode_namespace_is_labelled(stack: str, mode: str) -> Non
 
 def test_privileged_namespaces_are_those_of_the_gpu_daemonsets() -> None:
     privileged = {n for n, (level, _) in pod_security.NEEDS.items() if level == "privileged"}
-    assert privileged == {"nvidia-device-plugin", "gpu-operator", "gpu-monitoring"}
+    # network-operator: AKS InfiniBand pools' DOCA driver and device plugin DaemonSets.
+    assert privileged == {
+        "nvidia-device-plugin",
+        "gpu-operator",
+        "gpu-monitoring",
+        "network-operator",
+    }
     assert pod_security.level_for("kueue-system") == "restricted"
     manifest = namespaces.namespace_manifest("gpu-operator")
     assert manifest["metadata"]["labels"] == {

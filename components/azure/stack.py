@@ -17,10 +17,13 @@ from components.azure.gpu_pool import (
     fixed_at_creation,
     gpu_driver,
 )
+from components.azure.infiniband import AksInfiniband, AksInfinibandArgs
 from components.azure.model import expander
 from components.azure.model.cloud import AZURE
 from components.azure.model.config import cluster_options
 from components.azure.model.deployed import kept
+from components.azure.model.fabric import fabric_pools
+from components.azure.model.kinds.agent_pools import AGENT_POOL_LABEL
 from components.azure.model.pool_capacity import pool_capacity
 from components.azure.model.reservations import group_id
 from components.kubernetes.cluster import ClusterHandle
@@ -123,6 +126,19 @@ def build_gpu_pools(
         )
         previous = [component.agent_pool]
         components.append(component)
+    if fabric := fabric_pools(config.gpu_pools):
+        AksInfiniband(
+            f"{config.cluster.name}-infiniband",
+            AksInfinibandArgs(
+                fabric_pools=fabric,
+                pool_label=AGENT_POOL_LABEL,
+                gpu_taint=AZURE.gpu_taint,
+                operator_driver=driver == "None",
+                provider=aks.k8s_provider,
+                after=previous,
+            ),
+            opts=pulumi.ResourceOptions(parent=aks),
+        )
     if isinstance(aks, AksCluster) and cluster_options(config.cluster).autoscaler_expander == (
         "priority"
     ):

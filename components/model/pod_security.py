@@ -42,6 +42,12 @@ NEEDS: Final[Mapping[str, tuple[Level, str]]] = {
         "the DCGM exporter adds SYS_ADMIN and mounts the kubelet's pod-resources host path "
         "(chart dcgm-exporter 4.8.2 values.yaml securityContext, templates/daemonset.yaml)",
     ),
+    "network-operator": (
+        "privileged",
+        "the Network Operator's DOCA driver and device plugin DaemonSets load kernel modules "
+        "and mount host paths; Azure's InfiniBand guide labels the namespace privileged "
+        "(Azure/aks-rdma-infiniband website/docs/configurations/01-network-operator.md)",
+    ),
     "kueue-system": (
         "restricted",
         "Kueue's controller runs as non-root with RuntimeDefault seccomp, no privilege "

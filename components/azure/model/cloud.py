@@ -25,6 +25,8 @@ from components.azure.model import (
 )
 from components.azure.model import config as azure_config
 from components.azure.model import daemonsets as aks_daemonsets
+from components.azure.model import fabric as aks_fabric
+from components.azure.model import nccl as aks_nccl
 from components.azure.model import offerings as azure_offerings
 from components.azure.model import resources as azure_resources
 from components.azure.model.catalog import (
@@ -42,10 +44,12 @@ from components.model.allocatable import NodeAllocatable
 from components.model.catalog.gpus import GpuModel
 from components.model.cloud import NameRule
 from components.model.daemonsets import NodeDaemonSet
+from components.model.fabric import FabricFacts, NcclTest, PoolFabric
 from components.model.lifecycle import Assessment
 from components.model.managed_cloud import ManagedCloud
 from components.model.offerings import Offerings
 from components.model.pool_kind import PoolKind
+from components.model.pool_spec import PoolSpec
 from components.model.problems import Problem
 from components.model.schema import (
     ClusterConfig,
@@ -127,7 +131,10 @@ class Azure(ManagedCloud):
         self, cluster: ClusterConfig, pools: Sequence[tuple[int, GpuPoolConfig]]
     ) -> list[str]:
         # An adopted cluster's other pools are its owner's: their nodes are not known offline.
-        return [] if self.adopted(cluster) else limits.cluster_node_warnings(cluster, pools)
+        fabric = aks_fabric.fabric_warnings([pool for _, pool in pools])
+        if self.adopted(cluster):
+            return fabric
+        return limits.cluster_node_warnings(cluster, pools) + fabric
 
     def cluster_warnings(self, cluster: ClusterConfig) -> list[str]:
         return cluster_checks.cluster_warnings(cluster, self.adopted(cluster))
@@ -192,6 +199,19 @@ class Azure(ManagedCloud):
 
     def pool_kind(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> PoolKind:
         return AGENT_POOLS
+
+    def fabric_facts(self, machine_type: str) -> FabricFacts | None:
+        return aks_fabric.fabric_facts(machine_type)
+
+    def pool_fabric(
+        self, config: StackConfig, pool: GpuPoolConfig, facts: FabricFacts, zone: str
+    ) -> PoolFabric:
+        return aks_fabric.pool_fabric(facts, zone)
+
+    def nccl_test(self, config: StackConfig, pool: PoolSpec, nodes: int) -> NcclTest | None:
+        if pool.fabric is None or pool.fabric.resource is None:
+            return None
+        return aks_nccl.nccl_test(pool, self.gpu_taint, nodes)
 
     def system_node_labels(self) -> dict[str, str]:
         return {

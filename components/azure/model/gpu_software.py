@@ -18,6 +18,8 @@ from components.azure.model.catalog import (
     GRID_DRIVER_SIZES,
 )
 from components.azure.model.config import software_options
+from components.azure.model.fabric import fabric_pools
+from components.azure.model.rdma import gpu_operator_rdma
 from components.model.problems import Problem
 from components.model.schema import GpuPoolConfig, GpuSoftwareConfig, SoftwareMode, StackConfig
 
@@ -94,6 +96,10 @@ def gpu_operator_preset(config: StackConfig) -> dict[str, Any]:
         # them to its default `all-disabled` config.
         "migManager": {"enabled": False},
     }
+    if own and fabric_pools(config.gpu_pools):
+        # GPUDirect RDMA on InfiniBand pools: the operator's driver loads nvidia-peermem
+        # (components/azure/model/rdma.py; with AKS's driver a DaemonSet does it instead).
+        preset["driver"].update(gpu_operator_rdma()["driver"])
     if not own:
         # AKS's containerd defines only this runtime on GPU nodes (AgentBaker's template;
         # NVIDIA's AKS guide sets it): the chart's default `nvidia` has no handler there.

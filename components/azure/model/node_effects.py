@@ -180,8 +180,50 @@ _AKS_SYSTEM_POOL_DEPLOYMENT: Final[tuple[NodeEffect, ...]] = (
     ),
 )
 
+# --- InfiniBand pools: the Network Operator's NicClusterPolicy (components/azure/model/rdma.py) -
+
+_NETWORK_OPERATOR_SOURCE = (
+    "Mellanox/network-operator v26.4.0 (12e6d54a): manifests/state-ofed-driver/"
+    "0050_ofed-driver-ds.yaml (updateStrategy OnDelete), api/v1alpha1/nicclusterpolicy_types.go "
+    "(upgradePolicy.autoUpgrade default false: 'if set to false all other options are ignored')"
+)
+_NIC_CLUSTER_POLICY: Final[tuple[NodeEffect, ...]] = (
+    NodeEffect(
+        "spec.nodeAffinity",
+        "in-place",
+        "a pool that turns `interconnect: fabric` on gets the DOCA driver and the SR-IOV device "
+        "plugin on its running nodes, which load the driver's kernel modules there and start "
+        "advertising rdma/ib; nothing is drained or reimaged (a pool turning it off keeps the "
+        "loaded modules until its nodes are replaced)",
+        _NETWORK_OPERATOR_SOURCE,
+    ),
+    NodeEffect(
+        "spec.ofedDriver",
+        "new-nodes",
+        "the driver DaemonSet updates OnDelete and gpufleet keeps autoUpgrade off: running "
+        "nodes keep the driver they loaded (no drain, no job evicted); new nodes and nodes whose "
+        "driver pod you delete in a quiet hour get the new one",
+        _NETWORK_OPERATOR_SOURCE,
+    ),
+    NodeEffect(
+        "spec.sriovDevicePlugin",
+        "in-place",
+        "the device plugin pods restart on the fabric nodes; pods that hold rdma/ib devices keep "
+        "them (kubelet keeps allocated devices across plugin restarts)",
+        "Kubernetes docs, device plugins ('the kubelet ... re-registers' on plugin restart; "
+        "allocations are checkpointed)",
+    ),
+    NodeEffect(
+        "spec.tolerations",
+        "in-place",
+        "the operator's DaemonSets are rescheduled with the new tolerations; nodes stay",
+        _NETWORK_OPERATOR_SOURCE,
+    ),
+)
+
 NODE_EFFECTS: Final[Mapping[str, tuple[NodeEffect, ...]]] = MappingProxyType(
     {
+        "kubernetes:mellanox.com/v1alpha1:NicClusterPolicy": _NIC_CLUSTER_POLICY,
         "azure-native:containerservice:AgentPool": _AKS_AGENT_POOL,
         "azure-native:containerservice:ManagedCluster": _AKS_CLUSTER,
         "azure-native:resources:Deployment": _AKS_SYSTEM_POOL_DEPLOYMENT,

@@ -20,6 +20,7 @@ COMPONENT_ROLES: Final[Mapping[str, str]] = MappingProxyType(
         "gpufleet:azure:Cluster": "the stack creates its AKS cluster (not `cluster.existing`)",
         "gpufleet:azure:AdoptedCluster": "the stack adds GPU pools to an existing AKS cluster",
         "gpufleet:azure:GpuAgentPool": "the GPU pool of that name is in `gpuPools`",
+        "gpufleet:azure:Infiniband": "a GPU pool has `interconnect: fabric` (InfiniBand)",
     }
 )
 
@@ -40,6 +41,12 @@ HIGHLIGHTS: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
             "nodeTaints",
             "gpuInstanceProfile",
             "gpuProfile",
+        ),
+        # Which pools get InfiniBand, and the driver a node loads.
+        "kubernetes:mellanox.com/v1alpha1:NicClusterPolicy": (
+            "spec.nodeAffinity",
+            "spec.ofedDriver.version",
+            "spec.ofedDriver.upgradePolicy",
         ),
     }
 )
@@ -90,7 +97,8 @@ RESOURCES: Final = ResourceKnowledge(
     ),
     node_effects=node_effects.NODE_EFFECTS,
     grant_waits=rbac.GRANT_WAITS,
-    # The API group of AKS node auto-provisioning's AKSNodeClass, for the architecture test.
-    crd_groups=("karpenter.azure.com",),
+    # The API groups of AKS node auto-provisioning's AKSNodeClass and of the Network Operator's
+    # NicClusterPolicy (InfiniBand pools), for the architecture test.
+    crd_groups=("karpenter.azure.com", "mellanox.com"),
     mock_module="components.azure.mock",
 )

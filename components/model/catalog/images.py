@@ -72,6 +72,8 @@ def _nvidia(path: str, tag: str, digest: str | None, source: str = _BUNDLE_26_7)
 
 
 IMAGES: Final[tuple[ImagePin, ...]] = (
+    # The Network Operator 26.4.0 (AKS InfiniBand): no digest found; pinned by tag.
+    _nvidia("cloud-native/network-operator", "v26.4.0", None),
     _nvidia(
         "k8s-device-plugin",
         f"v{charts.NVIDIA_DEVICE_PLUGIN.version}",
@@ -232,6 +234,22 @@ _OPERATOR_ITSELF = ImageSlot(
 )
 
 CHART_IMAGES: Final[Mapping[str, ChartImages]] = {
+    # NVIDIA's Network Operator 26.4.0 (AKS InfiniBand pools, components/azure/model/rdma.py):
+    # the operator itself (`operator.repository` + `operator.image`, tag = the chart's
+    # appVersion; Mellanox/network-operator v26.4.0 deployment/network-operator/values.yaml).
+    # Its NFD subchart and the operands its NicClusterPolicy names are not mirrored (not listed).
+    "network-operator": ChartImages(
+        slots=(
+            ImageSlot(
+                _NV_CLOUD,
+                "v26.4.0",
+                ("operator", "repository"),
+                None,
+                image=("operator", "image"),
+                default_image="network-operator",
+            ),
+        ),
+    ),
     "nvidia-device-plugin": ChartImages(
         slots=(
             ImageSlot(

@@ -5,7 +5,7 @@ would be a sibling kind."""
 
 from __future__ import annotations
 
-from components.azure.model import limits, reservations
+from components.azure.model import fabric, limits, reservations
 from components.model import existing_cluster
 from components.model.capacity import (
     ON_DEMAND,
@@ -109,6 +109,12 @@ class AgentPools(PoolKind):
 
     def reservation_cap(self, config: StackConfig, pool: GpuPoolConfig) -> ReservationCap | None:
         return reservations.cap(pool)
+
+    def fabric_problems(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str
+    ) -> list[Problem]:
+        # One zone and one placement group's worth of nodes (components/azure/model/fabric.py).
+        return fabric.fabric_problems(cluster, pool, path)
 
 
 AGENT_POOLS = AgentPools()
