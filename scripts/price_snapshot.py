@@ -36,6 +36,19 @@ SNAPSHOTS: Mapping[str, Mapping[str, str]] = {
         "spotEstimate": "Spot: the highest zone price in {region} in SkyPilot's AWS catalog "
         "snapshot (taken before June 2025; Spot prices move daily)",
     },
+    "azure": {
+        "file": "skypilot_azure_v6.csv",
+        "name": "skypilot-org/skypilot-catalog catalogs/v6/azure/vms.csv",
+        "url": "https://github.com/skypilot-org/skypilot-catalog/blob/"
+        "098741e70562f65d7af1cceb81e33b284f742604/catalogs/v6/azure/vms.csv",
+        "licence": "Apache-2.0",
+        "read": "2026-11-28",
+        "taken": "date unknown (see the data file); US regions only",
+        "onDemandEstimate": "{region} pay-as-you-go price in SkyPilot's Azure catalog snapshot "
+        "(undated; its prices of this size equal the table's where both price it)",
+        "spotEstimate": "Spot: the {region} price in SkyPilot's Azure catalog snapshot (undated, "
+        "older than the table; Spot prices move)",
+    },
 }
 
 

@@ -6,6 +6,7 @@ cheapest; EKS regions the source does not price, and Spot, come from an older ca
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -157,3 +158,19 @@ def test_the_snapshot_agrees_with_the_tables_own_prices_where_both_price() -> No
     assert section is not None and "g5.xlarge" not in section["machines"]
     assert section["source"]["licence"] == "Apache-2.0"
     assert snapshot_section("gcp", {}) is None
+
+
+def test_the_azure_snapshot_agrees_on_demand_and_gives_spot_as_an_estimate() -> None:
+    rows = read_rows(Path(__file__).parents[1] / "scripts/price_data/skypilot_azure_v6.csv")
+    table = _table("azure")
+    exact = {m: {r: list(p) for r, p in by.items()} for m, by in table.machines.items()}
+    assert disagreeing(rows, exact) == {}
+    compared = [(m, r) for m in rows for r in rows[m] if r in exact.get(m, {})]
+    assert len(compared) == 74  # every snapshot row is a region the table prices exactly
+    price = table.machine("Standard_NC24ads_A100_v4", "westus3")
+    assert price.estimate == "" and price.spot is not None and price.spot < price.on_demand
+    assert "westus3" in price.spot_estimate
+    # H100 sizes: the file gives no Spot price (it repeats on demand), so none is taken.
+    assert table.machine("Standard_NC40ads_H100_v5", "eastus").spot is None
+    # A region the snapshot lacks keeps no Spot price.
+    assert table.machine("Standard_NC8as_T4_v3", "westeurope").spot is None
