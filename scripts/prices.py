@@ -17,6 +17,10 @@ Sources (public catalogs built from the clouds' own price APIs; data, not code, 
 - EKS: aws/karpenter-provider-aws `pkg/providers/pricing/zz_generated.pricing_aws.go`
   (Apache-2.0), generated from the AWS Price List API: on-demand Linux, shared tenancy, for the
   regions it lists (us-east-1), and its `generated at` line. No Spot prices.
+- EKS `snapshot` (estimates): SkyPilot's AWS catalog (Apache-2.0), rows kept in
+  `scripts/price_data/skypilot_aws_v7.csv` and written by `scripts/price_snapshot.py`: the
+  regions Karpenter's table does not price, and Spot prices, labelled as estimates (the
+  snapshot predates June 2025).
 - AKS: Azure/karpenter-provider-azure `pkg/providers/pricing/zz_generated.pricing.go`
   (Apache-2.0), generated from the Azure Retail Prices API: pay-as-you-go Linux (no Windows,
   Spot or low-priority meters), per region, and its `generated at` line. No Spot prices.
@@ -55,6 +59,7 @@ from scripts.price_facts import (  # noqa: E402  (the project must be importable
     GPU_ESTIMATES,
     MACHINE_ESTIMATES,
 )
+from scripts.price_snapshot import snapshot_section  # noqa: E402
 
 SOURCES: Mapping[str, Mapping[str, str]] = {
     "gcp": {
@@ -244,20 +249,35 @@ def with_facts(document: dict[str, Any]) -> dict[str, Any]:
             name: {region: list(GPU_ESTIMATES[name])} for name in sorted(GPU_ESTIMATES)
         }
     document["unknown"] = {k: v for k, v in document["unknown"].items() if k not in estimated}
+    snapshot = snapshot_section(cloud, document["machines"])
+    if snapshot is not None:
+        document["snapshot"] = snapshot
     return document
 
 
-def render(document: Mapping[str, Any]) -> str:
-    """Stable JSON, one machine per line, so a regenerated table diffs by machine."""
-    head = {k: v for k, v in document.items() if k != "machines"}
-    lines = json.dumps(head, indent=1, sort_keys=True).splitlines()
+def _by_machine(key: str, prices: Mapping[str, Any], indent: str) -> str:
+    """`"key": {...}` with one machine per line, so a regenerated table diffs by machine."""
     rows = [
-        f"  {json.dumps(machine)}: {json.dumps(regions, sort_keys=True)}"
-        for machine, regions in sorted(document["machines"].items())
+        f"{indent} {json.dumps(machine)}: {json.dumps(regions, sort_keys=True)}"
+        for machine, regions in sorted(prices.items())
     ]
     body = ",\n".join(rows)
-    machines = ' "machines": {\n' + body + "\n }" if rows else ' "machines": {}'
-    return "\n".join([lines[0], machines + ",", *lines[1:]]) + "\n"
+    return f'{indent}"{key}": {{\n' + body + f"\n{indent}}}" if rows else f'{indent}"{key}": {{}}'
+
+
+def render(document: Mapping[str, Any]) -> str:
+    """Stable JSON, one machine per line (its own and a snapshot's)."""
+    head = {k: v for k, v in document.items() if k not in ("machines", "snapshot")}
+    lines = json.dumps(head, indent=1, sort_keys=True).splitlines()
+    parts = [_by_machine("machines", document["machines"], " ")]
+    if "snapshot" in document:
+        snapshot = document["snapshot"]
+        rest = {k: v for k, v in snapshot.items() if k != "machines"}
+        inner = json.dumps(rest, indent=1, sort_keys=True).splitlines()
+        nested = [f" {line}" for line in inner[1:-1]]
+        machines = _by_machine("machines", snapshot["machines"], "  ")
+        parts.append(' "snapshot": {\n' + ",\n".join(["\n".join(nested), machines]) + "\n }")
+    return "\n".join([lines[0], *(part + "," for part in parts), *lines[1:]]) + "\n"
 
 
 def output_path(cloud: str) -> Path:

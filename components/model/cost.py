@@ -28,8 +28,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import Any, Literal
 
+from components.model.capacity import ON_DEMAND, CapacityOrder
 from components.model.pool_spec import PoolSpec
 from components.model.pools import resolve_pool, system_pool
 from components.model.prices import Commitment, ControlPlaneFee, Pricing
@@ -59,17 +60,30 @@ class PoolCost:
     machine_types: tuple[MachineCost, ...]
     committed_nodes: int = 0  # reserved instances billed whether or not nodes run
     committed_per_hour: float | None = 0.0  # what they cost (None: unknown)
+    # The capacity the pool may fall back along (`capacity: [spot, on-demand]`), in its order.
+    capacity: tuple[str, ...] = ()
+    # Per node, its cheapest capacity (None: unknown); `per_node_hour` is its dearest.
+    cheapest_per_node_hour: float | None = None
 
-    def at(self, nodes: int) -> float | None:
-        """The pool with `nodes` running: its committed capacity plus the nodes beyond it."""
+    def at(
+        self, nodes: int, per_node: float | Literal["dearest"] | None = "dearest"
+    ) -> float | None:
+        """The pool with `nodes` running: its committed capacity plus the nodes beyond it, each
+        at `per_node` (by default the dearest capacity the pool may fall back to)."""
+        rate = self.per_node_hour if per_node == "dearest" else per_node
         beyond = max(0, nodes - self.committed_nodes)
         if self.committed_per_hour is None:
             return None
         if beyond == 0:
             return self.committed_per_hour
-        if self.per_node_hour is None:
+        if rate is None:
             return None
-        return self.committed_per_hour + beyond * self.per_node_hour
+        return self.committed_per_hour + beyond * rate
+
+    @property
+    def per_node_range(self) -> tuple[float | None, float | None]:
+        """(cheapest, dearest) per node over the capacity the pool may fall back along."""
+        return (self.cheapest_per_node_hour, self.per_node_hour)
 
 
 @dataclass(frozen=True)
@@ -84,6 +98,10 @@ class StackCost:
     network_idle: float | None = 0.0  # the stack's own network charges, idle
     network_max: float | None = 0.0  # and at full scale
     spot_prices: bool = False  # whether the table has Spot prices
+    # Idle and full scale with every pool on its cheapest capacity (None: unknown); `idle` and
+    # `max` are each pool on the dearest it may fall back to.
+    idle_cheapest: float | None = None
+    max_cheapest: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The `cost` object of `plan --json` (its keys are an interface: keep them)."""
@@ -97,12 +115,17 @@ class StackCost:
             "networkPerHour": self.network_idle,
             "networkMaxPerHour": self.network_max,
             "spotPrices": self.spot_prices,
+            # (cheapest, dearest) over the capacity each pool may fall back along
+            "idlePerHourRange": [self.idle_cheapest, self.idle],
+            "maxPerHourRange": [self.max_cheapest, self.max],
             "pools": [
                 {
                     "name": pool.name,
                     "minNodes": pool.min_nodes,
                     "maxNodes": pool.max_nodes,
                     "perNodeHour": pool.per_node_hour,
+                    "capacity": list(pool.capacity),
+                    "perNodeHourRange": list(pool.per_node_range),
                     "committedNodes": pool.committed_nodes,
                     "committedPerHour": pool.committed_per_hour,
                     "machineTypes": [
@@ -126,15 +149,13 @@ def stack_cost(config: StackConfig, today: date) -> StackCost:
     cloud = cloud_of(config)
     pricing = cloud.pricing
     system = system_pool(config)
-    pools: list[tuple[PoolSpec, bool, Commitment | None]] = [(system, True, None)] if system else []
-    pools += [
-        (
-            resolve_pool(config, pool),
-            pricing.launches_on_demand(config, pool) if pricing else True,
-            pricing.committed(config, pool) if pricing else None,
-        )
-        for pool in config.gpu_pools
-    ]
+    pools: list[tuple[PoolSpec, CapacityOrder, Commitment | None]] = (
+        [(system, ON_DEMAND, None)] if system else []
+    )
+    for pool in config.gpu_pools:
+        spec = resolve_pool(config, pool)
+        order = pricing.capacity_order(config, pool, spec) if pricing else spec.capacity
+        pools.append((spec, order, pricing.committed(config, pool) if pricing else None))
     if pricing is None:
         return StackCost(
             None,
@@ -158,8 +179,8 @@ def stack_cost(config: StackConfig, today: date) -> StackCost:
     elif not fee.counted:
         warnings.append(fee.note)
     priced = tuple(
-        _pool_cost(pricing, config, spec, may_od, commitment, warnings)
-        for spec, may_od, commitment in pools
+        _pool_cost(pricing, config, spec, order, commitment, warnings)
+        for spec, order, commitment in pools
     )
     warnings += pricing.notes(config)
     # An adopted cluster's network is its owner's.
@@ -173,6 +194,12 @@ def stack_cost(config: StackConfig, today: date) -> StackCost:
         control_plane=fee.per_hour,
         idle=_total(base, network_idle, [p.at(p.min_nodes) for p in priced]),
         max=_total(base, network_max, [p.at(p.max_nodes) for p in priced]),
+        idle_cheapest=_total(
+            base, network_idle, [p.at(p.min_nodes, p.cheapest_per_node_hour) for p in priced]
+        ),
+        max_cheapest=_total(
+            base, network_max, [p.at(p.max_nodes, p.cheapest_per_node_hour) for p in priced]
+        ),
         pools=priced,
         warnings=tuple(warnings),
         committed=committed,
@@ -216,33 +243,40 @@ def _pool_cost(
     pricing: Pricing,
     config: StackConfig,
     spec: PoolSpec,
-    may_launch_on_demand: bool,
+    order: CapacityOrder,
     commitment: Commitment | None,
     warnings: list[str],
 ) -> PoolCost:
-    region, spot = config.cluster.region, spec.spot
+    """The pool per node at each capacity of its order, each at the dearest machine type it may
+    launch: a Spot node at its Spot price (on-demand where the table has none, the most a Spot
+    node is charged), any other at on-demand (reservations and blocks are counted apart, as
+    committed capacity). `per_node_hour` is the dearest capacity, the cheapest kept beside it."""
+    region = config.cluster.region
+    uses_spot = "spot" in order
+    uses_other = any(word != "spot" for word in order) or not order
     machines: list[MachineCost] = []
-    rates: list[float | None] = []
+    on_demand: list[float | None] = []
+    spot: list[float | None] = []
     no_spot: list[str] = []
     for machine in spec.machine_types:
         price = pricing.node_price(config, spec, machine)
+        spot_used = uses_spot and price.spot is not None
+        made = "; ".join(
+            part for part in (price.estimate, price.spot_estimate if spot_used else "") if part
+        )
         if price.on_demand is None:
             warnings.append(
                 f"pool {spec.name}: {machine} in {region} has no price: {price.unknown}"
             )
-        elif price.estimate:
-            warnings.append(f"pool {spec.name}: {machine} in {region}: estimate: {price.estimate}")
+        elif made:
+            warnings.append(f"pool {spec.name}: {machine} in {region}: estimate: {made}")
         machines.append(
-            MachineCost(machine, price.on_demand, price.spot if spot else None, price.estimate)
+            MachineCost(machine, price.on_demand, price.spot if uses_spot else None, made)
         )
-        if not spot or may_launch_on_demand:
-            rates.append(price.on_demand)
-        elif price.spot is not None:
-            rates.append(price.spot)
-        else:
-            rates.append(price.on_demand)
-            if price.on_demand is not None:
-                no_spot.append(machine)
+        on_demand.append(price.on_demand)
+        spot.append(price.spot if price.spot is not None else price.on_demand)
+        if uses_spot and price.spot is None and price.on_demand is not None:
+            no_spot.append(machine)
     if no_spot:
         warnings.append(
             f"pool {spec.name}: no Spot price for {', '.join(no_spot)} in {region} in the price "
@@ -250,8 +284,11 @@ def _pool_cost(
         )
     if not spec.machine_types:
         warnings.append(f"pool {spec.name}: no machine type to price")
+    rates = [_dearest(spot)] if uses_spot else []
+    rates += [_dearest(on_demand)] if uses_other else []
     known = [rate for rate in rates if rate is not None]
     per_node = max(known) if known and len(known) == len(rates) else None
+    cheapest = min(known) if known and len(known) == len(rates) else None
     committed_nodes = 0
     committed_cost: float | None = 0.0
     if commitment is not None:
@@ -270,7 +307,16 @@ def _pool_cost(
         tuple(machines),
         committed_nodes,
         committed_cost,
+        capacity=tuple(order),
+        cheapest_per_node_hour=cheapest,
     )
+
+
+def _dearest(rates: Sequence[float | None]) -> float | None:
+    """The dearest machine type's rate (None: one of them is unknown, or there is none)."""
+    if not rates or any(rate is None for rate in rates):
+        return None
+    return max(rate for rate in rates if rate is not None)
 
 
 def _network(

@@ -8,9 +8,11 @@ stack pays whether or not it runs nodes (NAT gateways, load balancers, public ad
 catalog machine type the source has no price for, as a named `unknown` entry with the reason.
 
 A price is exact (a row of the source for the stack's region), an **estimate** that says so (the
-table's `fallbackRegion` list price for a region the source does not cover, a rate derived from
-a published rule), or `None` with the reason. An estimate is never silent: `NodePrice.estimate`
-names how it was made, and `plan` lists it in the warnings.
+region's price in an older catalog the table keeps as its `snapshot`, or the table's
+`fallbackRegion` list price, for a region the source does not cover; the snapshot's Spot price
+where the source has none; a rate derived from a published rule), or `None` with the reason.
+An estimate is never silent: `NodePrice.estimate` (and `spot_estimate`) names how it was made,
+and `plan` lists it in the warnings.
 
 A table is read the first time a stack of its cloud is priced, and only that cloud's.
 """
@@ -20,11 +22,12 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 from typing import Any
 
+from components.model.capacity import CapacityOrder
 from components.model.pool_spec import PoolSpec
 from components.model.schema import GpuPoolConfig, StackConfig
 
@@ -37,6 +40,7 @@ class NodePrice:
     spot: float | None
     unknown: str = ""
     estimate: str = ""  # not empty: the figure is an estimate, made as this says
+    spot_estimate: str = ""  # not empty: the Spot figure is an estimate, made as this says
 
 
 @dataclass(frozen=True)
@@ -73,9 +77,32 @@ class PriceTable:
     fees: Mapping[str, Fee] = field(default_factory=dict)
     # machine or accelerator -> how its every price was made (entered by hand, not a catalog's)
     estimated: Mapping[str, str] = field(default_factory=dict)
+    # An older catalog's prices (`snapshot` in the table): machine -> region -> (on demand,
+    # Spot), used as labelled estimates where the source has no price for the region, and for
+    # the Spot price where the source has none.
+    snapshot: Mapping[str, Mapping[str, tuple[float, float | None]]] = field(default_factory=dict)
+    snapshot_on_demand: str = ""  # how a snapshot on-demand price was made ({region} filled in)
+    snapshot_spot: str = ""  # how a snapshot Spot price was made ({region} filled in)
 
     def machine(self, name: str, region: str | None) -> NodePrice:
-        return self._lookup(self.machines, name, region, "machine type")
+        price = self._lookup(self.machines, name, region, "machine type")
+        older = self.snapshot.get(name, {}).get(region or "")
+        if older is None or price.on_demand is None:
+            return price
+        if region not in self.machines.get(name, {}):
+            # The source has no price for the region: the snapshot's is closer than a stand-in.
+            on_demand, spot = older
+            made = self.snapshot_on_demand.format(region=region)
+            estimate = "; ".join(p for p in (self.estimated.get(name, ""), made) if p)
+            return NodePrice(
+                on_demand, spot, estimate=estimate, spot_estimate=self._spot(spot, region)
+            )
+        if price.spot is None and older[1] is not None:
+            return replace(price, spot=older[1], spot_estimate=self._spot(older[1], region))
+        return price
+
+    def _spot(self, spot: float | None, region: str | None = None) -> str:
+        return "" if spot is None else self.snapshot_spot.format(region=region)
 
     def accelerator(self, name: str, region: str | None) -> NodePrice:
         return self._lookup(self.accelerators, name, region, "accelerator")
@@ -138,6 +165,7 @@ def load_table(path: Path) -> PriceTable:
     """The table in `path` (read once per process)."""
     document = json.loads(path.read_text())
     tiers = document["controlPlane"]["tiers"]
+    snapshot = document.get("snapshot") or {}
     return PriceTable(
         cloud=document["cloud"],
         as_of=date.fromisoformat(document["asOf"]),
@@ -152,6 +180,9 @@ def load_table(path: Path) -> PriceTable:
         unknown=document.get("unknown", {}),
         fallback_region=document.get("fallbackRegion"),
         estimated=document.get("estimated", {}),
+        snapshot=_prices(snapshot.get("machines", {})),
+        snapshot_on_demand=snapshot.get("onDemandEstimate", ""),
+        snapshot_spot=snapshot.get("spotEstimate", ""),
         fees={
             name: Fee(float(entry["perHour"]), str(entry["source"]))
             for name, entry in document.get("fees", {}).items()
@@ -179,6 +210,17 @@ class Pricing:
     def launches_on_demand(self, config: StackConfig, pool: GpuPoolConfig) -> bool:
         """Whether the pool may launch on-demand nodes (a Spot pool with a fallback may)."""
         return not pool.spot
+
+    def capacity_order(
+        self, config: StackConfig, pool: GpuPoolConfig, spec: PoolSpec
+    ) -> CapacityOrder:
+        """The capacity the pool's nodes may come from, in fallback order, as priced: its
+        `capacity`, with on-demand last where a Spot pool may launch on-demand nodes
+        (`launches_on_demand`, e.g. Karpenter's `onDemandFallback`)."""
+        order = tuple(spec.capacity)
+        if "spot" in order and "on-demand" not in order and self.launches_on_demand(config, pool):
+            return (*order, "on-demand")
+        return order
 
     def notes(self, config: StackConfig) -> list[str]:
         """What the figures leave out for this stack, beyond what every figure leaves out."""

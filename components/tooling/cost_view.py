@@ -32,9 +32,10 @@ def _priced_at(pool: Mapping[str, Any]) -> str:
     return ",".join(str(m["machineType"]) for m in machines) or "-"
 
 
-def pool_at(pool: Mapping[str, Any], nodes: int) -> float | None:
+def pool_at(pool: Mapping[str, Any], nodes: int, cheapest: bool = False) -> float | None:
     """The pool with `nodes` running: its committed capacity (billed whether or not nodes run)
-    plus the nodes beyond it (a plan written before committed capacity was counted has none)."""
+    plus the nodes beyond it (a plan written before committed capacity was counted has none),
+    each at its dearest capacity, or its cheapest."""
     committed_nodes = int(pool.get("committedNodes") or 0)
     committed = pool.get("committedPerHour", 0.0)
     beyond = max(0, nodes - committed_nodes)
@@ -42,12 +43,31 @@ def pool_at(pool: Mapping[str, Any], nodes: int) -> float | None:
         return None
     if beyond == 0:
         return float(committed)
-    per_node = pool["perNodeHour"]
+    per_node = cheapest_rate(pool) if cheapest else pool["perNodeHour"]
     return None if per_node is None else committed + beyond * per_node
 
 
-def _times(pool: Mapping[str, Any], nodes: int) -> str:
-    return _rate(pool_at(pool, nodes))
+def cheapest_rate(pool: Mapping[str, Any]) -> float | None:
+    """Per node on the pool's cheapest capacity (a plan without ranges: its only rate)."""
+    return (pool.get("perNodeHourRange") or [pool["perNodeHour"]])[0]
+
+
+def falls_back(pool: Mapping[str, Any]) -> bool:
+    """Whether the pool's capacity order spans more than one price."""
+    return cheapest_rate(pool) != pool["perNodeHour"]
+
+
+def _times(pool: Mapping[str, Any], nodes: int, cheapest: bool = False) -> str:
+    return _rate(pool_at(pool, nodes, cheapest))
+
+
+def cost_range(cost: Mapping[str, Any], key: str) -> str:
+    """`; $a/h to $b/h over the fallback capacity` where a fallback spans prices, else ``."""
+    span = cost.get(f"{key}Range")
+    if not span or span[0] == span[1]:
+        return ""
+    low, high = (money(value).split(" (")[0] for value in span)
+    return f"; {low} (every pool on its cheapest capacity) to {high} (its dearest)"
 
 
 def unpriced_pools(cost: Mapping[str, Any], key: str) -> list[str]:
@@ -77,6 +97,18 @@ def render_cost(cost: Mapping[str, Any]) -> str:
                 _times(pool, pool["maxNodes"]),
             )
         )
+        if falls_back(pool):
+            order = ", ".join(str(word) for word in pool.get("capacity") or [])
+            rows.append(
+                (
+                    f"  cheapest of [{order}]",
+                    "",
+                    "",
+                    _rate(cheapest_rate(pool)),
+                    _times(pool, pool["minNodes"], cheapest=True),
+                    _times(pool, pool["maxNodes"], cheapest=True),
+                )
+            )
         if pool.get("committedNodes"):
             rows.append(
                 (
@@ -93,13 +125,13 @@ def render_cost(cost: Mapping[str, Any]) -> str:
         rows.append(("network", "-", "-", "-", _rate(cost["networkPerHour"]), _rate(full)))
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     lines = ["  ".join(c.ljust(widths[i]) for i, c in enumerate(r)).rstrip() for r in rows]
-    for label, key, total in (
-        ("idle", "minNodes", cost["idlePerHour"]),
-        ("full scale", "maxNodes", cost["maxPerHour"]),
+    for label, key, total, name in (
+        ("idle", "minNodes", cost["idlePerHour"], "idlePerHour"),
+        ("full scale", "maxNodes", cost["maxPerHour"], "maxPerHour"),
     ):
         missing = unpriced_pools(cost, key)
         why = f" (no price for pool {', '.join(missing)})" if total is None and missing else ""
-        lines.append(f"{label}: {money(total)}{why}")
+        lines.append(f"{label}: {money(total)}{why}{cost_range(cost, name)}")
     lines.append(
         f"{cost['currency']}, prices as of {cost['pricesAsOf']} (Spot prices, where known, "
         f"are a snapshot of that day); a month is {HOURS_PER_MONTH} hours; storage, egress and "

@@ -109,7 +109,7 @@ def cost_lines(change: CostChange) -> list[str]:
         totals = "; ".join(
             f"{label} {_side(change.new, key, nodes)}" for label, key, nodes in TOTALS
         )
-        return [f"Cost unchanged ({_as_of(change)}): {totals}"]
+        return [f"Cost unchanged ({_as_of(change)}): {totals}", *_span_lines(change)]
     lines = [f"Cost ({_as_of(change)}):"]
     for label, key, nodes in TOTALS:
         old, new = change.total(change.old, key), change.total(change.new, key)
@@ -117,8 +117,27 @@ def cost_lines(change: CostChange) -> list[str]:
             f"    {label}: {_side(change.old, key, nodes)} -> {_side(change.new, key, nodes)}"
             f" ({_delta(old, new)})"
         )
+    lines += _span_lines(change)
     released = released_commitment(change)
     return lines + ([f"    note: {released}"] if released else [])
+
+
+def _span_lines(change: CostChange) -> list[str]:
+    """How the cheapest..dearest range over the pools' fallback capacity moves, where it does."""
+    lines = []
+    for label, key, _ in TOTALS:
+        old, new = (_span(side, key) for side in (change.old, change.new))
+        if (old or new) and old != new:
+            lines.append(f"    {label} over the fallback capacity: {old or '-'} -> {new or '-'}")
+    return lines
+
+
+def _span(cost: Mapping[str, Any] | None, key: str) -> str:
+    """`$a/h..$b/h`, the cheapest to dearest capacity, where a fallback spans prices."""
+    span = None if cost is None else cost.get(f"{key}Range")
+    if not span or span[0] == span[1]:
+        return ""
+    return "..".join("unknown" if v is None else f"${v:,.4f}/h" for v in span)
 
 
 def cost_markdown(change: CostChange) -> list[str]:
@@ -130,7 +149,8 @@ def cost_markdown(change: CostChange) -> list[str]:
         ]
     if change.unchanged:
         return [
-            f"**Cost** unchanged ({_as_of(change)}): " + cost_lines(change)[0].split(": ", 1)[1]
+            f"**Cost** unchanged ({_as_of(change)}): " + cost_lines(change)[0].split(": ", 1)[1],
+            *(f"- {line.strip()}" for line in _span_lines(change)),
         ]
     rows = [
         f"**Cost** ({_as_of(change)}; a month is {HOURS_PER_MONTH} hours):",
@@ -144,5 +164,10 @@ def cost_markdown(change: CostChange) -> list[str]:
             f"| {label} | {_side(change.old, key, nodes)} | {_side(change.new, key, nodes)} "
             f"| {_delta(old, new)} |"
         )
+        spans = [_span(side, key) for side in (change.old, change.new)]
+        if any(spans) and spans[0] != spans[1]:
+            rows.append(
+                f"| {label} over the fallback capacity | {spans[0] or '-'} | {spans[1] or '-'} | |"
+            )
     released = released_commitment(change)
     return rows + (["", f"Note: {released}."] if released else [])

@@ -60,6 +60,7 @@ class EksPricing(Pricing):
             round(price.on_demand + fee, 6),
             spot,
             estimate="; ".join(part for part in (price.estimate, made) if part),
+            spot_estimate=price.spot_estimate,
         )
 
     def committed(self, config: StackConfig, pool: GpuPoolConfig) -> Commitment | None:
