@@ -189,10 +189,17 @@ def test_the_table_states_the_pinned_charts_own_images() -> None:
 
 
 def test_every_chart_the_stacks_install_is_in_the_table() -> None:
-    from components.aws.model import karpenter, termination
+    from components.aws.model import fabric, karpenter, termination
     from components.model import kueue
 
-    pins = [*charts.CHARTS.values(), karpenter.PIN, karpenter.CRD_PIN, termination.PIN, kueue.PIN]
+    pins = [
+        *charts.CHARTS.values(),
+        karpenter.PIN,
+        karpenter.CRD_PIN,
+        termination.PIN,
+        kueue.PIN,
+        fabric.DEVICE_PLUGIN,
+    ]
     assert {pin.chart for pin in pins} == set(images.CHART_IMAGES)
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from components.aws.model import capacity, provisioners
 from components.aws.model.amis import AmiFamily
 from components.aws.model.config import pool_options
+from components.aws.model.fabric import EksFabric, fabric_group
 from components.aws.model.image_start import EksImageStart
 from components.aws.model.kinds import pool_kind
 from components.model.schema import ClusterConfig, GpuPoolConfig
@@ -50,6 +51,8 @@ class EksGroupSettings:
     capacity: EksGroupCapacity
     # SOCI parallel pull and the data volume's snapshot (the pool kind's EksImageStart).
     image_start: EksImageStart
+    # EFA interfaces and placement (`interconnect: fabric`; None: the default network only).
+    fabric: EksFabric | None = None
 
 
 def group_settings(cluster: ClusterConfig, pool: GpuPoolConfig) -> EksGroupSettings:
@@ -63,4 +66,5 @@ def group_settings(cluster: ClusterConfig, pool: GpuPoolConfig) -> EksGroupSetti
             max_nodes_per_zone=options.max_nodes_per_zone,
         ),
         image_start=pool_kind(cluster, pool).image_start(pool),
+        fabric=fabric_group(pool),
     )
