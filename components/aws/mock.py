@@ -68,8 +68,7 @@ def _cluster(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, An
         "vpcConfig": {
             **inputs.get("vpcConfig", {}),
             "clusterSecurityGroupId": CLUSTER_SECURITY_GROUP,
-            # EKS reports the VPC of the subnets it was given (the stack's own VPC).
-            "vpcId": inputs.get("vpcConfig", {}).get("vpcId") or f"vpc-{cluster}",
+            "vpcId": f"vpc-{cluster}",  # the VPC of the subnets it was given
         },
         "status": "ACTIVE",
     }
@@ -125,15 +124,9 @@ def _with_id(prefix: str) -> Any:
 
 
 def _placement_group(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, Any]:
-    """EC2 placement groups: autonamed, their id and ARN from the name."""
+    """EC2 placement groups: autonamed, known by their name."""
     group = physical_name(name, inputs)
-    digest = hashlib.sha256(group.encode()).hexdigest()[:17]
-    return {
-        "__id": group,
-        "name": group,
-        "placementGroupId": f"pg-{digest}",
-        "arn": f"arn:aws:ec2:{region(world)}:{ACCOUNT}:placement-group/{group}",
-    }
+    return {"__id": group, "name": group}
 
 
 def _node_group(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, Any]:
