@@ -120,7 +120,7 @@ def test_the_efa_device_plugin_runs_on_fabric_nodes_only() -> None:
 
 def test_a_pool_without_fabric_gets_none_of_it() -> None:
     pools = _raw_pools()
-    pools[1]["interconnect"] = "none"
+    pools[0]["interconnect"] = "none"
     overrides = {"gpufleet:gpuPools": pools}
     (template,) = [t for t in _of(STACK, TEMPLATE, overrides) if t.name.endswith("h100-template")]
     assert "networkInterfaces" not in template.inputs
@@ -135,7 +135,7 @@ def test_a_pool_without_fabric_gets_none_of_it() -> None:
 def _turned_on(node_group: str) -> Any:
     """The diff of turning the fabric on for both pools, `h100` on `node_group` groups."""
     pools = _raw_pools()
-    pools[1]["aws"]["nodeGroup"] = node_group
+    pools[0]["aws"]["nodeGroup"] = node_group
     after = plan_of(STACK, {"gpufleet:gpuPools": copy.deepcopy(pools)})
     for pool in pools:
         pool["interconnect"] = "none"
@@ -165,15 +165,15 @@ def _kind_problems(
 ) -> list[str]:
     """The fabric problems of aws-efa's on-demand pool as a pool of `kind`, in another shape."""
     config = _config()
-    pool = config.gpu_pools[1].model_copy(
+    pool = config.gpu_pools[0].model_copy(
         update={"machine_types": machine_types or ["p5.48xlarge"], "zones": zones or ["us-east-1a"]}
     )
-    return [str(p) for p in kind.fabric_problems(config.cluster, pool, "gpuPools[1]")]
+    return [str(p) for p in kind.fabric_problems(config.cluster, pool, "gpuPools[0]")]
 
 
 def test_auto_mode_and_karpenter_refuse_the_fabric_with_what_to_do() -> None:
     (auto,) = _kind_problems(AUTO_MODE)
-    assert auto.startswith("gpuPools[1].interconnect: EKS Auto Mode has no per-interface EFA")
+    assert auto.startswith("gpuPools[0].interconnect: EKS Auto Mode has no per-interface EFA")
     assert "use cluster.aws.provisioner: cluster-autoscaler" in auto
     (karpenter,) = _kind_problems(KARPENTER)
     assert "networkInterfaces" in karpenter and "cluster-autoscaler" in karpenter
@@ -184,7 +184,7 @@ def test_a_group_pool_mixing_efa_layouts_is_refused_at_the_edge() -> None:
     assert _kind_problems(SELF_MANAGED, ["p5.48xlarge", "p5e.48xlarge"]) == []
     # 32 and 16 cards: refused.
     (problem,) = _kind_problems(SELF_MANAGED, ["p5.48xlarge", "p5en.48xlarge"])
-    assert problem.startswith("gpuPools[1].machineTypes: a fabric pool's launch template")
+    assert problem.startswith("gpuPools[0].machineTypes: a fabric pool's launch template")
 
 
 def test_every_efa_row_is_a_catalog_type_and_types_without_efa_have_no_fabric() -> None:
@@ -202,7 +202,7 @@ def _config() -> StackConfig:
 
 def test_the_nccl_test_asks_for_every_gpu_and_efa_device_of_two_nodes() -> None:
     config = _config()
-    pool = resolve_pool(config, config.gpu_pools[1])
+    pool = resolve_pool(config, config.gpu_pools[0])
     test = AWS.nccl_test(config, pool, 2)
     assert test is not None
     (job,) = test.manifests
@@ -223,7 +223,7 @@ def test_the_pool_fabric_names_its_placement() -> None:
     config = _config()
     facts = AWS.fabric_facts("p5.48xlarge")
     assert facts is not None
-    block, on_demand = config.gpu_pools
+    on_demand, block = config.gpu_pools
     assert AWS.pool_fabric(config, on_demand, facts, "us-east-1a").placement == fabric.PLACEMENT
     reserved = AWS.pool_fabric(config, block, facts, "us-east-1b")
     assert reserved.placement == fabric.RESERVATION_PLACEMENT
@@ -233,6 +233,6 @@ def test_the_pool_fabric_names_its_placement() -> None:
 def test_a_managed_fabric_pool_with_a_placement_group_has_exactly_one_zone() -> None:
     assert _kind_problems(MANAGED, zones=["us-east-1a"]) == []
     (problem,) = _kind_problems(MANAGED, zones=["us-east-1a", "us-east-1b"])
-    assert problem.startswith("gpuPools[1].zones: a fabric pool of managed node groups has one")
+    assert problem.startswith("gpuPools[0].zones: a fabric pool of managed node groups has one")
     # Self-managed groups take a placement group each: two zones are fine.
     assert _kind_problems(SELF_MANAGED, zones=["us-east-1a", "us-east-1b"]) == []

@@ -14,25 +14,32 @@ from components.kubernetes.helm import pinned_release
 from components.model.pool_spec import PoolSpec
 
 
-def efa_device_plugin(
-    name: str,
-    pools: Sequence[PoolSpec],
-    provider: k8s.Provider,
-    depends_on: Sequence[pulumi.Resource],
-) -> k8s.helm.v3.Release:
+class EfaDevicePlugin(pulumi.ComponentResource):
     """One release for every fabric pool (they share the node label it selects), tolerating
     each pool's taints."""
-    tolerations: list[dict[str, str]] = []
-    for pool in pools:
-        for taint in pool.node_taints:
-            if taint.toleration() not in tolerations:
-                tolerations.append(taint.toleration())
-    pin = fabric.DEVICE_PLUGIN
-    return pinned_release(
-        name,
-        pin,
-        fabric.DEVICE_PLUGIN_RELEASE,
-        pin.namespace,
-        fabric.device_plugin_values(tolerations),
-        pulumi.ResourceOptions(provider=provider, depends_on=list(depends_on)),
-    )
+
+    release: k8s.helm.v3.Release
+
+    def __init__(
+        self,
+        name: str,
+        pools: Sequence[PoolSpec],
+        provider: k8s.Provider,
+        depends_on: Sequence[pulumi.Resource],
+    ) -> None:
+        super().__init__("gpufleet:aws:EfaDevicePlugin", name, None, None)
+        tolerations: list[dict[str, str]] = []
+        for pool in pools:
+            for taint in pool.node_taints:
+                if taint.toleration() not in tolerations:
+                    tolerations.append(taint.toleration())
+        pin = fabric.DEVICE_PLUGIN
+        self.release = pinned_release(
+            f"{name}-release",
+            pin,
+            fabric.DEVICE_PLUGIN_RELEASE,
+            pin.namespace,
+            fabric.device_plugin_values(tolerations),
+            pulumi.ResourceOptions(parent=self, provider=provider, depends_on=list(depends_on)),
+        )
+        self.register_outputs({"release": self.release.name})

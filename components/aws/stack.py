@@ -15,7 +15,7 @@ from components.aws import node_pools
 from components.aws.adopted import AdoptedEksCluster, AdoptedEksClusterArgs
 from components.aws.autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs
 from components.aws.cluster import EksCluster, EksClusterArgs
-from components.aws.efa_plugin import efa_device_plugin
+from components.aws.efa_plugin import EfaDevicePlugin
 from components.aws.gpu_pool import (
     SelfManagedGpuPool,
     SelfManagedGpuPoolArgs,
@@ -232,7 +232,7 @@ def build_gpu_pools(
 
     fabric_pools = [pool for pool in pools if fabric_group(by_name[pool.name]) is not None]
     if fabric_pools:
-        efa_device_plugin(
+        EfaDevicePlugin(
             f"{cfg.name}-efa-device-plugin", fabric_pools, eks.k8s_provider, eks.control_plane
         )
     if not existing_options(cfg).autoscaler_installed:
