@@ -189,7 +189,7 @@ def test_the_table_states_the_pinned_charts_own_images() -> None:
 
 
 def test_every_chart_the_stacks_install_is_in_the_table() -> None:
-    from components.aws.model import karpenter, termination
+    from components.aws.model import fabric, karpenter, termination
     from components.azure.model import rdma
     from components.model import kueue
 
@@ -200,6 +200,7 @@ def test_every_chart_the_stacks_install_is_in_the_table() -> None:
         termination.PIN,
         kueue.PIN,
         rdma.NETWORK_OPERATOR,
+        fabric.DEVICE_PLUGIN,
     ]
     assert {pin.chart for pin in pins} == set(images.CHART_IMAGES)
 

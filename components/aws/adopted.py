@@ -199,6 +199,10 @@ class AdoptedEksCluster(pulumi.ComponentResource):
         return [self.facts.security_group_id, *extra]
 
     @property
+    def vpc_id(self) -> str:
+        return self.facts.vpc_id
+
+    @property
     def autoscaler_discovery_tag(self) -> str | None:
         # EKS tags every managed node group of the owner for the autoscaler's discovery (EKS
         # user guide, managed-node-groups); gpufleet's must find only gpufleet's (review eks-2.md

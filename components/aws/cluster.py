@@ -226,6 +226,10 @@ class EksCluster(pulumi.ComponentResource):
         return [self.security_group_id]
 
     @property
+    def vpc_id(self) -> pulumi.Input[str]:
+        return self.cluster.vpc_config.vpc_id
+
+    @property
     def autoscaler_discovery_tag(self) -> str | None:
         return None
 

@@ -16,6 +16,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components.aws import user_data
+from components.aws.fabric_network import FabricNetwork, fabric_network, network_interfaces
 from components.aws.launch_template import (
     METADATA_OPTIONS,
     block_devices,
@@ -25,6 +26,7 @@ from components.aws.launch_template import (
 from components.aws.model import autoscaler_tags, names, termination
 from components.aws.model.amis import ami_parameter
 from components.aws.model.autoscaler_tags import default_tags
+from components.aws.model.fabric import fabric_resources
 from components.aws.model.group_settings import EksGroupCapacity, EksGroupSettings
 from components.aws.model.groups import group_max_sizes, zone_sizes
 from components.model.pools import PoolSpec
@@ -47,11 +49,13 @@ class SelfManagedGpuPoolArgs:
     join: pulumi.Input[user_data.ClusterJoin]
     instance_profile_arn: pulumi.Input[str]
     # The EKS cluster security group: lets nodes and control plane talk.
-    security_group_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
+    security_group_ids: Sequence[pulumi.Input[str]]
     subnets_by_zone: Mapping[str, pulumi.Input[Sequence[pulumi.Input[str]]]]
     provider: aws.Provider
     # gpufleet's own discovery tag (an adopted cluster's autoscaler finds only gpufleet's groups).
     autoscaler_tag: str | None = None
+    # The cluster's VPC, where a fabric pool's EFA security group goes (fabric pools only).
+    vpc_id: pulumi.Input[str] | None = None
 
 
 def _group_reservations(capacity: EksGroupCapacity) -> dict[str, Any]:
@@ -70,6 +74,7 @@ def _group_reservations(capacity: EksGroupCapacity) -> dict[str, Any]:
 
 class SelfManagedGpuPool(pulumi.ComponentResource):
     launch_template: aws.ec2.LaunchTemplate
+    fabric_network: FabricNetwork | None
     groups: dict[str, aws.autoscaling.Group]
 
     def __init__(
@@ -100,6 +105,12 @@ class SelfManagedGpuPool(pulumi.ComponentResource):
             # before it goes, and acts only on instances carrying its tag.
             termination.MANAGED_TAG: "true",
         }
+        fabric = args.settings.fabric
+        self.fabric_network = (
+            fabric_network(name, fabric, pool.zones, args.vpc_id or "", args.cluster_name, child)
+            if fabric is not None
+            else None
+        )
         self.launch_template = aws.ec2.LaunchTemplate(
             f"{name}-template",
             **names.name_args(names.LAUNCH_TEMPLATE, f"{name}-template"),
@@ -111,7 +122,7 @@ class SelfManagedGpuPool(pulumi.ComponentResource):
             iam_instance_profile=aws.ec2.LaunchTemplateIamInstanceProfileArgs(
                 arn=args.instance_profile_arn
             ),
-            vpc_security_group_ids=args.security_group_ids,
+            **self._security(args),
             metadata_options=METADATA_OPTIONS,
             block_device_mappings=block_devices(family, pool.disk_size_gb, start),
             tag_specifications=tag_specifications(instance_tags),
@@ -133,6 +144,9 @@ class SelfManagedGpuPool(pulumi.ComponentResource):
             **autoscaler_tags.node_template_tags(
                 labels, taints, pool.autoscaler_resources[pool.gpu_resource], pool.ephemeral_storage
             ),
+            # A pod asking for EFA devices scales a fabric pool from zero only if the
+            # autoscaler's template node has them.
+            **autoscaler_tags.resource_tags(fabric_resources(fabric)),
         }
         mins = zone_sizes(pool.min_nodes, pool.zones)
         maxes = group_max_sizes(pool.max_nodes, pool.zones, capacity.max_nodes_per_zone)
@@ -147,6 +161,10 @@ class SelfManagedGpuPool(pulumi.ComponentResource):
                 desired_capacity=mins[zone],
                 **self._instances(pool, capacity.one_instance_type),
                 **_group_reservations(capacity),
+                # A cluster placement group is one zone's: each zone's group has its own.
+                placement_group=self.fabric_network.placement_group_name(zone)
+                if self.fabric_network
+                else None,
                 capacity_rebalance=pool.spot,
                 # GPU capacity may not exist right now; never block `pulumi up` waiting for it.
                 wait_for_capacity_timeout="0",
@@ -173,6 +191,15 @@ class SelfManagedGpuPool(pulumi.ComponentResource):
                 "groupNames": [g.name for g in self.groups.values()],
             }
         )
+
+    def _security(self, args: SelfManagedGpuPoolArgs) -> dict[str, Any]:
+        """The node's security groups: on the template, or with EFA on each interface (the
+        EFA group added)."""
+        fabric = args.settings.fabric
+        if self.fabric_network is None or fabric is None:
+            return {"vpc_security_group_ids": args.security_group_ids}
+        groups = [*args.security_group_ids, self.fabric_network.security_group.id]
+        return {"network_interfaces": network_interfaces(fabric, groups)}
 
     def _instances(self, pool: PoolSpec, reserved: bool) -> dict[str, Any]:
         """What the group launches: the template alone (a reservation's one instance type), or

@@ -17,11 +17,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 
 from components.aws.amis import managed_release_version
+from components.aws.fabric_network import FabricNetwork, fabric_network, network_interfaces
 from components.aws.launch_template import (
     METADATA_OPTIONS,
     block_devices,
@@ -31,6 +33,7 @@ from components.aws.launch_template import (
 from components.aws.live_groups import LiveNodeGroups
 from components.aws.model import autoscaler_tags, names
 from components.aws.model.autoscaler_tags import default_tags
+from components.aws.model.fabric import fabric_resources
 from components.aws.model.group_settings import EksGroupSettings
 from components.aws.model.groups import (
     applied_bounds_tag,
@@ -87,6 +90,8 @@ class ManagedGpuPoolArgs:
     # The cluster's coordinates, which a Bottlerocket group's user data must name beside its
     # image start settings.
     join: pulumi.Input[ClusterJoin] | None = None
+    # The cluster's VPC, where a fabric pool's EFA security group goes (fabric pools only).
+    vpc_id: pulumi.Input[str] | None = None
 
 
 def _user_data(args: ManagedGpuPoolArgs) -> pulumi.Output[str] | None:
@@ -106,6 +111,31 @@ def _user_data(args: ManagedGpuPoolArgs) -> pulumi.Output[str] | None:
 
 class ManagedGpuPool(pulumi.ComponentResource):
     node_groups: dict[str, aws.eks.NodeGroup]
+    fabric_network: FabricNetwork | None
+
+    def _placement(self, zones: Sequence[str]) -> dict[str, Any]:
+        """A managed group takes its placement group from its launch template (the node group
+        has no input for one); a fabric pool of managed groups has one zone (checked by the
+        kind's fabric_problems), whose cluster placement group the template names."""
+        if self.fabric_network is None or not self.fabric_network.placement_groups:
+            return {}
+        (zone,) = zones
+        return {
+            "placement": aws.ec2.LaunchTemplatePlacementArgs(
+                group_name=self.fabric_network.placement_group_name(zone)
+            )
+        }
+
+    def _security(self, args: ManagedGpuPoolArgs) -> dict[str, Any]:
+        """The nodes' security groups: on the template (None: EKS applies the cluster security
+        group), or with EFA on each interface, the EFA group added (a template with interfaces
+        must name every group: EKS then adds none of its own)."""
+        fabric = args.settings.fabric
+        if self.fabric_network is None or fabric is None:
+            return {"vpc_security_group_ids": args.security_group_ids}
+        assert args.security_group_ids is not None, "a fabric pool names its security groups"
+        groups = [*args.security_group_ids, self.fabric_network.security_group.id]
+        return {"network_interfaces": network_interfaces(fabric, groups)}
 
     def __init__(
         self, name: str, args: ManagedGpuPoolArgs, opts: pulumi.ResourceOptions | None = None
@@ -121,12 +151,18 @@ class ManagedGpuPool(pulumi.ComponentResource):
             pulumi.InvokeOutputOptions(parent=self, provider=args.provider),
         )
         block = capacity.capacity_block
+        fabric = args.settings.fabric
+        self.fabric_network = (
+            fabric_network(name, fabric, pool.zones, args.vpc_id or "", args.cluster_name, child)
+            if fabric is not None
+            else None
+        )
         template = aws.ec2.LaunchTemplate(
             f"{name}-template",
             **names.name_args(names.LAUNCH_TEMPLATE, f"{name}-template"),
             description=f"gpufleet GPU pool {pool.name}",
             metadata_options=METADATA_OPTIONS,
-            vpc_security_group_ids=args.security_group_ids,
+            **self._security(args),
             block_device_mappings=block_devices(
                 family, pool.disk_size_gb, args.settings.image_start
             ),
@@ -138,6 +174,7 @@ class ManagedGpuPool(pulumi.ComponentResource):
             # type, and no instance type may then be given to the group (EKS user guide
             # capacity-blocks-mng.adoc, launch-templates.adoc).
             **reservation_args(capacity.reservation_id, block, pool.machine_types if block else ()),
+            **self._placement(pool.zones),
             update_default_version=True,
             opts=child,
         )
@@ -190,6 +227,9 @@ class ManagedGpuPool(pulumi.ComponentResource):
                     **autoscaler_tags.node_template_tags(
                         {}, (), pool.autoscaler_resources[pool.gpu_resource], pool.ephemeral_storage
                     ),
+                    # A pod asking for EFA devices scales a fabric pool from zero only if the
+                    # autoscaler's template node has them.
+                    **autoscaler_tags.resource_tags(fabric_resources(fabric)),
                     **applied_bounds_tag(scaling.min_size, scaling.max_size),
                 },
                 opts=pulumi.ResourceOptions.merge(

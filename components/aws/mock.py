@@ -68,6 +68,7 @@ def _cluster(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, An
         "vpcConfig": {
             **inputs.get("vpcConfig", {}),
             "clusterSecurityGroupId": CLUSTER_SECURITY_GROUP,
+            "vpcId": f"vpc-{cluster}",  # the VPC of the subnets it was given
         },
         "status": "ACTIVE",
     }
@@ -120,6 +121,12 @@ def _with_id(prefix: str) -> Any:
         return {"__id": f"{prefix}-{name}"}
 
     return fake
+
+
+def _placement_group(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, Any]:
+    """EC2 placement groups: autonamed, known by their name."""
+    group = physical_name(name, inputs)
+    return {"__id": group, "name": group}
 
 
 def _node_group(name: str, inputs: Mapping[str, Any], world: World) -> dict[str, Any]:
@@ -337,6 +344,10 @@ RESOURCES: dict[str, Any] = {
     "aws:ec2/eip:Eip": _with_id("eipalloc"),
     "aws:ec2/internetGateway:InternetGateway": _with_id("igw"),
     "aws:ec2/routeTable:RouteTable": _with_id("rtb"),
+    "aws:ec2/placementGroup:PlacementGroup": _placement_group,
+    "aws:ec2/securityGroup:SecurityGroup": _with_id("sg"),
+    "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": _with_id("sgr"),
+    "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": _with_id("sgr"),
 }
 CALLS: dict[str, Any] = {
     # EKS's default add-on version for a minor: one build per add-on and minor.

@@ -37,6 +37,9 @@ class EksNodeHost(Protocol):
     # the owner's node security groups (cluster.existing.nodeSecurityGroupIds).
     @property
     def node_security_group_ids(self) -> Sequence[pulumi.Input[str]]: ...
+    # The cluster's VPC (a fabric pool's EFA security group lives in it).
+    @property
+    def vpc_id(self) -> pulumi.Input[str]: ...
     # gpufleet's cluster autoscaler discovers gpufleet's groups only, by this tag (None: by the
     # cluster's discovery tags, which on a cluster gpufleet created are all its own).
     @property

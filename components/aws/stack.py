@@ -15,6 +15,7 @@ from components.aws import node_pools
 from components.aws.adopted import AdoptedEksCluster, AdoptedEksClusterArgs
 from components.aws.autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs
 from components.aws.cluster import EksCluster, EksClusterArgs
+from components.aws.efa_plugin import EfaDevicePlugin
 from components.aws.gpu_pool import (
     SelfManagedGpuPool,
     SelfManagedGpuPoolArgs,
@@ -29,6 +30,7 @@ from components.aws.model import quotas
 from components.aws.model.adopted import Needs
 from components.aws.model.cloud import AWS
 from components.aws.model.config import cluster_options, existing_options
+from components.aws.model.fabric import fabric_group
 from components.aws.model.group_settings import group_settings
 from components.aws.model.kinds import cluster_kind, pool_kind
 from components.aws.model.kinds.auto_mode import AUTO_MODE
@@ -150,9 +152,11 @@ def _managed_pool(
             subnets_by_zone=eks.network.private_subnets_by_zone,
             provider=eks.aws_provider,
             autoscaler_tag=eks.autoscaler_discovery_tag,
+            # A fabric pool's interfaces name every group (EKS then adds none of its own).
             security_group_ids=list(eks.node_security_group_ids)
-            if existing_options(cfg).node_security_group_ids
+            if existing_options(cfg).node_security_group_ids or pool_config.interconnect == "fabric"
             else None,
+            vpc_id=eks.vpc_id,
             live_groups=eks.live_node_groups,
             join=eks.join,
         ),
@@ -180,6 +184,7 @@ def _self_managed_pool(
             subnets_by_zone=eks.network.private_subnets_by_zone,
             provider=eks.aws_provider,
             autoscaler_tag=eks.autoscaler_discovery_tag,
+            vpc_id=eks.vpc_id,
         ),
         # Nodes may only start once they are allowed to join.
         opts=pulumi.ResourceOptions(depends_on=[eks.self_managed_access]),
@@ -225,6 +230,11 @@ def build_gpu_pools(
         spot_groups += group_pool.spot_groups
         self_managed_groups.update(group_pool.drained)
 
+    fabric_pools = [pool for pool in pools if fabric_group(by_name[pool.name]) is not None]
+    if fabric_pools:
+        EfaDevicePlugin(
+            f"{cfg.name}-efa-device-plugin", fabric_pools, eks.k8s_provider, eks.control_plane
+        )
     if not existing_options(cfg).autoscaler_installed:
         queued = any(pool.queue is not None and pool.queue.requested for pool in pools)
         autoscaler = _cluster_autoscaler(config, eks, spot_groups, queued)

@@ -44,6 +44,7 @@ class StackFile:
 EXAMPLE_STACKS: tuple[str, ...] = (
     "aws-auto-mode",
     "aws-dev",
+    "aws-efa",
     "aws-existing",
     "aws-karpenter",
     "aws-reserved",

@@ -88,6 +88,13 @@ def node_template_tags(
     return tags
 
 
+def resource_tags(resources: Mapping[str, int]) -> dict[str, str]:
+    """`node-template/resources/<name>` tags for extended resources beyond the GPUs (EFA
+    devices): the autoscaler puts each on its template node's capacity (cluster-autoscaler
+    `cloudprovider/aws/README.md`, "Scaling a node group to 0")."""
+    return {f"{TEMPLATE_PREFIX}/resources/{name}": str(count) for name, count in resources.items()}
+
+
 # EC2 Auto Scaling tag limits (docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-tagging.html).
 MAX_TAG_KEY_LENGTH = 128
 MAX_TAGS_PER_GROUP = 50

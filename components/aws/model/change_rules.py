@@ -71,6 +71,36 @@ REPLACEMENT_PATHS: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
         # is an update (the same SetQueueAttributes call).
         "aws:sqs/queue:Queue": ("fifoQueue", "name", "namePrefix", "region"),
         "aws:sqs/queuePolicy:QueuePolicy": ("queueUrl", "region"),
+        # A fabric pool's placement group and EFA security group (components/aws/fabric_network.py).
+        # EC2 has CreatePlacementGroup and DeletePlacementGroup and no call that modifies one
+        # (EC2 API reference, "Placement groups" actions): any change but tags replaces it, and
+        # a group with instances in it cannot be deleted (DeletePlacementGroup: "you must
+        # terminate all instances in the placement group before you can delete it").
+        "aws:ec2/placementGroup:PlacementGroup": (
+            "name",
+            "partitionCount",
+            "region",
+            "spreadLevel",
+            "strategy",
+        ),
+        # EC2 cannot rename a security group, change its description or move it to another VPC
+        # (no such API: CreateSecurityGroup takes them, ModifySecurityGroupRules edits rules).
+        "aws:ec2/securityGroup:SecurityGroup": (
+            "description",
+            "name",
+            "namePrefix",
+            "region",
+            "vpcId",
+        ),
+        # A rule belongs to its group; its other fields change through ModifySecurityGroupRules.
+        "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": (
+            "region",
+            "securityGroupId",
+        ),
+        "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": (
+            "region",
+            "securityGroupId",
+        ),
     }
 )
 

@@ -14,6 +14,7 @@ from components.aws.model import allocatable as aws_allocatable
 from components.aws.model import (
     cluster_checks,
     kinds,
+    nccl,
     prices,
     provisioners,
     quotas,
@@ -22,6 +23,7 @@ from components.aws.model import (
 )
 from components.aws.model import config as aws_config
 from components.aws.model import daemonsets as aws_daemonsets
+from components.aws.model import fabric as aws_fabric
 from components.aws.model import offerings as aws_offerings
 from components.aws.model import resources as aws_resources
 from components.aws.model.asg_limits import EKS_ACCELERATOR_LABEL
@@ -31,9 +33,11 @@ from components.model.allocatable import NodeAllocatable
 from components.model.catalog.gpus import GpuModel, MachineType
 from components.model.cloud import NameRule
 from components.model.daemonsets import NodeDaemonSet
+from components.model.fabric import FabricFacts, NcclTest, PoolFabric
 from components.model.lifecycle import Assessment
 from components.model.managed_cloud import ManagedCloud
 from components.model.offerings import Offerings
+from components.model.pool_spec import PoolSpec
 from components.model.problems import Problem
 from components.model.schema import (
     ClusterConfig,
@@ -91,6 +95,19 @@ class Aws(ManagedCloud):
 
     def pool_kind(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> EksPoolKind:
         return kinds.pool_kind(cluster, pool)
+
+    # --- EFA (components/aws/model/fabric.py) ----------------------------------------------
+
+    def fabric_facts(self, machine_type: str) -> FabricFacts | None:
+        return aws_fabric.fabric_facts(machine_type)
+
+    def pool_fabric(
+        self, config: StackConfig, pool: GpuPoolConfig, facts: FabricFacts, zone: str
+    ) -> PoolFabric:
+        return aws_fabric.pool_fabric(pool, facts, zone)
+
+    def nccl_test(self, config: StackConfig, pool: PoolSpec, nodes: int) -> NcclTest | None:
+        return nccl.nccl_test(pool, nodes)
 
     def zone_rule(self, region: str) -> NameRule:
         return NameRule(rf"{re.escape(region)}[a-z]", f"{region}<letter>")

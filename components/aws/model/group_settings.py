@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from components.aws.model import capacity, provisioners
 from components.aws.model.amis import AmiFamily
 from components.aws.model.config import pool_options
+from components.aws.model.fabric import EksFabric, fabric_group
 from components.aws.model.image_start import EksImageStart
 from components.aws.model.kinds import pool_kind
 from components.model.schema import ClusterConfig, GpuPoolConfig
@@ -60,6 +61,8 @@ class EksGroupSettings:
     capacity: EksGroupCapacity
     # SOCI parallel pull and the data volume's snapshot (the pool kind's EksImageStart).
     image_start: EksImageStart
+    # EFA interfaces and placement (`interconnect: fabric`; None: the default network only).
+    fabric: EksFabric | None = None
 
 
 def group_settings(cluster: ClusterConfig, pool: GpuPoolConfig) -> EksGroupSettings:
@@ -79,4 +82,5 @@ def group_settings(cluster: ClusterConfig, pool: GpuPoolConfig) -> EksGroupSetti
             group_reservation_ids=(target,) if reserved_first and target else (),
         ),
         image_start=pool_kind(cluster, pool).image_start(pool),
+        fabric=fabric_group(pool),
     )

@@ -98,6 +98,16 @@ _ASG: Final[tuple[NodeEffect, ...]] = (
     NodeEffect("launchTemplate", "new-nodes", _ASG_NEW_NODES, _ASG_SOURCE),
     NodeEffect("mixedInstancesPolicy", "new-nodes", _ASG_NEW_NODES, _ASG_SOURCE),
     NodeEffect(
+        "placementGroup",
+        "new-nodes",
+        "the group launches new instances into the new placement group (or none); running "
+        "instances stay where they are until terminated (gpufleet starts no instance refresh), "
+        "so a pool whose `interconnect` just changed runs nodes of both kinds until then",
+        "Amazon EC2 Auto Scaling API reference, UpdateAutoScalingGroup (PlacementGroup, applied "
+        "to instances launched from then on); terraform-provider-aws autoscaling group.go "
+        "(placement_group updates in place)",
+    ),
+    NodeEffect(
         "tags",
         "new-nodes",
         "tags propagated at launch reach only the instances launched from now on",

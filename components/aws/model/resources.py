@@ -47,6 +47,10 @@ COMPONENT_ROLES: Final[Mapping[str, str]] = MappingProxyType(
             "`cluster.aws.provisioner` is karpenter and gpufleet runs Karpenter (not "
             "`cluster.existing.autoscalerInstalled`)"
         ),
+        "gpufleet:aws:EfaDevicePlugin": (
+            "a GPU pool of node groups has `interconnect: fabric` (it advertises the nodes' EFA "
+            "devices as vpc.amazonaws.com/efa); it goes with the last such pool"
+        ),
         "gpufleet:aws:NodeTerminationHandler": (
             "a GPU pool runs on self-managed groups (the handler drains their nodes before EC2 "
             "or the group terminates them, Spot or on-demand); it goes with the last such pool"

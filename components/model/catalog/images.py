@@ -132,6 +132,13 @@ IMAGES: Final[tuple[ImagePin, ...]] = (
         "which gpufleet keeps; not recorded here",
     ),
     ImagePin("public.ecr.aws/aws-ec2/aws-node-termination-handler", "v1.25.6", None, _NO_SOURCE),
+    # aws/eks-charts stable/aws-efa-k8s-device-plugin v0.5.30 values.yaml (@5239609242f3).
+    ImagePin(
+        "602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/aws-efa-k8s-device-plugin",
+        "v0.5.20",
+        None,
+        _NO_SOURCE,
+    ),
     ImagePin(charts.CUDA_VECTORADD_IMAGE.split(":")[0], "vectoradd-cuda12.5.0", None, _NO_SOURCE),
     ImagePin(charts.CUDA_BASE_IMAGE.split(":")[0], "12.5.0-base-ubuntu22.04", None, _NO_SOURCE),
 )
@@ -359,6 +366,17 @@ CHART_IMAGES: Final[Mapping[str, ChartImages]] = {
         secret_keys={("imagePullSecrets",): "objects"},
     ),
     "karpenter-crd": ChartImages(),
+    "aws-efa-k8s-device-plugin": ChartImages(
+        slots=(
+            ImageSlot(
+                "602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/aws-efa-k8s-device-plugin",
+                "v0.5.20",
+                ("image", "repository"),
+                ("image", "tag"),
+            ),
+        ),
+        secret_keys={("imagePullSecrets",): "objects"},
+    ),
     "aws-node-termination-handler": ChartImages(
         slots=(
             ImageSlot(

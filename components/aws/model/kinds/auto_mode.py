@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from components.aws.model import auto_mode, provisioners
+from components.aws.model import auto_mode, fabric, provisioners
 from components.aws.model.kinds.node_pool_kinds import NodePoolKind
 from components.model.capacity import QUEUED, CapacityOrder
 from components.model.problems import Problem
@@ -28,6 +28,13 @@ class AutoModeNodePools(NodePoolKind):
     cluster_compute = True
     gpu_manufacturer_label = provisioners.AUTO_MODE_GPU_MANUFACTURER_LABEL
     gpu_count_label = provisioners.AUTO_MODE_GPU_COUNT_LABEL
+
+    def fabric_problems(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str
+    ) -> list[Problem]:
+        if pool.interconnect != "fabric":
+            return []
+        return [fabric.refusal(path, fabric.AUTO_MODE_WHY)]
 
     def class_labels(self, pool: GpuPoolConfig) -> dict[str, str]:
         return {provisioners.AUTO_MODE_COMPUTE_LABEL: "auto"}

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from components.aws.model import capacity, capacity_checks, groups, provisioners
+from components.aws.model import capacity, capacity_checks, fabric, groups, provisioners
 from components.aws.model import config as aws_config
+from components.aws.model.fabric import fabric_group
 from components.aws.model.kinds.base import EksPoolKind
 from components.model.capacity import ON_DEMAND, QUEUED, SPOT, CapacityOrder
 from components.model.catalog.gpus import MachineType
@@ -93,6 +94,9 @@ class AutoscalerGroups(EksPoolKind):
             facts.declared[key] = value
         if provisioners.zone_balanced(pool):
             facts.declared[provisioners.BALANCING_LABEL] = pool.name
+        if fabric_group(pool):
+            # What the EFA device plugin's DaemonSet selects (components/aws/efa_plugin.py).
+            facts.declared[fabric.FABRIC_LABEL] = fabric.FABRIC_LABEL_VALUE
 
     def group_labels(self, facts: GpuNodeFacts, pool: GpuPoolConfig) -> None:
         """Labels the group's nodes get from the group itself (EKS's own, for managed groups)."""

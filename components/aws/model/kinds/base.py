@@ -11,7 +11,14 @@ from collections.abc import Mapping, Sequence
 from datetime import date
 from typing import ClassVar
 
-from components.aws.model import capacity, capacity_checks, groups, image_start, provisioners
+from components.aws.model import (
+    capacity,
+    capacity_checks,
+    fabric,
+    groups,
+    image_start,
+    provisioners,
+)
 from components.aws.model import config as aws_config
 from components.aws.model.asg_limits import EKS_ACCELERATOR_LABEL
 from components.aws.model.catalog import CATALOG
@@ -158,6 +165,16 @@ class EksPoolKind(PoolKind):
     ) -> list[Problem]:
         """What this kind's pool objects can express (keys of other kinds, limits)."""
         return []
+
+    def fabric_problems(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str
+    ) -> list[Problem]:
+        """A group pool's launch template lays out one set of EFA interfaces: every instance
+        type of the pool must have the same network cards (terraform-aws-modules/eks README,
+        "EFA support": mixing types of different interface counts is not supported)."""
+        if pool.interconnect != "fabric":
+            return []
+        return fabric.layout_problems(capacity.pool_machine_types(pool), f"{path}.machineTypes")
 
     def cluster_problems(self, cluster: ClusterConfig) -> list[Problem]:
         """What this kind needs of the cluster (e.g. a Kubernetes minor its controller runs on)."""

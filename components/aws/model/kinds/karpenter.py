@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from components.aws.model import capacity, capacity_checks, karpenter
+from components.aws.model import capacity, capacity_checks, fabric, karpenter
 from components.aws.model.config import existing_options
 from components.aws.model.kinds.node_pool_kinds import NodePoolKind
 from components.model import karpenter_pool
@@ -34,6 +34,13 @@ class KarpenterNodePools(NodePoolKind):
     installed_needs_node_role = True
     gpu_manufacturer_label = karpenter.GPU_MANUFACTURER_LABEL
     gpu_count_label = karpenter.GPU_COUNT_LABEL
+
+    def fabric_problems(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str
+    ) -> list[Problem]:
+        if pool.interconnect != "fabric":
+            return []
+        return [fabric.refusal(path, fabric.KARPENTER_WHY)]
 
     def class_labels(self, pool: GpuPoolConfig) -> dict[str, str]:
         return {karpenter.NODECLASS_LABEL: pool.name}

@@ -1,0 +1,129 @@
+"""The multi-node NCCL test of an EKS fabric pool: all_reduce_perf over EFA, as AWS runs it.
+
+The shape is aws-samples/awsome-distributed-training
+`micro-benchmarks/nccl-tests/kubernetes/nccl-tests.yaml` @50820097a734ff9300a05149b6a60ed5eb7f91af:
+a Kubeflow `MPIJob` (kubeflow.org/v2beta1) with one launcher running `mpirun` over
+`slotsPerWorker` ranks per worker, `FI_PROVIDER=efa`, `FI_EFA_USE_DEVICE_RDMA=1`, and workers
+asking for every GPU and EFA device of a node (`vpc.amazonaws.com/efa`) plus 2 MiB huge pages
+(the EFA driver's). The image is AWS's public nccl-tests build (tag form and default of the
+README's "Amazon EKS" section, `micro-benchmarks/nccl-tests/README.md` @0162aacd:
+efa1.43.2, aws-ofi-nccl v1.16.3, NCCL v2.27.7-1, nccl-tests v2.16.9). gpufleet does not install
+the MPI Operator that runs an MPIJob: `requires` says so.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from components.aws.model.fabric import EFA_RESOURCE, fabric_facts
+from components.model.catalog.charts import SAMPLES_NAMESPACE
+from components.model.fabric import NcclTest
+from components.model.pool_spec import PoolSpec
+
+IMAGE: Final = "public.ecr.aws/hpc-cloud/nccl-tests:efa1.43.2-ofiv1.16.3-ncclv2.27.7-1-testsv2.16.9"
+NAME: Final = "nccl-allreduce-efa"
+MANIFEST_SOURCE: Final = (
+    "aws-samples/awsome-distributed-training @50820097 "
+    "micro-benchmarks/nccl-tests/kubernetes/nccl-tests.yaml"
+)
+MPI_OPERATOR: Final = (
+    "the Kubeflow MPI Operator (kubeflow.org/v2beta1 MPIJob; github.com/kubeflow/mpi-operator), "
+    "which gpufleet does not install"
+)
+# Huge pages the EFA libraries register memory from (the manifest's figure per worker).
+HUGEPAGES: Final = "5120Mi"
+MPIRUN_ENV: Final = (
+    "FI_PROVIDER=efa",
+    "FI_EFA_USE_DEVICE_RDMA=1",
+    "FI_EFA_FORK_SAFE=1",
+    "NCCL_DEBUG=INFO",
+    "NCCL_BUFFSIZE=8388608",
+    "NCCL_P2P_NET_CHUNKSIZE=524288",
+)
+
+
+def _mpirun(ranks: int, per_node: int) -> list[str]:
+    command = ["/opt/amazon/openmpi/bin/mpirun", "--allow-run-as-root", "--tag-output"]
+    command += ["-np", str(ranks), "-N", str(per_node), "--bind-to", "none"]
+    command += ["-x", "PATH", "-x", "LD_LIBRARY_PATH"]
+    for setting in MPIRUN_ENV:
+        command += ["-x", setting]
+    command += ["--mca", "pml", "^cm,ucx", "--mca", "btl", "tcp,self"]
+    command += ["--mca", "btl_tcp_if_exclude", "lo,docker0,veth_def_agent"]
+    # 8 B to 16 GiB, doubling: the published figure is the 16 GiB row.
+    return [*command, "/opt/nccl-tests/build/all_reduce_perf", "-b", "8", "-e", "16G", "-f", "2"]
+
+
+def nccl_test(pool: PoolSpec, nodes: int) -> NcclTest | None:
+    """An all_reduce across `nodes` nodes of a fabric pool, every GPU and EFA device of each."""
+    facts = pool.fabric.facts if pool.fabric else fabric_facts(pool.machine_types[0])
+    if facts is None or nodes < 2:
+        return None
+    gpus = pool.gpus_per_node
+    scheduling = pool.pod_scheduling
+    resources = {
+        pool.gpu_resource: gpus,
+        EFA_RESOURCE: facts.resource_per_node,
+        "hugepages-2Mi": HUGEPAGES,
+        "memory": "32000Mi",
+    }
+    worker: dict[str, Any] = {
+        "replicas": nodes,
+        "template": {
+            "spec": {
+                "nodeSelector": dict(scheduling["nodeSelector"]),
+                "tolerations": list(scheduling["tolerations"]),
+                "containers": [
+                    {
+                        "name": "worker",
+                        "image": IMAGE,
+                        "resources": {"requests": resources, "limits": resources},
+                        "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}],
+                    }
+                ],
+                "volumes": [{"name": "shm", "emptyDir": {"medium": "Memory"}}],
+            }
+        },
+    }
+    launcher: dict[str, Any] = {
+        "replicas": 1,
+        "template": {
+            "spec": {
+                "restartPolicy": "OnFailure",
+                "containers": [
+                    {
+                        "name": "launcher",
+                        "image": IMAGE,
+                        "env": [
+                            {
+                                "name": "LD_LIBRARY_PATH",
+                                "value": "/opt/amazon/openmpi/lib:/opt/nccl/build/lib:"
+                                "/opt/amazon/efa/lib:/opt/aws-ofi-nccl/install/lib:"
+                                "/usr/local/nvidia/lib",
+                            },
+                        ],
+                        "command": _mpirun(gpus * nodes, gpus),
+                    }
+                ],
+            }
+        },
+    }
+    job = {
+        "apiVersion": "kubeflow.org/v2beta1",
+        "kind": "MPIJob",
+        "metadata": {"name": NAME, "namespace": SAMPLES_NAMESPACE},
+        "spec": {
+            "slotsPerWorker": gpus,
+            "runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": 20},
+            "mpiReplicaSpecs": {"Launcher": launcher, "Worker": worker},
+        },
+    }
+    return NcclTest(
+        manifests=(job,),
+        result_command=(
+            f"kubectl -n {SAMPLES_NAMESPACE} logs -f job/{NAME}-launcher | grep -E 'Avg bus bandwidth|17179869184'"
+        ),
+        requires=(MPI_OPERATOR,),
+        expected=facts.expected_busbw,
+        sources=(MANIFEST_SOURCE, facts.source),
+    )

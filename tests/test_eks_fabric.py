@@ -1,0 +1,238 @@
+"""EFA on EKS (`gpuPools[].interconnect: fabric`, issue 32): the aws-efa stack gives each fabric
+node one EFA interface per network card behind a security group that lets EFA through, a cluster
+placement group per zone where no reservation places the nodes, the autoscaler's view of the EFA
+devices at zero, and the EFA device plugin on fabric nodes only; Karpenter and Auto Mode refuse
+it with what to do; turning it on for a running pool rolls or only reaches new nodes."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from components.aws.model import fabric, nccl
+from components.aws.model.catalog import CATALOG
+from components.aws.model.cloud import AWS
+from components.aws.model.kinds.auto_mode import AUTO_MODE
+from components.aws.model.kinds.base import EksPoolKind
+from components.aws.model.kinds.karpenter import KARPENTER
+from components.aws.model.kinds.managed import MANAGED
+from components.aws.model.kinds.self_managed import SELF_MANAGED
+from components.model.config import parse_config
+from components.model.pools import POOL_LABEL, resolve_pool
+from components.model.schema import StackConfig
+from components.tooling.diff import diff_plans
+from components.tooling.stacks import load_stack
+from tests.conftest import plan_of
+
+STACK = "aws-efa"
+TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+GROUP = "aws:autoscaling/group:Group"
+NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+PLACEMENT = "aws:ec2/placementGroup:PlacementGroup"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+EFA_TAG = "k8s.io/cluster-autoscaler/node-template/resources/vpc.amazonaws.com/efa"
+
+
+def _of(stack: str, type_: str, overrides: dict[str, Any] | None = None) -> list[Any]:
+    return plan_of(stack, overrides).of_type(type_)
+
+
+def _one(type_: str, suffix: str) -> Any:
+    (found,) = [r for r in _of(STACK, type_) if r.name.endswith(suffix)]
+    return found
+
+
+def _raw_pools() -> list[dict[str, Any]]:
+    return copy.deepcopy(list(load_stack(STACK).gpufleet["gpuPools"]))
+
+
+def test_every_fabric_template_has_one_efa_interface_per_network_card() -> None:
+    expected = fabric.EFA_TYPES["p5.48xlarge"].efa_interfaces
+    for suffix in ("h100-template", "h100-block-template"):
+        inputs = _one(TEMPLATE, suffix).inputs
+        interfaces = inputs["networkInterfaces"]
+        assert len(interfaces) == expected == 32
+        primary, *secondaries = interfaces
+        assert (primary["networkCardIndex"], primary["deviceIndex"]) == (0, 0)
+        assert primary["interfaceType"] == "efa"
+        assert [i["networkCardIndex"] for i in secondaries] == list(range(1, 32))
+        assert {(i["deviceIndex"], i["interfaceType"]) for i in secondaries} == {(1, "efa-only")}
+        # Security groups go on each interface (not the template); no public IP anywhere.
+        assert "vpcSecurityGroupIds" not in inputs
+        efa_group = _one("aws:ec2/securityGroup:SecurityGroup", suffix.replace("template", "efa"))
+        for interface in interfaces:
+            assert len(interface["securityGroups"]) == 2
+            assert interface["securityGroups"][1] == f"sg-{efa_group.name}"
+            assert interface["associatePublicIpAddress"] == "false"
+        # What every node keeps: IMDSv2 and encrypted disks.
+        assert inputs["metadataOptions"]["httpTokens"] == "required"
+        assert all(d["ebs"]["encrypted"] == "true" for d in inputs["blockDeviceMappings"])
+
+
+def test_the_efa_security_group_allows_all_traffic_to_and_from_itself() -> None:
+    for direction in ("Ingress", "Egress"):
+        suffix = {"Ingress": "h100-efa-in", "Egress": "h100-efa-out"}[direction]
+        rule = _one(f"aws:vpc/securityGroup{direction}Rule:SecurityGroup{direction}Rule", suffix)
+        assert rule.inputs["ipProtocol"] == "-1"
+        assert rule.inputs["referencedSecurityGroupId"] == rule.inputs["securityGroupId"]
+
+
+def test_an_on_demand_fabric_pool_gets_a_cluster_placement_group_per_zone() -> None:
+    (placement,) = _of(STACK, PLACEMENT)
+    assert placement.name == "gpufleet-efa-h100-us-east-1a-placement"
+    assert placement.inputs["strategy"] == "cluster"
+    (group,) = [g for g in _of(STACK, GROUP) if g.name == "gpufleet-efa-h100-us-east-1a"]
+    assert group.inputs["placementGroup"].startswith(placement.name)
+
+
+def test_a_capacity_block_pool_gets_no_placement_group_of_gpufleets() -> None:
+    # The block places its instances (EC2 UltraClusters); its group stays in the block's zone.
+    template = _one(TEMPLATE, "h100-block-template").inputs
+    assert "placement" not in template
+    assert template["instanceMarketOptions"]["marketType"] == "capacity-block"
+    (node_group,) = [g for g in _of(STACK, NODE_GROUP) if "h100-block" in g.name]
+    assert node_group.name.endswith("us-east-1b")
+
+
+def test_the_autoscaler_sees_the_efa_devices_of_a_pool_at_zero() -> None:
+    (group,) = [g for g in _of(STACK, GROUP) if g.name.startswith("gpufleet-efa-h100-")]
+    tags = {t["key"]: t["value"] for t in group.inputs["tags"]}
+    assert tags[EFA_TAG] == "32"
+    (node_group,) = [g for g in _of(STACK, NODE_GROUP) if "h100-block" in g.name]
+    assert node_group.inputs["tags"][EFA_TAG] == "32"
+    assert node_group.inputs["labels"][fabric.FABRIC_LABEL] == fabric.FABRIC_LABEL_VALUE
+
+
+def test_the_efa_device_plugin_runs_on_fabric_nodes_only() -> None:
+    (release,) = [r for r in _of(STACK, RELEASE) if r.inputs["chart"] == fabric.DEVICE_PLUGIN.chart]
+    assert release.inputs["version"] == "v0.5.30"
+    values = release.inputs["values"]
+    assert values["nodeSelector"] == {fabric.FABRIC_LABEL: fabric.FABRIC_LABEL_VALUE}
+    assert {
+        "key": "nvidia.com/gpu",
+        "operator": "Equal",
+        "value": "true",
+        "effect": "NoSchedule",
+    } in values["tolerations"]
+    # Only the chart's keys (values.yaml @5239609242f3: nodeSelector, tolerations, image).
+    assert set(values) <= {"nodeSelector", "tolerations", "image"}
+
+
+def test_a_pool_without_fabric_gets_none_of_it() -> None:
+    pools = _raw_pools()
+    pools[0]["interconnect"] = "none"
+    overrides = {"gpufleet:gpuPools": pools}
+    (template,) = [t for t in _of(STACK, TEMPLATE, overrides) if t.name.endswith("h100-template")]
+    assert "networkInterfaces" not in template.inputs
+    assert not _of(STACK, PLACEMENT, overrides)
+    (group,) = [g for g in _of(STACK, GROUP, overrides) if g.name.startswith("gpufleet-efa-h100-")]
+    assert EFA_TAG not in {t["key"] for t in group.inputs["tags"]}
+    assert "placementGroup" not in group.inputs
+    # aws-training has no fabric pool: no EFA chart.
+    assert not [r for r in _of("aws-training", RELEASE) if "efa" in r.inputs["chart"]]
+
+
+def _turned_on(node_group: str) -> Any:
+    """The diff of turning the fabric on for both pools, `h100` on `node_group` groups."""
+    pools = _raw_pools()
+    pools[0]["aws"]["nodeGroup"] = node_group
+    after = plan_of(STACK, {"gpufleet:gpuPools": copy.deepcopy(pools)})
+    for pool in pools:
+        pool["interconnect"] = "none"
+    before = plan_of(STACK, {"gpufleet:gpuPools": pools})
+    return diff_plans(before.to_json(), after.to_json())
+
+
+def test_turning_the_fabric_on_rolls_a_managed_group_and_reaches_new_self_managed_nodes() -> None:
+    # A managed group: a new template version, EKS rolls every node onto it.
+    managed = _turned_on("managed")
+    (group,) = [c for c in managed.changed if c.name == "gpufleet-efa-h100-us-east-1a"]
+    assert group.verdict == "roll"
+    # A self-managed group: new instances only (gpufleet starts no instance refresh).
+    self_managed = _turned_on("self-managed")
+    (group,) = [c for c in self_managed.changed if c.name == "gpufleet-efa-h100-us-east-1a"]
+    assert group.verdict == "update"
+    effects = {path: note.effect for note in group.node_notes for path in note.paths}
+    assert effects["placementGroup"] == "new-nodes"
+    # A Capacity Block group takes a new template only at 0 nodes (EKS capacity-blocks-mng).
+    (block,) = [c for c in self_managed.changed if c.name == "gpufleet-efa-h100-block-us-east-1b"]
+    assert block.verdict == "reject"
+    assert "refused unless the group is at 0 nodes" in block.refusals[0]
+
+
+def _kind_problems(
+    kind: EksPoolKind, machine_types: list[str] | None = None, zones: list[str] | None = None
+) -> list[str]:
+    """The fabric problems of aws-efa's on-demand pool as a pool of `kind`, in another shape."""
+    config = _config()
+    pool = config.gpu_pools[0].model_copy(
+        update={"machine_types": machine_types or ["p5.48xlarge"], "zones": zones or ["us-east-1a"]}
+    )
+    return [str(p) for p in kind.fabric_problems(config.cluster, pool, "gpuPools[0]")]
+
+
+def test_auto_mode_and_karpenter_refuse_the_fabric_with_what_to_do() -> None:
+    (auto,) = _kind_problems(AUTO_MODE)
+    assert auto.startswith("gpuPools[0].interconnect: EKS Auto Mode has no per-interface EFA")
+    assert "use cluster.aws.provisioner: cluster-autoscaler" in auto
+    (karpenter,) = _kind_problems(KARPENTER)
+    assert "networkInterfaces" in karpenter and "cluster-autoscaler" in karpenter
+
+
+def test_a_group_pool_mixing_efa_layouts_is_refused_at_the_edge() -> None:
+    # Same network cards (32 and 32): one launch template fits both.
+    assert _kind_problems(SELF_MANAGED, ["p5.48xlarge", "p5e.48xlarge"]) == []
+    # 32 and 16 cards: refused.
+    (problem,) = _kind_problems(SELF_MANAGED, ["p5.48xlarge", "p5en.48xlarge"])
+    assert problem.startswith("gpuPools[0].machineTypes: a fabric pool's launch template")
+
+
+def test_every_efa_row_is_a_catalog_type_and_types_without_efa_have_no_fabric() -> None:
+    names = {m.name for m in CATALOG.rows}
+    assert set(fabric.EFA_TYPES) <= names
+    assert AWS.fabric_facts("g5.xlarge") is None and AWS.fabric_facts("g6e.4xlarge") is None
+    facts = AWS.fabric_facts("p5.48xlarge")
+    assert facts is not None and facts.resource == "vpc.amazonaws.com/efa"
+    assert facts.interfaces == facts.resource_per_node == 32
+
+
+def _config() -> StackConfig:
+    return parse_config(dict(load_stack(STACK).gpufleet))
+
+
+def test_the_nccl_test_asks_for_every_gpu_and_efa_device_of_two_nodes() -> None:
+    config = _config()
+    pool = resolve_pool(config, config.gpu_pools[0])
+    test = AWS.nccl_test(config, pool, 2)
+    assert test is not None
+    (job,) = test.manifests
+    worker = job["spec"]["mpiReplicaSpecs"]["Worker"]
+    assert worker["replicas"] == 2
+    limits = worker["template"]["spec"]["containers"][0]["resources"]["limits"]
+    assert limits["vpc.amazonaws.com/efa"] == 32 and limits["nvidia.com/gpu"] == 8
+    assert worker["template"]["spec"]["nodeSelector"] == {POOL_LABEL: "h100"}
+    launcher = job["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]
+    assert launcher["command"][launcher["command"].index("-np") + 1] == "16"
+    assert test.expected is not None and test.expected.busbw_gbytes_per_s == 487.1
+    assert any("MPI Operator" in need for need in test.requires)
+    assert AWS.nccl_test(config, pool, 1) is None
+    assert nccl.IMAGE.startswith("public.ecr.aws/hpc-cloud/nccl-tests:")
+
+
+def test_the_pool_fabric_names_its_placement() -> None:
+    config = _config()
+    facts = AWS.fabric_facts("p5.48xlarge")
+    assert facts is not None
+    on_demand, block = config.gpu_pools
+    assert AWS.pool_fabric(config, on_demand, facts, "us-east-1a").placement == fabric.PLACEMENT
+    reserved = AWS.pool_fabric(config, block, facts, "us-east-1b")
+    assert reserved.placement == fabric.RESERVATION_PLACEMENT
+    assert reserved.placement_max_nodes is None
+
+
+def test_a_managed_fabric_pool_with_a_placement_group_has_exactly_one_zone() -> None:
+    assert _kind_problems(MANAGED, zones=["us-east-1a"]) == []
+    (problem,) = _kind_problems(MANAGED, zones=["us-east-1a", "us-east-1b"])
+    assert problem.startswith("gpuPools[0].zones: a fabric pool of managed node groups has one")
+    # Self-managed groups take a placement group each: two zones are fine.
+    assert _kind_problems(SELF_MANAGED, zones=["us-east-1a", "us-east-1b"]) == []
