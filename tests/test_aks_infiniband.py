@@ -18,6 +18,7 @@ from components.azure.model.catalog import CATALOG
 from components.azure.model.cloud import AZURE
 from components.model.config import parse_config
 from components.model.pools import resolve_pools
+from components.model.problems import ConfigError
 from components.tooling.diff import diff_plans
 from components.tooling.stacks import load_stack
 from tests.conftest import PINNED_TODAY, plan_of
@@ -203,10 +204,11 @@ def problems_of(pool: dict[str, Any], cluster_zones: list[str] | None = None) ->
     raw["gpuPools"][0] = {**raw["gpuPools"][0], **pool}
     if cluster_zones is not None:
         raw["cluster"]["zones"] = cluster_zones
-    config = parse_config(raw, PINNED_TODAY)
-    (pool_config,) = config.gpu_pools
-    kind = AZURE.pool_kind(config.cluster, pool_config)
-    return [p.path for p in kind.fabric_problems(config.cluster, pool_config, "gpuPools[0]")]
+    try:
+        parse_config(raw, PINNED_TODAY)
+    except ConfigError as error:
+        return sorted({p.path for p in error.problems})
+    return []
 
 
 def test_max_nodes_passes_at_the_placement_group_cap_and_is_refused_one_over() -> None:
@@ -219,7 +221,7 @@ def test_a_fabric_pool_runs_in_exactly_one_zone() -> None:
     assert problems_of({"zones": ["1", "2"]}) == ["gpuPools[0].zones"]
     # Without its own zones the pool takes the cluster's three: refused.
     pool = {k: v for k, v in raw_of()["gpuPools"][0].items() if k != "zones"}
-    assert problems_of(pool | {"zones": None}) == ["gpuPools[0].zones"]
+    assert problems_of(pool | {"zones": None}) == ["cluster.zones"]
     # A plain pool keeps its zones.
     assert problems_of({"zones": ["1", "2"], "interconnect": "none"}) == []
 
@@ -276,4 +278,4 @@ def test_the_nccl_test_runs_one_worker_per_node_with_every_gpu_and_hca() -> None
     assert test.expected is not None and test.expected.busbw_gbytes_per_s == 187.22
     assert any("VM size" in source or "size" in r for source in test.sources for r in test.requires)
     # A pool without the fabric gets no NCCL test.
-    assert AZURE.nccl_test(config, spec, 2) is None
+    assert AZURE.nccl_test(config, dataclasses.replace(spec, fabric=None), 2) is None

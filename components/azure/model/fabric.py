@@ -164,22 +164,12 @@ def fabric_warnings(pools: Sequence[GpuPoolConfig]) -> list[str]:
 
 
 def fabric_problems(cluster: ClusterConfig, pool: GpuPoolConfig, path: str) -> list[Problem]:
-    """What keeps an AKS fabric pool off one fabric: more than one zone, or more nodes than
-    one placement group holds (the cap passes, one over is refused)."""
+    """What keeps an AKS fabric pool off one fabric beyond the shared one-zone rule
+    (components/model/fabric_checks.py): more nodes than one placement group holds (the cap
+    passes, one over is refused)."""
     if pool.interconnect != "fabric" or fabric_facts(vm_size(pool)) is None:
         return []
     problems = []
-    zones = pool.zones or cluster.zones or []
-    if len(zones) != 1:
-        problems.append(
-            Problem(
-                f"{path}.zones",
-                "an InfiniBand pool runs in one availability zone (an agent pool across zones "
-                "spans separate datacenters, which no fabric links): name exactly one zone, "
-                'e.g. zones: ["1"]',
-                list(zones),
-            )
-        )
     if pool.max_nodes > PLACEMENT_MAX_NODES:
         problems.append(
             Problem(
