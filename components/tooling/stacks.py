@@ -57,6 +57,7 @@ EXAMPLE_STACKS: tuple[str, ...] = (
     "gcp-dev",
     "gcp-existing",
     "gcp-flex-start",
+    "gcp-gpudirect",
 )
 
 

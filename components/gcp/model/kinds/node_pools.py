@@ -10,6 +10,7 @@ from components.gcp.model import capacity as gke_capacity
 from components.gcp.model import capacity_checks, image_start, node_limits
 from components.gcp.model import config as gcp_config
 from components.gcp.model.catalog import CATALOG
+from components.gcp.model.fabric import fabric_problems
 from components.gcp.model.gpu_zones import zone_rule
 from components.model.capacity import SPOT, CapacityOrder, ReservationCap, declared_order
 from components.model.catalog.gpus import MachineType
@@ -204,6 +205,11 @@ class NodePools(PoolKind):
 
     def provisioning_class(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> str | None:
         return gke_capacity.PROVISIONING_CLASS
+
+    def fabric_problems(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str
+    ) -> list[Problem]:
+        return fabric_problems(pool, path)
 
     def reservation_cap(self, config: StackConfig, pool: GpuPoolConfig) -> ReservationCap | None:
         if capacity_order(pool) != gke_capacity.RESERVED:
