@@ -82,6 +82,24 @@ def test_the_node_pool_attaches_every_gpu_network_in_order_and_is_compact() -> N
     assert inputs["nodeConfig"]["gvnic"] == {"enabled": True}
 
 
+def test_a_pool_on_a_specific_reservation_takes_its_placement_not_compact() -> None:
+    reservation = {
+        "name": "projects/ml-training-prod/reservations/a3-mega-training",
+        "zones": ["us-central1-a"],
+        "machineType": "a3-megagpu-8g",
+        "count": 4,
+    }
+    reserved = _pools(capacity="reserved", gcp={"reservation": reservation})
+    inputs = _node_pool(reserved)
+    assert "placementPolicy" not in inputs
+    assert len(inputs["networkConfig"]["additionalNodeNetworkConfigs"]) == 8
+    config = parse_config(_raw(capacity="reserved", gcp={"reservation": reservation}))
+    facts = GCP.fabric_facts("a3-megagpu-8g")
+    assert facts is not None
+    fabric = GCP.pool_fabric(config, config.gpu_pools[0], facts, "us-central1-a")
+    assert fabric.placement_max_nodes is None and "reservation" in fabric.placement
+
+
 def test_a_plain_pool_beside_it_has_no_extra_networks_and_no_placement() -> None:
     inputs = _node_pool(_plain_pool_added(), "a3-plain")
     assert "networkConfig" not in inputs and "placementPolicy" not in inputs
@@ -162,9 +180,8 @@ def _fabric_problems(**changes: Any) -> list[str]:
 
 
 def test_a_fabric_pool_takes_one_zone_and_not_two() -> None:
-    on_demand = {"capacity": "on-demand", "gcp": {}}
-    assert _fabric_problems(zones=["us-central1-a"], **on_demand) == []
-    (problem,) = _fabric_problems(zones=["us-central1-a", "us-central1-b"], **on_demand)
+    assert _fabric_problems(zones=["us-central1-a"]) == []
+    (problem,) = _fabric_problems(zones=["us-central1-a", "us-central1-b"])
     assert problem.startswith("gpuPools[0].zones:") and "one zone" in problem
 
 

@@ -112,7 +112,7 @@ def build_gpu_pools(
                 service_account=gke.node_service_account,
                 provider=gke.gcp_provider,
                 image_start=node_pool_image_start(configured[pool.name]),
-                fabric=node_pool_fabric(config, pool.name),
+                fabric=node_pool_fabric(config, configured[pool.name]),
             ),
             opts=pulumi.ResourceOptions(depends_on=after),
         )

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final, Literal
 
+from components.gcp.model.config import pool_options
 from components.model.fabric import FabricFacts, NcclFigure, PoolFabric
 from components.model.problems import Problem
 from components.model.schema import GpuPoolConfig, StackConfig
@@ -215,7 +216,11 @@ FABRICS: Final[Mapping[str, tuple[ModeKey, FabricFacts]]] = MappingProxyType(
 )
 
 # Compact placement: the documented node cap (COMPACT). A3 Ultra and A4 are not in the doc's
-# GPU list: their blueprints place nodes through the reservation instead, with no policy.
+# GPU list: their blueprints place nodes through the reservation instead, with no policy. A pool
+# on a specific reservation takes its placement from the reservation too, as cluster-toolkit's
+# A3 Mega blueprint does (SPECIFIC_RESERVATION, no placement_policy; examples/gke-a3-megagpu/
+# gke-a3-megagpu.yaml): whether GKE starts COMPACT nodes in a reservation made without a
+# compact policy is not documented where we looked, so gpufleet does not ask it to.
 COMPACT_PLACEMENT = "compact placement"
 COMPACT_MAX_NODES: Final = 1500
 _COMPACT_MODES: Final[frozenset[ModeKey]] = frozenset({"tcpx", "tcpxo"})
@@ -226,8 +231,12 @@ def mode_of(machine_type: str) -> GpuDirectMode | None:
     return MODES[entry[0]] if entry else None
 
 
-def compact(mode: GpuDirectMode) -> bool:
-    return mode.key in _COMPACT_MODES
+RESERVATION_PLACEMENT = "one zone (the reservation's placement)"
+
+
+def compact(mode: GpuDirectMode, pool: GpuPoolConfig) -> bool:
+    """Whether the pool's node pool asks for compact placement."""
+    return mode.key in _COMPACT_MODES and pool_options(pool).reservation is None
 
 
 @dataclass(frozen=True)
@@ -358,8 +367,8 @@ def pool_fabric(
     return PoolFabric(
         facts=facts,
         zone=zone,
-        placement=COMPACT_PLACEMENT if compact(mode) else "one zone (the reservation's block)",
-        placement_max_nodes=COMPACT_MAX_NODES if compact(mode) else None,
+        placement=COMPACT_PLACEMENT if compact(mode, pool) else RESERVATION_PLACEMENT,
+        placement_max_nodes=COMPACT_MAX_NODES if compact(mode, pool) else None,
         pod_annotations=pod_annotations(group),
         request_annotation_keys=(INTERFACES_ANNOTATION,),
         notes=tuple(notes),
@@ -403,8 +412,9 @@ class NodePoolFabric:
     compact: bool
 
 
-def node_pool_fabric(config: StackConfig, pool_name: str) -> NodePoolFabric | None:
-    group = group_of(config, pool_name)
+def node_pool_fabric(config: StackConfig, pool: GpuPoolConfig) -> NodePoolFabric | None:
+    group = group_of(config, pool.name)
     if group is None:
         return None
-    return NodePoolFabric(tuple((n.vpc, n.subnet) for n in group.networks), compact(group.mode))
+    networks = tuple((n.vpc, n.subnet) for n in group.networks)
+    return NodePoolFabric(networks, compact(group.mode, pool))
