@@ -15,12 +15,13 @@ import hashlib
 import json
 from typing import Any
 
+import kubernetes_validate
 import pytest
 
 from components.gcp.model import fabric as gke_fabric
 from components.gcp.model import gpudirect_installer
 from components.gcp.model.cloud import GCP
-from components.model.config import parse_config
+from components.model.config import ConfigError, parse_config
 from components.model.labels import POOL_LABEL
 from components.model.pools import resolve_pool
 from components.tooling.diff import diff_plans, render_text
@@ -173,10 +174,11 @@ def test_diff_turning_the_fabric_on_replaces_the_pool_and_refuses_the_cluster_ch
 
 
 def _fabric_problems(**changes: Any) -> list[str]:
-    config = parse_config(_raw(**changes))
-    pool = config.gpu_pools[0]
-    kind = GCP.pool_kind(config.cluster, pool)
-    return [str(p) for p in kind.fabric_problems(config.cluster, pool, "gpuPools[0]")]
+    try:
+        parse_config(_raw(**changes))
+    except ConfigError as refused:
+        return [str(p) for p in refused.problems]
+    return []
 
 
 def test_a_fabric_pool_takes_one_zone_and_not_two() -> None:
@@ -222,3 +224,18 @@ def test_the_vendored_installers_are_googles_files_unchanged() -> None:
     for file, digest in gpudirect_installer.VENDORED_SHA256.items():
         data = (gpudirect_installer.DATA / file).read_bytes()
         assert hashlib.sha256(data).hexdigest() == digest, file
+
+
+def test_the_installers_and_the_nccl_test_validate_against_kubernetes() -> None:
+    config = parse_config(_raw())
+    version = config.cluster.kubernetes_version
+    for manifest in gpudirect_installer.manifests(gke_fabric.fabric_groups(config)):
+        kubernetes_validate.validate(manifest, version, strict=True)
+    facts = GCP.fabric_facts("a3-megagpu-8g")
+    assert facts is not None
+    pool = config.gpu_pools[0]
+    fabric = GCP.pool_fabric(config, pool, facts, "us-central1-a")
+    test = GCP.nccl_test(config, dataclasses.replace(resolve_pool(config, pool), fabric=fabric), 2)
+    assert test is not None
+    for manifest in test.manifests:
+        kubernetes_validate.validate(dict(manifest), version, strict=True)

@@ -243,9 +243,16 @@ def test_rendered_kubernetes_objects_validate_against_the_clusters_schema(
         and r.type.startswith("kubernetes:")
         and r.type != RELEASE
         # Karpenter's and Auto Mode's custom resources: checked in test_karpenter.py; Kueue's
-        # against its CRDs in test_kueue.py, test_gke_capacity.py and test_aks_capacity.py.
+        # against its CRDs in test_kueue.py, test_gke_capacity.py and test_aks_capacity.py;
+        # GKE's multi-network objects against cluster-toolkit's templates in
+        # test_gke_gpudirect.py.
         and not r.type.startswith(
-            ("kubernetes:karpenter", "kubernetes:eks.amazonaws.com", "kubernetes:kueue.x-k8s.io")
+            (
+                "kubernetes:karpenter",
+                "kubernetes:eks.amazonaws.com",
+                "kubernetes:kueue.x-k8s.io",
+                "kubernetes:networking.gke.io",
+            )
         )
     ]
     assert objects

@@ -91,6 +91,9 @@ class NodePools(PoolKind):
                 )
             )
         problems += node_limits.pool_problems(pool.max_nodes, pool.zones or cluster.zones, path)
+        # GPUDirect's zonal networks (fabric.py): a node-pool setting, checked with the pool's
+        # others; `fabric_problems` is left to what every kind shares.
+        problems += fabric_problems(pool, path)
         order = capacity_order(pool)
         written = pool.capacity is not None
         for machine in machines_of(pool):
@@ -205,11 +208,6 @@ class NodePools(PoolKind):
 
     def provisioning_class(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> str | None:
         return gke_capacity.PROVISIONING_CLASS
-
-    def fabric_problems(
-        self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str
-    ) -> list[Problem]:
-        return fabric_problems(pool, path)
 
     def reservation_cap(self, config: StackConfig, pool: GpuPoolConfig) -> ReservationCap | None:
         if capacity_order(pool) != gke_capacity.RESERVED:
