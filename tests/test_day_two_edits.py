@@ -254,9 +254,17 @@ REFUSED_AT_PLAN_TIME = {
     ("gcp-flex-start", "spot"): "contradicts gpuPools\\[0\\].capacity \\(reserved\\)",
     ("gcp-flex-start", "machine-type"): "consumes a specific reservation only with VMs of its",
     ("gcp-flex-start", "zones"): "a specific reservation is zonal",
+    # A GPUDirect pool's networks and placement are zonal (components/gcp/model/fabric.py).
+    ("gcp-gpudirect", "zones"): "a fabric pool runs in one zone",
     # A pool in a capacity reservation group is on-demand: Spot VMs use no reservation.
     ("azure-reserved", "spot"): "spot: true means capacity: spot exactly",
 }
+
+
+# An example whose edit changes more than EXPECTED's: gcp-gpudirect's other machine type
+# (a3-highgpu-8g) has another accelerator and another GPUDirect mode, so GKE makes a new pool
+# (guestAccelerators and the extra NICs are ForceNew; components/gcp/model/change_rules.py).
+STACK_EXPECTED = {("gcp-gpudirect", "machine-type", "gcp:container/nodePool:NodePool"): "replace"}
 
 
 def _adopted(stack: str) -> bool:
@@ -298,6 +306,7 @@ def test_every_edit_has_the_clouds_verdict(stack: str, edit: str) -> None:
         # The examples pin each verdict; on a user's stack the same edit may meet another
         # verdict (another GPU type behind the machine swapped in), under the promises above.
         expected = EXPECTED.get(change.type, {}).get(edit) if stack in EXAMPLE_STACKS else None
+        expected = STACK_EXPECTED.get((stack, edit, change.type), expected)
         if expected == "roll" and any("Capacity Block group" in r for r in change.refusals):
             expected = "reject"  # EKS updates a Capacity Block group only at 0 nodes
         if expected is not None:

@@ -244,13 +244,15 @@ def test_rendered_kubernetes_objects_validate_against_the_clusters_schema(
         and r.type != RELEASE
         # Karpenter's and Auto Mode's custom resources: checked in test_karpenter.py; Kueue's
         # against its CRDs in test_kueue.py, test_gke_capacity.py and test_aks_capacity.py; the
-        # Network Operator's NicClusterPolicy against its CRD in test_aks_infiniband.py.
+        # Network Operator's NicClusterPolicy against its CRD in test_aks_infiniband.py; GKE's
+        # multi-network objects against cluster-toolkit's templates in test_gke_gpudirect.py.
         and not r.type.startswith(
             (
                 "kubernetes:karpenter",
                 "kubernetes:eks.amazonaws.com",
                 "kubernetes:kueue.x-k8s.io",
                 "kubernetes:mellanox.com",
+                "kubernetes:networking.gke.io",
             )
         )
     ]

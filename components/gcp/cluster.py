@@ -39,6 +39,10 @@ class GkeClusterArgs:
     project_services: tuple[str, ...] = ()
     # Project roles the node account needs for the pools (image streaming's).
     node_account_roles: tuple[str, ...] = ()
+    # Dataplane V2 and multi-networking, which GPUDirect's extra networks need: set when the
+    # stack has fabric pools (components/gcp/model/fabric.py). Fixed at creation: a running
+    # cluster keeps what it was created with (change_rules.py refuses the change in `diff`).
+    multi_networking: bool = False
 
 
 class GkeCluster(pulumi.ComponentResource):
@@ -81,7 +85,9 @@ class GkeCluster(pulumi.ComponentResource):
         )
         self.node_service_account = identity.email
         self.pool_needs = self._pool_needs(name, args, network, identity.email, child)
-        self.cluster = self._cluster(name, cfg, network, subnetwork, identity, child)
+        self.cluster = self._cluster(
+            name, cfg, network, subnetwork, identity, child, args.multi_networking
+        )
         self.system_node_pool = self._system_node_pool(name, args, identity.email, child)
         self._kubernetes_access(name, cfg)
         self.register_outputs(
@@ -195,6 +201,7 @@ class GkeCluster(pulumi.ComponentResource):
         subnetwork: pulumi.Input[str],
         identity: NodeIdentity,
         child: pulumi.ResourceOptions,
+        fabric: bool,
     ) -> gcp.container.Cluster:
         """The private, VPC-native cluster; its default pool is removed once created."""
         gcp_cfg = cluster_options(cfg)
@@ -214,6 +221,8 @@ class GkeCluster(pulumi.ComponentResource):
         return gcp.container.Cluster(
             f"{name}-cluster",
             name=cfg.name,
+            datapath_provider="ADVANCED_DATAPATH" if fabric else None,
+            enable_multi_networking=True if fabric else None,
             location=cfg.region or "",
             node_locations=cfg.zones or None,
             network=network,
@@ -284,7 +293,16 @@ class GkeCluster(pulumi.ComponentResource):
                     # gke-3.md R3-1). So the list is fixed at creation: a cluster.zones edit
                     # moves the system pool and the pools that take their zones from it, each
                     # through its own nodeLocations, as `diff` shows.
-                    ignore_changes=["initialNodeCount", "nodeConfig", "nodePools", "nodeLocations"],
+                    # Dataplane V2 is ForceNew in terraform-provider-google: adding a fabric pool
+                    # must not recreate a running cluster (change_rules.py says so in `diff`).
+                    ignore_changes=[
+                        "initialNodeCount",
+                        "nodeConfig",
+                        "nodePools",
+                        "nodeLocations",
+                        "datapathProvider",
+                        "enableMultiNetworking",
+                    ],
                     depends_on=identity.grants,
                 ),
             ),

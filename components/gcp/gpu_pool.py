@@ -9,6 +9,7 @@ import pulumi_gcp as gcp
 
 from components.gcp.cluster import NODE_OAUTH_SCOPES
 from components.gcp.model.capacity import NodePoolCapacity, ReservationAffinity
+from components.gcp.model.fabric import NodePoolFabric
 from components.gcp.model.gpu_health import pool_repair
 from components.gcp.model.image_start import CACHE_MODE, NodePoolImageStart
 from components.gcp.model.kinds.node_pools import gke_accelerator, location_policy
@@ -38,6 +39,9 @@ class GkeGpuNodePoolArgs:
     location: str
     service_account: pulumi.Input[str]
     provider: gcp.Provider
+    # GPUDirect's extra NICs and compact placement (components/gcp/model/fabric.py; both
+    # ForceNew: turning the fabric on or off replaces the pool).
+    fabric: NodePoolFabric | None = None
 
 
 class GkeGpuNodePool(pulumi.ComponentResource):
@@ -85,8 +89,16 @@ class GkeGpuNodePool(pulumi.ComponentResource):
             else gcp.container.NodePoolUpgradeSettingsArgs(
                 strategy="SURGE", max_surge=0, max_unavailable=1
             ),
+            network_config=_network_config(args.fabric),
+            placement_policy=gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT")
+            if args.fabric and args.fabric.compact
+            else None,
             node_config=gcp.container.NodePoolNodeConfigArgs(
                 machine_type=pool.machine_types[0],
+                # The extra NICs are gVNICs (GKE's GPUDirect guides create such pools with it).
+                gvnic=gcp.container.NodePoolNodeConfigGvnicArgs(enabled=True)
+                if args.fabric
+                else None,
                 spot=pool.spot,
                 flex_start=True if capacity.flex_start else None,
                 max_run_duration=capacity.max_run_duration,
@@ -169,6 +181,21 @@ def _accelerator(
         ),
         gpu_sharing_config=sharing,
         gpu_partition_size=partition,
+    )
+
+
+def _network_config(
+    fabric: NodePoolFabric | None,
+) -> gcp.container.NodePoolNetworkConfigArgs | None:
+    if fabric is None:
+        return None
+    return gcp.container.NodePoolNetworkConfigArgs(
+        additional_node_network_configs=[
+            gcp.container.NodePoolNetworkConfigAdditionalNodeNetworkConfigArgs(
+                network=network, subnetwork=subnet
+            )
+            for network, subnet in fabric.networks
+        ]
     )
 
 

@@ -10,10 +10,12 @@ from components.gcp.adopted import AdoptedGkeCluster, AdoptedGkeClusterArgs
 from components.gcp.cluster import GkeCluster, GkeClusterArgs
 from components.gcp.driver_installer import GkeDriverInstaller, GkeDriverInstallerArgs
 from components.gcp.gpu_pool import GkeGpuNodePool, GkeGpuNodePoolArgs
+from components.gcp.gpudirect import GkeGpuDirect, GkeGpuDirectArgs
 from components.gcp.model.capacity import NodePoolCapacity, node_pool_capacity
 from components.gcp.model.cloud import GCP, gke_driver
 from components.gcp.model.cluster_needs import kueue_ports, node_account_roles, project_services
 from components.gcp.model.config import GcpPoolOptions, cluster_options, pool_options
+from components.gcp.model.fabric import fabric_groups, node_pool_fabric
 from components.gcp.model.image_start import node_pool_image_start
 from components.kubernetes.cluster import ClusterHandle
 from components.model.pools import PoolSpec
@@ -34,6 +36,7 @@ def build_cluster(config: StackConfig, system_pool: PoolSpec | None) -> ClusterH
             ),
             project_services=project_services(config.gpu_pools),
             node_account_roles=node_account_roles(config.gpu_pools),
+            multi_networking=bool(fabric_groups(config)),
         ),
     )
     gke = cluster.cluster
@@ -98,6 +101,9 @@ def build_gpu_pools(
         after = list(gke.node_roles)
     configured = {p.name: p for p in config.gpu_pools}
     options = {name: pool_options(pool) for name, pool in configured.items()}
+    gpudirect = _gpudirect(config, cluster)
+    if gpudirect is not None:
+        after = [*after, *gpudirect.subnets]
     built: list[pulumi.Resource] = [
         GkeGpuNodePool(
             f"{config.cluster.name}-{pool.name}",
@@ -110,11 +116,14 @@ def build_gpu_pools(
                 service_account=gke.node_service_account,
                 provider=gke.gcp_provider,
                 image_start=node_pool_image_start(configured[pool.name]),
+                fabric=node_pool_fabric(config, configured[pool.name]),
             ),
             opts=pulumi.ResourceOptions(depends_on=after),
         )
         for pool in pools
     ]
+    if gpudirect is not None:
+        built.append(gpudirect)
     if isinstance(gke, GkeCluster):
         # What Kueue waits for with the pools (its firewall rule).
         built += gke.pool_needs
@@ -136,3 +145,21 @@ def _capacity(pool: PoolSpec, options: GcpPoolOptions) -> NodePoolCapacity:
     """What the node pool sends for the pool's (checked) capacity order."""
     reservation = options.reservation.name if options.reservation else None
     return node_pool_capacity(pool.capacity, reservation, options.max_run_duration_seconds)
+
+
+def _gpudirect(config: StackConfig, cluster: ClusterHandle) -> GkeGpuDirect | None:
+    """The fabric pools' extra networks, Network objects and NCCL plugin installers."""
+    groups = fabric_groups(config)
+    if not groups:
+        return None
+    gke = cluster.component
+    assert isinstance(gke, (GkeCluster, AdoptedGkeCluster))
+    return GkeGpuDirect(
+        f"{config.cluster.name}-gpudirect",
+        GkeGpuDirectArgs(
+            groups=groups,
+            project=cluster_options(config.cluster).project or "",
+            provider=gke.gcp_provider,
+            k8s_provider=cluster.k8s_provider,
+        ),
+    )

@@ -59,6 +59,7 @@ EXAMPLE_STACKS: tuple[str, ...] = (
     "gcp-dev",
     "gcp-existing",
     "gcp-flex-start",
+    "gcp-gpudirect",
 )
 
 

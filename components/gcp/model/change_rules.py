@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
-from components.model.catalog.rejections import REBUILD_CLUSTER, ReplacementNote
+from components.model.catalog.rejections import REBUILD_CLUSTER, Refusal, ReplacementNote
 
 # ForceNew children of terraform-provider-google's shared ``schemaNodeConfig`` (node_config.go),
 # relative to ``nodeConfig``. The same block sits on the node pool and, for the default pool, on
@@ -70,6 +70,9 @@ REPLACEMENT_PATHS: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
             "networkConfig.podIpv4CidrBlock",
             "networkConfig.podRange",
             "placementPolicy.policyName",
+            # placement_policy.type is ForceNew too (resource_container_node_pool.go
+            # @e03b7622 L559-616): turning GPUDirect's compact placement on replaces the pool.
+            "placementPolicy.type",
             "project",
             "queuedProvisioning",
             *_under("nodeConfig", _GKE_NODE_CONFIG_FORCE_NEW),
@@ -210,6 +213,42 @@ MANAGED_DOWNTIME: Final[Mapping[str, str]] = MappingProxyType(
     {
         "pulumi:providers:gcp": (
             "the provider's project changed: the resource is recreated in the new project"
+        ),
+    }
+)
+
+# GPUDirect's cluster settings (components/gcp/model/fabric.py), set only on a cluster created
+# with fabric pools: Dataplane V2 is chosen at creation (terraform-provider-google
+# resource_container_cluster.go @e03b7622 L2438-2483: `datapath_provider` ForceNew), and
+# multi-networking requires it (GKE docs setup-multinetwork-support-for-pods, Requirements).
+# gpufleet ignores both on a running cluster (components/gcp/cluster.py), so adding the first
+# fabric pool never recreates it; `diff` says the change is not applied, and what to do.
+_FABRIC_INSTEAD = (
+    "a GKE cluster gets Dataplane V2 and multi-networking only when it is created: create the "
+    "fabric pool in a new stack whose cluster starts with it (gpuPools[].interconnect: fabric "
+    "from the first `up`) and move the training jobs over, or keep interconnect: none here"
+)
+_FABRIC_SOURCE = (
+    "terraform-provider-google resource_container_cluster.go @e03b7622 (datapath_provider "
+    "ForceNew); docs.cloud.google.com/kubernetes-engine/docs/how-to/"
+    "setup-multinetwork-support-for-pods (multi-networking requires Dataplane V2)"
+)
+REFUSED_IN_PLACE: Final[Mapping[str, tuple[Refusal, ...]]] = MappingProxyType(
+    {
+        "gcp:container/cluster:Cluster": (
+            Refusal(
+                "datapathProvider",
+                "Dataplane V2, which GPUDirect's multi-networking needs, is set when the "
+                f"cluster is created; gpufleet never recreates a running cluster for it "
+                f"({_FABRIC_SOURCE})",
+                _FABRIC_INSTEAD,
+            ),
+            Refusal(
+                "enableMultiNetworking",
+                "multi-networking needs Dataplane V2, which is set when the cluster is "
+                f"created ({_FABRIC_SOURCE})",
+                _FABRIC_INSTEAD,
+            ),
         ),
     }
 )

@@ -26,6 +26,8 @@ from components.gcp.model import (
 from components.gcp.model import cluster_needs as gke_needs
 from components.gcp.model import config as gcp_config
 from components.gcp.model import daemonsets as gke_daemonsets
+from components.gcp.model import fabric as gke_fabric
+from components.gcp.model import nccl_test as gke_nccl_test
 from components.gcp.model import offerings as gcp_offerings
 from components.gcp.model import resources as gcp_resources
 from components.gcp.model.catalog import CATALOG, MACHINE_NAMES
@@ -35,10 +37,12 @@ from components.model.allocatable import NodeAllocatable
 from components.model.catalog.gpus import GpuModel, MachineType
 from components.model.cloud import NameRule
 from components.model.daemonsets import NodeDaemonSet
+from components.model.fabric import FabricFacts, NcclTest, PoolFabric
 from components.model.lifecycle import Assessment
 from components.model.managed_cloud import ManagedCloud, SharingVia
 from components.model.offerings import Offerings
 from components.model.pool_kind import PoolKind
+from components.model.pool_spec import PoolSpec
 from components.model.problems import Problem
 from components.model.schema import (
     ClusterConfig,
@@ -174,6 +178,20 @@ class Gcp(ManagedCloud):
 
     def system_node_labels(self) -> dict[str, str]:
         return {"cloud.google.com/gke-nodepool": "system"}
+
+    # --- GPUDirect (`gpuPools[].interconnect: fabric`; fabric.py, nccl_test.py) ---------------
+
+    def fabric_facts(self, machine_type: str) -> FabricFacts | None:
+        entry = gke_fabric.FABRICS.get(machine_type)
+        return entry[1] if entry else None
+
+    def pool_fabric(
+        self, config: StackConfig, pool: GpuPoolConfig, facts: FabricFacts, zone: str
+    ) -> PoolFabric:
+        return gke_fabric.pool_fabric(config, pool, facts, zone)
+
+    def nccl_test(self, config: StackConfig, pool: PoolSpec, nodes: int) -> NcclTest | None:
+        return gke_nccl_test.nccl_test(pool, nodes)
 
     # --- GPU software -----------------------------------------------------------------------
 

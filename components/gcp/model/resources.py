@@ -25,6 +25,10 @@ COMPONENT_ROLES: Final[Mapping[str, str]] = MappingProxyType(
         "gpufleet:gcp:Cluster": "the stack creates its GKE cluster (not `cluster.existing`)",
         "gpufleet:gcp:AdoptedCluster": "the stack adds GPU pools to an existing GKE cluster",
         "gpufleet:gcp:GpuNodePool": "the GPU pool of that name is in `gpuPools`",
+        "gpufleet:gcp:GpuDirect": (
+            "a GPU pool has `interconnect: fabric` (GPUDirect's extra VPCs, Network objects "
+            "and NCCL plugin installers)"
+        ),
         "gpufleet:gcp:DriverInstaller": (
             "`gpuSoftware.mode` is gpu-operator on GKE (Google's driver installer feeds the "
             "operator)"
@@ -49,6 +53,8 @@ HIGHLIGHTS: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
             "autoscaling",
             "nodeLocations",
             "nodeConfig.taints",
+            "networkConfig.additionalNodeNetworkConfigs",
+            "placementPolicy.type",
         ),
     }
 )
@@ -70,6 +76,7 @@ def _node_pool(inputs: Mapping[str, Any], name: str) -> list[DeclaredPool]:
 
 RESOURCES: Final = ResourceKnowledge(
     replacement_paths=change_rules.REPLACEMENT_PATHS,
+    refused_in_place=change_rules.REFUSED_IN_PLACE,
     name_inputs=change_rules.NAME_INPUTS,
     downtime=change_rules.DOWNTIME,
     same_name_instead=change_rules.SAME_NAME_INSTEAD,

@@ -1,0 +1,241 @@
+"""GPUDirect on GKE on the whole graph (`gcp-gpudirect`: an A3 Mega pool with
+`interconnect: fabric`): the eight GPU VPCs and subnets at GKE's MTU, the cluster's Dataplane V2
+and multi-networking, the Network objects, the node pool's extra NICs and compact placement,
+the NCCL plugin installer on fabric nodes only, day two (`diff`), each refusal at its edge, and
+the NCCL test's pod contract.
+
+Facts and sources: components/gcp/model/fabric.py, gpudirect_installer.py, nccl_test.py.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import hashlib
+import json
+from typing import Any
+
+import kubernetes_validate
+import pytest
+
+from components.gcp.model import fabric as gke_fabric
+from components.gcp.model import gpudirect_installer
+from components.gcp.model.cloud import GCP
+from components.model.config import ConfigError, parse_config
+from components.model.labels import POOL_LABEL
+from components.model.pools import resolve_pool
+from components.tooling.diff import diff_plans, render_text
+from components.tooling.stacks import load_stack
+from tests.conftest import plan_of
+
+pytestmark = pytest.mark.xdist_group("gke-gpudirect")
+
+STACK = "gcp-gpudirect"
+NODE_POOL = "gcp:container/nodePool:NodePool"
+CLUSTER = "gcp:container/cluster:Cluster"
+NETWORK = "gcp:compute/network:Network"
+SUBNET = "gcp:compute/subnetwork:Subnetwork"
+CONFIG_GROUP = "kubernetes:yaml/v2:ConfigGroup"
+
+
+def _raw(**changes: Any) -> dict[str, Any]:
+    """gcp-gpudirect's gpufleet keys, its fabric pool changed."""
+    raw = copy.deepcopy(dict(load_stack(STACK).gpufleet))
+    raw["gpuPools"][0].update(changes)
+    return raw
+
+
+def _pools(**changes: Any) -> dict[str, Any]:
+    return {"gpufleet:gpuPools": _raw(**changes)["gpuPools"]}
+
+
+def _plain_pool_added() -> dict[str, Any]:
+    """gcp-gpudirect plus an A3 Mega pool without the fabric."""
+    pools = _pools()["gpufleet:gpuPools"]
+    plain = {k: v for k, v in pools[0].items() if k not in ("interconnect", "capacity", "gcp")}
+    return {"gpufleet:gpuPools": [*pools, {**plain, "name": "a3-plain"}]}
+
+
+def _node_pool(overrides: dict[str, Any] | None, name: str = "a3-mega") -> dict[str, Any]:
+    (pool,) = [r for r in plan_of(STACK, overrides).of_type(NODE_POOL) if r.inputs["name"] == name]
+    return dict(pool.inputs)
+
+
+def test_the_a3_mega_pool_gets_eight_gpu_vpcs_with_gkes_mtu_in_its_region() -> None:
+    plan = plan_of(STACK)
+    networks = [r.inputs for r in plan.of_type(NETWORK) if "-tcpxo-" in r.inputs["name"]]
+    subnets = [r.inputs for r in plan.of_type(SUBNET) if "-tcpxo-" in r.inputs["name"]]
+    assert len(networks) == len(subnets) == 8
+    assert {n["mtu"] for n in networks} == {8244}
+    assert all(not n["autoCreateSubnetworks"] for n in networks)
+    assert {s["region"] for s in subnets} == {"us-central1"}
+    cidrs = sorted(s["ipCidrRange"] for s in subnets)
+    assert len(set(cidrs)) == 8 and all(c.startswith("192.168.") for c in cidrs)
+
+
+def test_the_node_pool_attaches_every_gpu_network_in_order_and_is_compact() -> None:
+    inputs = _node_pool(None)
+    extra = inputs["networkConfig"]["additionalNodeNetworkConfigs"]
+    assert [e["network"] for e in extra] == [f"gpufleet-gpudirect-tcpxo-a-{i}" for i in range(1, 9)]
+    assert [e["subnetwork"] for e in extra] == [e["network"] for e in extra]
+    assert inputs["placementPolicy"] == {"type": "COMPACT"}
+    assert inputs["nodeLocations"] == ["us-central1-a"]
+    assert inputs["nodeConfig"]["gvnic"] == {"enabled": True}
+
+
+def test_a_pool_on_a_specific_reservation_takes_its_placement_not_compact() -> None:
+    reservation = {
+        "name": "projects/ml-training-prod/reservations/a3-mega-training",
+        "zones": ["us-central1-a"],
+        "machineType": "a3-megagpu-8g",
+        "count": 4,
+    }
+    reserved = _pools(capacity="reserved", gcp={"reservation": reservation})
+    inputs = _node_pool(reserved)
+    assert "placementPolicy" not in inputs
+    assert len(inputs["networkConfig"]["additionalNodeNetworkConfigs"]) == 8
+    config = parse_config(_raw(capacity="reserved", gcp={"reservation": reservation}))
+    facts = GCP.fabric_facts("a3-megagpu-8g")
+    assert facts is not None
+    fabric = GCP.pool_fabric(config, config.gpu_pools[0], facts, "us-central1-a")
+    assert fabric.placement_max_nodes is None and "reservation" in fabric.placement
+
+
+def test_a_plain_pool_beside_it_has_no_extra_networks_and_no_placement() -> None:
+    inputs = _node_pool(_plain_pool_added(), "a3-plain")
+    assert "networkConfig" not in inputs and "placementPolicy" not in inputs
+
+
+def test_the_cluster_is_created_with_dataplane_v2_and_multi_networking_kept_after() -> None:
+    (cluster,) = plan_of(STACK).of_type(CLUSTER)
+    assert cluster.inputs["datapathProvider"] == "ADVANCED_DATAPATH"
+    assert cluster.inputs["enableMultiNetworking"] is True
+    assert {"datapathProvider", "enableMultiNetworking"} <= set(cluster.ignore_changes)
+    (plain,) = plan_of("gcp-dev").of_type(CLUSTER)
+    assert "datapathProvider" not in plain.inputs
+
+
+def test_each_gpu_network_has_its_param_set_and_network_object() -> None:
+    plan = plan_of(STACK)
+    params = plan.of_type("kubernetes:networking.gke.io/v1:GKENetworkParamSet")
+    objects = plan.of_type("kubernetes:networking.gke.io/v1:Network")
+    assert len(params) == len(objects) == 8
+    by_name = {p.inputs["metadata"]["name"]: p.inputs["spec"] for p in params}
+    assert by_name["tcpxo-a-3"] == {
+        "vpc": "gpufleet-gpudirect-tcpxo-a-3",
+        "vpcSubnet": "gpufleet-gpudirect-tcpxo-a-3",
+        "deviceMode": "NetDevice",
+    }
+    refs = {o.inputs["spec"]["parametersRef"]["name"] for o in objects}
+    assert refs == set(by_name)
+
+
+def test_the_tcpxo_installer_and_device_injector_land_on_fabric_pools_only() -> None:
+    plan = plan_of(STACK, _plain_pool_added())
+    daemonsets = {
+        obj["metadata"]["name"]: obj
+        for group in plan.of_type(CONFIG_GROUP)
+        for obj in group.inputs.get("objs") or []
+        if obj.get("kind") == "DaemonSet"
+    }
+    assert set(daemonsets) >= {"gpufleet-nccl-tcpxo-installer", "gpufleet-device-injector"}
+    for name in ("gpufleet-nccl-tcpxo-installer", "gpufleet-device-injector"):
+        terms = daemonsets[name]["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
+            "requiredDuringSchedulingIgnoredDuringExecution"
+        ]["nodeSelectorTerms"]
+        for term in terms:
+            assert {"key": POOL_LABEL, "operator": "In", "values": ["a3-mega"]} in term[
+                "matchExpressions"
+            ]
+    image = daemonsets["gpufleet-nccl-tcpxo-installer"]["spec"]["template"]["spec"][
+        "initContainers"
+    ][1]["image"]
+    assert image.endswith("nccl-plugin-gpudirecttcpx-dev:v1.0.15")
+
+
+def test_a_stack_without_fabric_pools_gets_none_of_it() -> None:
+    plan = plan_of(STACK, _pools(interconnect="none"))
+    assert not [r for r in plan.of_type(NETWORK) if "-tcpxo-" in r.inputs["name"]]
+    assert not plan.of_type("kubernetes:networking.gke.io/v1:Network")
+    assert "networkConfig" not in _node_pool(_pools(interconnect="none"))
+
+
+def test_diff_turning_the_fabric_on_replaces_the_pool_and_refuses_the_cluster_change() -> None:
+    before = plan_of(STACK, _pools(interconnect="none")).to_json()
+    diff = diff_plans(before, plan_of(STACK).to_json())
+    (pool,) = [c for c in diff.changed if c.type == NODE_POOL]
+    assert pool.verdict == "replace"
+    assert "networkConfig.additionalNodeNetworkConfigs" in pool.replace_paths
+    assert "placementPolicy.type" in pool.replace_paths
+    (cluster,) = [c for c in diff.changed if c.type == CLUSTER]
+    assert cluster.verdict != "replace"
+    text = render_text(diff)
+    assert "Dataplane V2" in text and "created" in text
+
+
+def _fabric_problems(**changes: Any) -> list[str]:
+    try:
+        parse_config(_raw(**changes))
+    except ConfigError as refused:
+        return [str(p) for p in refused.problems]
+    return []
+
+
+def test_a_fabric_pool_takes_one_zone_and_not_two() -> None:
+    assert _fabric_problems(zones=["us-central1-a"]) == []
+    (problem,) = _fabric_problems(zones=["us-central1-a", "us-central1-b"])
+    assert problem.startswith("gpuPools[0].zones:") and "one zone" in problem
+
+
+def test_the_nccl_test_carries_the_pools_annotations_and_the_tcpxo_sidecar() -> None:
+    config = parse_config(_raw())
+    pool_config = config.gpu_pools[0]
+    facts = GCP.fabric_facts("a3-megagpu-8g")
+    assert facts is not None and facts.resource is None
+    fabric = GCP.pool_fabric(config, pool_config, facts, "us-central1-a")
+    assert fabric.placement == "compact placement" and fabric.placement_max_nodes == 1500
+    interfaces = json.loads(fabric.pod_annotations["networking.gke.io/interfaces"])
+    assert [i["network"] for i in interfaces] == ["default"] + [f"tcpxo-a-{i}" for i in range(1, 9)]
+    assert fabric.requested_by({}, fabric.pod_annotations)
+    assert not fabric.requested_by({"nvidia.com/gpu": 8}, {})
+    spec = resolve_pool(config, pool_config)
+    test = GCP.nccl_test(config, dataclasses.replace(spec, fabric=fabric), 3)
+    assert test is not None and test.expected is not None
+    assert test.expected.collective == "all_gather" and test.expected.busbw_gbytes_per_s == 188.7
+    pods = [m for m in test.manifests if m["kind"] == "Pod"]
+    assert len(pods) == 3
+    containers = [c["name"] for c in pods[0]["spec"]["containers"]]
+    assert containers == ["tcpxo-daemon", "nccl-test"]
+    assert pods[0]["metadata"]["annotations"] == dict(fabric.pod_annotations)
+    assert "devices.gke.io/container.tcpxo-daemon" in fabric.pod_annotations
+    assert pods[0]["spec"]["nodeSelector"] == {POOL_LABEL: "a3-mega"}
+    assert test.result_command.endswith("nccl-host-1 nccl-host-2 nccl-host-3")
+
+
+def test_every_gke_fabric_row_has_a_source_and_rdma_has_no_sidecar() -> None:
+    for machine, (mode, facts) in gke_fabric.FABRICS.items():
+        assert facts.machine_type == machine and facts.source
+        assert gke_fabric.MODES[mode].kind == facts.kind
+    rdma = gke_fabric.MODES["rdma"]
+    assert rdma.sidecar is None and rdma.mtu == 8896 and rdma.rdma
+
+
+def test_the_vendored_installers_are_googles_files_unchanged() -> None:
+    for file, digest in gpudirect_installer.VENDORED_SHA256.items():
+        data = (gpudirect_installer.DATA / file).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == digest, file
+
+
+def test_the_installers_and_the_nccl_test_validate_against_kubernetes() -> None:
+    config = parse_config(_raw())
+    version = config.cluster.kubernetes_version
+    for manifest in gpudirect_installer.manifests(gke_fabric.fabric_groups(config)):
+        kubernetes_validate.validate(manifest, version, strict=True)
+    facts = GCP.fabric_facts("a3-megagpu-8g")
+    assert facts is not None
+    pool = config.gpu_pools[0]
+    fabric = GCP.pool_fabric(config, pool, facts, "us-central1-a")
+    test = GCP.nccl_test(config, dataclasses.replace(resolve_pool(config, pool), fabric=fabric), 2)
+    assert test is not None
+    for manifest in test.manifests:
+        kubernetes_validate.validate(dict(manifest), version, strict=True)
