@@ -9,6 +9,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
+
 from components.aws.model import fabric, nccl
 from components.aws.model.catalog import CATALOG
 from components.aws.model.cloud import AWS
@@ -19,6 +21,7 @@ from components.aws.model.kinds.managed import MANAGED
 from components.aws.model.kinds.self_managed import SELF_MANAGED
 from components.model.config import parse_config
 from components.model.pools import POOL_LABEL, resolve_pool
+from components.model.problems import ConfigError
 from components.model.schema import StackConfig
 from components.tooling.diff import diff_plans
 from components.tooling.stacks import load_stack
@@ -230,9 +233,16 @@ def test_the_pool_fabric_names_its_placement() -> None:
     assert reserved.placement_max_nodes is None
 
 
-def test_a_managed_fabric_pool_with_a_placement_group_has_exactly_one_zone() -> None:
+def test_a_fabric_pool_in_two_zones_is_refused_once_by_the_shared_rule() -> None:
+    """A cluster placement group is one zone's (EC2), and the shared rule keeps every fabric
+    pool in one zone: one problem, whatever the group kind."""
+    for group in ("managed", "self-managed"):
+        raw = copy.deepcopy(dict(load_stack(STACK).gpufleet))
+        pool = raw["gpuPools"][0]
+        pool["zones"] = ["us-east-1a", "us-east-1b"]
+        pool.setdefault("aws", {})["nodeGroup"] = group
+        with pytest.raises(ConfigError) as refused:
+            parse_config(raw)
+        zone_problems = [p for p in refused.value.problems if p.path.endswith("zones")]
+        assert [p.path for p in zone_problems] == ["gpuPools[0].zones"], group
     assert _kind_problems(MANAGED, zones=["us-east-1a"]) == []
-    (problem,) = _kind_problems(MANAGED, zones=["us-east-1a", "us-east-1b"])
-    assert problem.startswith("gpuPools[0].zones: a fabric pool of managed node groups has one")
-    # Self-managed groups take a placement group each: two zones are fine.
-    assert _kind_problems(SELF_MANAGED, zones=["us-east-1a", "us-east-1b"]) == []

@@ -36,7 +36,6 @@ from typing import Final, Literal
 
 from components.gcp.model.config import pool_options
 from components.model.fabric import FabricFacts, NcclFigure, PoolFabric
-from components.model.problems import Problem
 from components.model.schema import GpuPoolConfig, StackConfig
 
 MACHINE = "https://cloud.google.com/compute/docs/gpus/gpu-network-bandwidth"
@@ -303,9 +302,11 @@ def _group(cluster: str, mode: GpuDirectMode, zone: str, index: int) -> FabricGr
     return FabricGroup(mode, zone, zone.rsplit("-", 1)[0], tuple(networks), ())
 
 
-def fabric_zone(pool: GpuPoolConfig) -> str | None:
-    """The one zone a fabric pool runs in (its `zones` names exactly one; else None)."""
-    return pool.zones[0] if pool.zones and len(pool.zones) == 1 else None
+def fabric_zone(pool: GpuPoolConfig, cluster_zones: Sequence[str] | None) -> str | None:
+    """The one zone a fabric pool runs in (its zones, else the cluster's, name exactly one;
+    else None: the shared check refuses it, components/model/fabric_checks.py)."""
+    zones = pool.zones or cluster_zones or []
+    return zones[0] if len(zones) == 1 else None
 
 
 def fabric_groups(config: StackConfig) -> tuple[FabricGroup, ...]:
@@ -314,7 +315,7 @@ def fabric_groups(config: StackConfig) -> tuple[FabricGroup, ...]:
     pools: dict[tuple[ModeKey, str], list[str]] = {}
     for pool in config.gpu_pools:
         mode = mode_of(pool.machine_type or "") if pool.interconnect == "fabric" else None
-        zone = fabric_zone(pool)
+        zone = fabric_zone(pool, config.cluster.zones)
         if mode is not None and zone is not None:
             pools.setdefault((mode.key, zone), []).append(pool.name)
     groups = []
@@ -373,29 +374,6 @@ def pool_fabric(
         request_annotation_keys=(INTERFACES_ANNOTATION,),
         notes=tuple(notes),
     )
-
-
-def fabric_problems(pool: GpuPoolConfig, path: str) -> list[Problem]:
-    """What GKE cannot build for a fabric pool, every problem at once."""
-    if pool.interconnect != "fabric":
-        return []
-    mode = mode_of(pool.machine_type or "")
-    if mode is None:
-        return []  # a machine type without a fabric is the shared check's refusal
-    problems: list[Problem] = []
-    if fabric_zone(pool) is None:
-        problems.append(
-            Problem(
-                f"{path}.zones",
-                "a fabric pool runs in one zone (its extra networks and placement are zonal): "
-                "name exactly one zone",
-                pool.zones,
-                is_default=pool.zones is None,
-            )
-        )
-    # No maxNodes check against compact placement's 1,500: a one-zone pool is held to GKE's
-    # 1,000 nodes per pool and zone already (components/gcp/model/node_limits.py).
-    return problems
 
 
 def fabric_pools(config: StackConfig) -> Sequence[str]:

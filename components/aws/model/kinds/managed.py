@@ -3,7 +3,7 @@ autoscaler reads a group's labels and taints (eks:DescribeNodegroup) to scale it
 
 from __future__ import annotations
 
-from components.aws.model import allocatable, capacity, fabric, groups, provisioners
+from components.aws.model import allocatable, capacity, groups, provisioners
 from components.aws.model.kinds.autoscaler_groups import AutoscalerGroups
 from components.model.capacity import CapacityOrder
 from components.model.catalog.gpus import MachineType
@@ -34,27 +34,6 @@ class ManagedNodeGroups(AutoscalerGroups):
             f"to {capacity.RESERVATIONS_FIRST_PREFERENCE}), or use cluster.aws.provisioner: "
             "karpenter"
         )
-
-    def fabric_problems(
-        self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str
-    ) -> list[Problem]:
-        """A managed group names its placement group in the pool's one launch template, and a
-        cluster placement group is one zone's: a fabric pool that gets one has one zone."""
-        problems = super().fabric_problems(cluster, pool, path)
-        found = fabric.fabric_group(pool)
-        zones = list(pool.zones or cluster.zones or [])
-        if found is not None and found.placement_group and len(zones) != 1:
-            problems.append(
-                Problem(
-                    f"{path}.zones",
-                    "a fabric pool of managed node groups has one zone: its launch template "
-                    "names the zone's cluster placement group (EC2: one Availability Zone per "
-                    "cluster placement group); list one zone, make a pool per zone, or use "
-                    "aws.nodeGroup: self-managed (a placement group per zone's group)",
-                    zones,
-                )
-            )
-        return problems
 
     def max_pods(self, machines: list[MachineType]) -> int | None:
         # A managed group caps maxPods by its smallest type (components/aws/model/allocatable.py).

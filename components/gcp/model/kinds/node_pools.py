@@ -10,7 +10,6 @@ from components.gcp.model import capacity as gke_capacity
 from components.gcp.model import capacity_checks, image_start, node_limits
 from components.gcp.model import config as gcp_config
 from components.gcp.model.catalog import CATALOG
-from components.gcp.model.fabric import fabric_problems
 from components.gcp.model.gpu_zones import zone_rule
 from components.model.capacity import SPOT, CapacityOrder, ReservationCap, declared_order
 from components.model.catalog.gpus import MachineType
@@ -91,9 +90,6 @@ class NodePools(PoolKind):
                 )
             )
         problems += node_limits.pool_problems(pool.max_nodes, pool.zones or cluster.zones, path)
-        # GPUDirect's zonal networks (fabric.py): a node-pool setting, checked with the pool's
-        # others; `fabric_problems` is left to what every kind shares.
-        problems += fabric_problems(pool, path)
         order = capacity_order(pool)
         written = pool.capacity is not None
         for machine in machines_of(pool):
