@@ -254,8 +254,10 @@ REFUSED_AT_PLAN_TIME = {
     ("gcp-flex-start", "spot"): "contradicts gpuPools\\[0\\].capacity \\(reserved\\)",
     ("gcp-flex-start", "machine-type"): "consumes a specific reservation only with VMs of its",
     ("gcp-flex-start", "zones"): "a specific reservation is zonal",
-    # A GPUDirect pool's networks and placement are zonal (components/gcp/model/fabric.py).
-    ("gcp-gpudirect", "zones"): "a fabric pool runs in one zone",
+    # A fabric pool's placement and GPU network are one zone's (components/model/fabric_checks.py).
+    ("gcp-gpudirect", "zones"): "a fabric pool runs in exactly one zone",
+    ("aws-efa", "zones"): "a fabric pool runs in exactly one zone",
+    ("azure-infiniband", "zones"): "a fabric pool runs in exactly one zone",
     # A pool in a capacity reservation group is on-demand: Spot VMs use no reservation.
     ("azure-reserved", "spot"): "spot: true means capacity: spot exactly",
 }
