@@ -64,12 +64,14 @@ class Azure(ManagedCloud):
     adopts_clusters = True
     resource_knowledge = azure_resources.RESOURCES
     # Where the existing cluster is, the node subnet for the GPU pools (default: the first
-    # agent pool's), and how the Kubernetes provider signs in on an Entra ID cluster.
+    # agent pool's), how the Kubernetes provider signs in on an Entra ID cluster, and which
+    # kind of GPU pool the cluster takes (it must run that provisioner already: adopted.py).
     adopted_cluster_keys = (
         "subscription_id",
         "resource_group_name",
         "vnet_subnet_id",
         "kubelogin_mode",
+        "provisioner",
     )
     pool_options = azure_config.AzurePoolOptions
     software_options = azure_config.AksSoftwareOptions

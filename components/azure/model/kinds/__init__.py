@@ -3,6 +3,7 @@ the cluster autoscaler scales (the default), or node auto-provisioning's NodePoo
 
 from __future__ import annotations
 
+from components.azure.model import nap
 from components.azure.model.config import cluster_options
 from components.azure.model.kinds.agent_pools import AGENT_POOLS, AgentPools
 from components.azure.model.kinds.node_auto_provisioning import (
@@ -24,3 +25,9 @@ def gpu_pool_kind(cluster: ClusterConfig) -> AgentPools | NodeAutoProvisioning:
 def auto_provisioning(cluster: ClusterConfig) -> bool:
     """Whether the cluster runs node auto-provisioning (its provisioning profile in Auto mode)."""
     return gpu_pool_kind(cluster) is NODE_AUTO_PROVISIONING
+
+
+def provisioning_mode(provisioner: str | None) -> str:
+    """The cluster's nodeProvisioningProfile mode a `cluster.azure.provisioner` value (as
+    written; None: the default) runs on: Auto for node auto-provisioning, else AKS's Manual."""
+    return nap.PROVISIONING_MODE if provisioner == "node-auto-provisioning" else "Manual"
