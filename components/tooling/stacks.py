@@ -51,6 +51,7 @@ EXAMPLE_STACKS: tuple[str, ...] = (
     "azure-a100-mig",
     "azure-dev",
     "azure-existing",
+    "azure-nap",
     "azure-reserved",
     "existing-dev",
     "gcp-a100-mig",
