@@ -52,7 +52,8 @@ def build_nap_pools(
                     node_class=NodeClassDocument(
                         api_version=nap.NODE_CLASS_API_VERSION,
                         kind=nap.NODE_CLASS_KIND,
-                        spec=nap.node_class_spec(pool.disk_size_gb, driver, subnet_id, tags),
+                        spec=nap.node_class_spec(pool.disk_size_gb, driver, tags)
+                        | ({"vnetSubnetID": subnet_id} if subnet_id is not None else {}),
                     ),
                     node_pool=karpenter_pool.node_pool(
                         pool,

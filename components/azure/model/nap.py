@@ -27,8 +27,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-import pulumi
-
 from components.azure.model.config import cluster_options, pool_options
 from components.model.problems import Problem
 from components.model.schema import ClusterConfig, GpuPoolConfig
@@ -159,20 +157,13 @@ def capacity_advice() -> str:
     )
 
 
-def node_class_spec(
-    disk_size_gb: int,
-    driver: str,
-    subnet_id: pulumi.Input[str] | None,
-    tags: Mapping[str, str],
-) -> dict[str, Any]:
+def node_class_spec(disk_size_gb: int, driver: str, tags: Mapping[str, str]) -> dict[str, Any]:
     """The pool's AKSNodeClass spec: AKS's Ubuntu image, the pool's disk, who installs the
-    driver, the cluster's node subnet (None: the cluster's own default) and gpufleet's tags."""
-    spec: dict[str, Any] = {
+    driver and gpufleet's tags (the component adds the node subnet, `vnetSubnetID`, where the
+    stack knows it; without one NAP uses the cluster's own)."""
+    return {
         "imageFamily": IMAGE_FAMILY,
         "osDiskSizeGB": disk_size_gb,
         "gpu": {"mode": GPU_MODE[driver]},
         "tags": dict(tags),
     }
-    if subnet_id is not None:
-        spec["vnetSubnetID"] = subnet_id
-    return spec
