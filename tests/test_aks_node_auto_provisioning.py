@@ -20,6 +20,9 @@ from components.model.config import ConfigError, parse_config
 from components.model.pools import resolve_pools
 from components.tooling.diff import diff_plans
 from components.tooling.engine import Plan
+from components.tooling.fit import fit_templates
+from components.tooling.pool_views import pool_checks
+from components.tooling.scheduling.workloads import read_workloads
 from components.tooling.stacks import load_stack
 from tests.conftest import plan_of
 
@@ -335,3 +338,37 @@ def test_a_node_class_edit_only_changes_new_nodes() -> None:
     assert not node_class.replace_paths
     assert [n.effect for n in node_class.node_notes] == ["new-nodes"]
     assert "budget for Drifted is 0" in node_class.node_notes[0].says
+
+
+SPOT_JOB = """
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      nodeSelector: {gpufleet.io/pool: a100}
+      tolerations:
+        - {key: sku, operator: Equal, value: gpu, effect: NoSchedule}
+%s
+      containers:
+        - name: c
+          image: x
+          resources: {limits: {nvidia.com/gpu: 1}}
+"""
+SPOT_TOLERATION = (
+    "        - {key: kubernetes.azure.com/scalesetpriority, operator: Equal, value: spot, "
+    "effect: NoSchedule}"
+)
+
+
+@pytest.mark.parametrize(("toleration", "fits"), [(SPOT_TOLERATION, True), ("", False)])
+def test_fit_lets_only_a_job_that_tolerates_spot_onto_a_spot_fallback_pool(
+    toleration: str, fits: bool
+) -> None:
+    config = parse_config(_raw())
+    templates = read_workloads(SPOT_JOB % toleration).templates
+    (verdict,) = fit_templates(templates, pool_checks(config))
+    (a100,) = [pool for pool in verdict.pools if pool.pool == "a100"]
+    assert a100.fits == fits, a100.reasons
