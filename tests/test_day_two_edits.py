@@ -196,6 +196,7 @@ EXPECTED: dict[str, dict[str, str]] = {
     },
     "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass": {"disk-size": "update"},
     "kubernetes:eks.amazonaws.com/v1:NodeClass": {"disk-size": "update"},
+    "kubernetes:karpenter.azure.com/v1beta1:AKSNodeClass": {"disk-size": "update"},
     "aws:eks/nodeGroup:NodeGroup": {
         # A new version is UpdateNodegroupVersion: every node of the group is replaced.
         "kubernetes-minor": "roll",
@@ -249,6 +250,10 @@ REFUSED_AT_PLAN_TIME = {
     ("gcp-existing", "system-pool-size"): "belongs to the existing cluster",
     ("aws-existing", "system-pool-size"): "belongs to the existing cluster",
     ("azure-existing", "system-pool-size"): "belongs to the existing cluster",
+    # AKS node auto-provisioning: NodePools keep no minimum, and Auto mode runs no autoscaling
+    # agent pool, so the system pool is fixed (components/azure/model/nap.py).
+    ("azure-nap", "min-nodes"): "AKS node auto-provisioning keeps no minimum",
+    ("azure-nap", "system-pool-size"): "creates no autoscaling agent pool",
     # A pool on a specific reservation: Spot consumes none, nor another machine type, nor
     # another zone than the reservation's (GKE; components/gcp/model/capacity.py).
     ("gcp-flex-start", "spot"): "contradicts gpuPools\\[0\\].capacity \\(reserved\\)",

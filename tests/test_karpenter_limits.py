@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from components.aws.model import karpenter
-from components.aws.model.catalog import CATALOG
+from components.model.registry import CLOUDS
 from components.tooling.engine import Plan
 from components.tooling.stacks import load_stack
 from tests.conftest import over_every_stack, plan_of
@@ -35,9 +35,12 @@ def _types(pool: dict[str, Any]) -> list[str]:
     return list(requirements[INSTANCE_TYPE])
 
 
-def _largest(pool: dict[str, Any], accelerator: str) -> tuple[int, float]:
-    """vCPUs and memory (GiB) of the pool's largest type, from the catalog."""
-    machines = [CATALOG.machine(accelerator, name) for name in _types(pool)]
+def _largest(pool: dict[str, Any], accelerator: str, cloud: str) -> tuple[int, float]:
+    """vCPUs and memory (GiB) of the pool's largest type, from the cloud's catalog (EKS's
+    Karpenter and Auto Mode, AKS node auto-provisioning)."""
+    catalog = CLOUDS[cloud].catalog
+    assert catalog is not None
+    machines = [catalog.machine(accelerator, name) for name in _types(pool)]
     assert all(machines), _types(pool)
     return max(m.vcpus for m in machines if m), max(m.memory_gib for m in machines if m)
 
@@ -48,7 +51,7 @@ def _check(plan: Plan) -> int:
     for pool in _node_pools(plan):
         contract = outputs[pool["metadata"]["name"]]
         max_nodes = contract["maxNodes"]
-        vcpus, memory = _largest(pool, contract["accelerator"])
+        vcpus, memory = _largest(pool, contract["accelerator"], contract["cloud"])
         limits = pool["spec"]["limits"]
         cpu, mem = int(limits["cpu"]), _gib(limits["memory"])
         gpu_limit = int(limits[contract["gpuResource"]])

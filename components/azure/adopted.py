@@ -153,4 +153,5 @@ def facts_of(
         has_node_os_window=has_node_os_window,
         pools=pools_of(profiles),
         control_plane_identity_id=control_plane_identity_of(found.identity),
+        node_provisioning_mode=getattr(found.node_provisioning_profile, "mode", None),
     )

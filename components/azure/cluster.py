@@ -17,6 +17,7 @@ from pulumi_azure_native.provider import Provider as AzureProvider
 from components.azure import credentials, network, system_pool
 from components.azure.deployed import deployed_cluster
 from components.azure.managed_cluster import managed_cluster
+from components.azure.model import kinds
 from components.azure.model.config import cluster_options
 from components.azure.model.deployed import DeployedCluster
 from components.azure.model.reservations import IDENTITY_ID, IDENTITY_KEY, grant_scopes
@@ -110,6 +111,7 @@ class AksCluster(pulumi.ComponentResource):
             self.subnet_id,
             cfg.kubernetes_version,
             pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.cluster])),
+            autoscaled=not kinds.auto_provisioning(cfg),
         )
         self.oidc_issuer_url = self.cluster.oidc_issuer_profile.apply(
             lambda profile: profile.issuer_url if profile else ""

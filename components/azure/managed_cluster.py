@@ -8,6 +8,7 @@ import pulumi
 from pulumi_azure_native import containerservice
 
 from components.azure import system_pool
+from components.azure.model import kinds, nap
 from components.azure.model.config import cluster_options
 from components.model.pools import PoolSpec
 from components.model.schema import ClusterConfig
@@ -32,6 +33,7 @@ def managed_cluster(
 ) -> containerservice.ManagedCluster:
     """The cluster, with the system pool's count sent only when this `up` creates it."""
     aks = cluster_options(cfg)
+    auto_provisioning = kinds.auto_provisioning(cfg)
     identity_id = aks.control_plane_identity_id
     entra_id = aks.authentication == "entra-id"
     return containerservice.ManagedCluster(
@@ -98,7 +100,16 @@ def managed_cluster(
         auto_upgrade_profile=containerservice.ManagedClusterAutoUpgradeProfileArgs(
             upgrade_channel="patch", node_os_upgrade_channel="NodeImage"
         ),
-        agent_pool_profiles=[system_pool.inline_profile(system, subnet_id, creating)],
+        agent_pool_profiles=[
+            system_pool.inline_profile(system, subnet_id, creating, not auto_provisioning)
+        ],
+        # Node auto-provisioning: AKS runs Karpenter for the GPU pools' NodePools. Left out
+        # otherwise, so a cluster on agent pools sends what it always did (AKS: Manual).
+        node_provisioning_profile=containerservice.ManagedClusterNodeProvisioningProfileArgs(
+            mode=nap.PROVISIONING_MODE, default_node_pools=nap.DEFAULT_NODE_POOLS
+        )
+        if auto_provisioning
+        else None,
         tags=tags,
         opts=pulumi.ResourceOptions.merge(
             protected,

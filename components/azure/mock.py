@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from components.azure.model import kinds
 from components.azure.model.catalog import CATALOG
 from components.mock_world import CloudMock, NotFound, World
 
@@ -249,6 +250,9 @@ def _get_managed_cluster(args: Mapping[str, Any], world: World) -> dict[str, Any
         "agentPoolProfiles": pools,
         "networkProfile": network,
         "autoScalerProfile": {"skip-nodes-with-local-storage": "false"},
+        # The cluster runs what the stack's provisioner expects (a mismatch is the pure check's
+        # test: tests/test_aks_node_auto_provisioning.py).
+        "nodeProvisioningProfile": {"mode": kinds.provisioning_mode(azure.get("provisioner"))},
         "autoUpgradeProfile": {
             "upgradeChannel": "patch",
             "nodeOSUpgradeChannel": world.node_os_channel,

@@ -18,7 +18,7 @@ from components.azure.gpu_pool import (
     gpu_driver,
 )
 from components.azure.infiniband import AksInfiniband, AksInfinibandArgs
-from components.azure.model import expander
+from components.azure.model import expander, kinds
 from components.azure.model.cloud import AZURE
 from components.azure.model.config import cluster_options
 from components.azure.model.deployed import kept
@@ -26,6 +26,7 @@ from components.azure.model.fabric import fabric_pools
 from components.azure.model.kinds.agent_pools import AGENT_POOL_LABEL
 from components.azure.model.pool_capacity import pool_capacity
 from components.azure.model.reservations import group_id
+from components.azure.nap_pools import build_nap_pools
 from components.kubernetes.cluster import ClusterHandle
 from components.model.pools import PoolSpec
 from components.model.schema import StackConfig
@@ -102,6 +103,21 @@ def build_gpu_pools(
         previous = []
     driver = gpu_driver(config)
     tags = {"managed-by": "gpufleet", "gpufleet-cluster": config.cluster.name}
+    if kinds.auto_provisioning(config.cluster):
+        # NodePools and node classes, after the cluster whose Auto mode runs Karpenter (an
+        # adopted cluster runs it already, and its subnet is NAP's default unless configured).
+        created = aks if isinstance(aks, AksCluster) else None
+        return build_nap_pools(
+            config.cluster.name,
+            pools,
+            driver=driver,
+            subnet_id=created.subnet_id
+            if created
+            else cluster_options(config.cluster).vnet_subnet_id,
+            tags=tags,
+            k8s_provider=aks.k8s_provider,
+            wait_for=[created.cluster, created.system_pool] if created else [],
+        )
     components: list[pulumi.Resource] = []
     for pool, pool_config in zip(pools, config.gpu_pools, strict=True):
         capacity = pool_capacity(pool_config)

@@ -62,8 +62,13 @@ DEPLOYMENT_SUFFIX = "-system-pool"
 DEPLOYMENT_NAME_KEPT = 48
 
 
-def profile(system: PoolSpec, subnet_id: pulumi.Input[str]) -> dict[str, Any]:
-    """The system pool's properties as the AKS API names them, without count or version.
+def profile(
+    system: PoolSpec, subnet_id: pulumi.Input[str], autoscaled: bool = True
+) -> dict[str, Any]:
+    """The system pool's properties as the AKS API names them, without version, and without
+    count while the cluster autoscaler sizes it. Under node auto-provisioning (`autoscaled`
+    False) AKS creates no autoscaling pool, so the pool is fixed at minNodes nodes
+    (components/azure/model/nap.py).
 
     No `CriticalAddonsOnly` taint, although AKS recommends it for dedicated system pools: this
     is the cluster's only CPU pool, and the device plugin's and operator's controllers, NFD and
@@ -72,9 +77,7 @@ def profile(system: PoolSpec, subnet_id: pulumi.Input[str]) -> dict[str, Any]:
     properties: dict[str, Any] = {
         "mode": "System",
         "vmSize": system.machine_types[0],
-        "enableAutoScaling": True,
-        "minCount": system.min_nodes,
-        "maxCount": system.max_nodes,
+        "enableAutoScaling": autoscaled,
         "osType": "Linux",
         "osSKU": "Ubuntu",
         "osDiskSizeGB": SYSTEM_OS_DISK_GB,
@@ -84,6 +87,10 @@ def profile(system: PoolSpec, subnet_id: pulumi.Input[str]) -> dict[str, Any]:
         "enableNodePublicIP": False,
         "nodeLabels": dict(system.declared_labels),
     }
+    if autoscaled:
+        properties |= {"minCount": system.min_nodes, "maxCount": system.max_nodes}
+    else:
+        properties["count"] = system.min_nodes
     if system.zones:
         properties["availabilityZones"] = list(system.zones)
     return properties
@@ -99,19 +106,19 @@ NEW_CLUSTER_IGNORE_CHANGES = ["agentPoolProfiles[0].count"]
 
 
 def inline_profile(
-    system: PoolSpec, subnet_id: pulumi.Input[str], creating: bool
+    system: PoolSpec, subnet_id: pulumi.Input[str], creating: bool, autoscaled: bool = True
 ) -> containerservice.ManagedClusterAgentPoolProfileArgs:
     """The cluster's `agentPoolProfiles[0]`: the same profile (the SDK's own field names), with
-    the creation count when the cluster is being created."""
-    p = profile(system, subnet_id)
+    the creation count when the cluster is being created (always, for a fixed-size pool)."""
+    p = profile(system, subnet_id, autoscaled)
     return containerservice.ManagedClusterAgentPoolProfileArgs(
         name=SYSTEM_POOL_NAME,
-        count=system.min_nodes if creating else None,
+        count=system.min_nodes if creating or not autoscaled else None,
         mode=p["mode"],
         vm_size=p["vmSize"],
         enable_auto_scaling=p["enableAutoScaling"],
-        min_count=p["minCount"],
-        max_count=p["maxCount"],
+        min_count=p.get("minCount"),
+        max_count=p.get("maxCount"),
         availability_zones=p.get("availabilityZones"),
         os_type=p["osType"],
         os_sku=p["osSKU"],
@@ -137,7 +144,11 @@ def deployment_name(cluster_name: str) -> str:
 
 
 def template(
-    cluster_name: str, system: PoolSpec, subnet_id: pulumi.Input[str], kubernetes_version: str
+    cluster_name: str,
+    system: PoolSpec,
+    subnet_id: pulumi.Input[str],
+    kubernetes_version: str,
+    autoscaled: bool = True,
 ) -> dict[str, Any]:
     """An ARM template that PUTs the system pool through the agent pool API."""
     return {
@@ -150,7 +161,7 @@ def template(
                 "apiVersion": AGENT_POOL_API_VERSION,
                 "name": f"{cluster_name}/{SYSTEM_POOL_NAME}",
                 "properties": {
-                    **profile(system, subnet_id),
+                    **profile(system, subnet_id, autoscaled),
                     # The cluster's minor: AKS upgrades the pool to it, one node at a time with
                     # its default surge; the same minor again is no upgrade ("Updating the agent
                     # pool with the same <major.minor> ... will not trigger an upgrade": SDK).
@@ -169,6 +180,7 @@ def system_pool_deployment(
     subnet_id: pulumi.Input[str],
     kubernetes_version: str,
     opts: pulumi.ResourceOptions,
+    autoscaled: bool = True,
 ) -> resources.Deployment:
     return resources.Deployment(
         f"{name}-system-pool",
@@ -177,7 +189,7 @@ def system_pool_deployment(
         properties=resources.DeploymentPropertiesArgs(
             # Incremental: the template's one resource is updated; nothing else in the group.
             mode=resources.DeploymentMode.INCREMENTAL,
-            template=template(cluster_name, system, subnet_id, kubernetes_version),
+            template=template(cluster_name, system, subnet_id, kubernetes_version, autoscaled),
         ),
         opts=opts,
     )

@@ -53,6 +53,7 @@ EXAMPLE_STACKS: tuple[str, ...] = (
     "azure-dev",
     "azure-existing",
     "azure-infiniband",
+    "azure-nap",
     "azure-reserved",
     "existing-dev",
     "gcp-a100-mig",

@@ -31,7 +31,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from components.azure.model import nap
 from components.azure.model.deployed import FixedAtCreation
+from components.azure.model.kinds import auto_provisioning
 from components.azure.model.limits import MAX_POOLS_PER_CLUSTER
 from components.model.adoption import version_problem
 from components.model.problems import Problem
@@ -64,6 +66,8 @@ class AksClusterFacts:
     pools: Mapping[str, FixedAtCreation] = field(default_factory=dict)
     # The control plane's user-assigned identity (None: system-assigned).
     control_plane_identity_id: str | None = None
+    # nodeProvisioningProfile.mode: Auto when AKS runs node auto-provisioning (None: Manual).
+    node_provisioning_mode: str | None = None
 
 
 # Pods per node AKS gives a new pool, by network (concepts-network-ip-address-planning).
@@ -90,8 +94,11 @@ def adoption_problems(
     uses_reservation_groups: bool = False,
     gpu_pools: Sequence[str] = (),
 ) -> list[Problem]:
-    problems = []
-    # The owner's pools and gpufleet's (some may exist from an earlier `up`) in one cluster.
+    problems = provisioning_problems(facts, cluster)
+    # The owner's pools and gpufleet's (some may exist from an earlier `up`) in one cluster;
+    # node auto-provisioning's NodePools are no agent pools.
+    if auto_provisioning(cluster):
+        gpu_pools = ()
     total = len(set(facts.pools) | set(gpu_pools))
     if total > MAX_POOLS_PER_CLUSTER:
         problems.append(
@@ -151,6 +158,36 @@ def adoption_problems(
             )
         )
     return problems
+
+
+def provisioning_problems(facts: AksClusterFacts, cluster: ClusterConfig) -> list[Problem]:
+    """gpufleet reads an adopted cluster's node provisioning mode and never changes it: the GPU
+    pools must be of the kind the cluster runs."""
+    runs_nap = (facts.node_provisioning_mode or "Manual") == nap.PROVISIONING_MODE
+    wants_nap = auto_provisioning(cluster)
+    if runs_nap == wants_nap:
+        return []
+    if wants_nap:
+        why = (
+            f"cluster {facts.name} does not run node auto-provisioning (nodeProvisioningProfile "
+            "mode Manual), and gpufleet never changes an adopted cluster; ask its owner to "
+            "enable it (az aks update --node-provisioning-mode Auto), or leave "
+            "cluster.azure.provisioner out for agent pools"
+        )
+    else:
+        why = (
+            f"cluster {facts.name} runs node auto-provisioning (nodeProvisioningProfile mode "
+            "Auto), where AKS creates no autoscaling agent pool (pulumi-azure-native 3.29 "
+            "NodeProvisioningMode.AUTO); set cluster.azure.provisioner: node-auto-provisioning "
+            "for NodePools instead"
+        )
+    return [
+        Problem(
+            "cluster.azure.provisioner",
+            why,
+            "node-auto-provisioning" if wants_nap else "cluster-autoscaler",
+        )
+    ]
 
 
 def adoption_warnings(facts: AksClusterFacts, uses_reservation_groups: bool = False) -> list[str]:

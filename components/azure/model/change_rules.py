@@ -11,7 +11,12 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
-from components.model.catalog.rejections import REBUILD_CLUSTER, Refusal
+from components.model.catalog.rejections import (
+    REBUILD_CLUSTER,
+    Refusal,
+    UnsafeMove,
+    UnsafeTogether,
+)
 
 REPLACEMENT_PATHS: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
     {
@@ -189,6 +194,51 @@ _AKS_POOL_REFUSALS: Final[tuple[Refusal, ...]] = (
         _AKS_DOWNGRADE,
         _AKS_DOWNGRADE_INSTEAD,
         trigger="minor-decrease",
+    ),
+)
+
+# Node auto-provisioning on and off (MicrosoftDocs/azure-aks-docs articles/aks/
+# use-node-auto-provisioning.md, commit fb060ab: enabled in place with `az aks update
+# --node-provisioning-mode Auto`; disabled only once no NAP node remains and every NodePool has
+# limits.cpu 0). Auto mode refuses autoscaling agent pools (pulumi-azure-native 3.29
+# NodeProvisioningMode.AUTO), and Pulumi updates the cluster before it deletes the old pools.
+_NAP_OFF = (
+    "AKS turns node auto-provisioning off only when no node of its NodePools remains and every "
+    "NodePool has spec.limits.cpu 0 (aks/use-node-auto-provisioning, Disable node "
+    "auto-provisioning)"
+)
+NAP_SWITCH_INSTEAD: Final = (
+    "two `up`s: first remove the GPU pools from gpuPools (agent pools: AKS cordons and drains "
+    "their nodes as it deletes each pool; NodePools: AKS's Karpenter drains theirs), wait until "
+    "no such node is left (`kubectl get nodes -l karpenter.sh/nodepool` for NodePools); then "
+    "set cluster.azure.provisioner and add the pools back; or, with no gap in capacity, create "
+    "the new provisioner's cluster in a new stack, move the workloads there, then destroy this one"
+)
+UNSAFE_TOGETHER: Final[Mapping[str, tuple[UnsafeTogether, ...]]] = MappingProxyType(
+    {
+        "azure-native:containerservice:ManagedCluster": (
+            UnsafeTogether(
+                "nodeProvisioningProfile.mode",
+                "Auto",
+                "gpufleet:azure:GpuAgentPool",
+                "AKS refuses Auto mode while the cluster has autoscaling agent pools "
+                "(pulumi-azure-native 3.29 NodeProvisioningMode.AUTO: 'autoscaling Node Pools "
+                "cannot be'; aks/migrate-from-autoscaler-to-node-auto-provisioning: both only "
+                "behind a preview flag), and Pulumi updates the cluster before it deletes the GPU "
+                "agent pools this `up` removes, whose nodes and pods then go",
+                NAP_SWITCH_INSTEAD,
+            ),
+        ),
+    }
+)
+UNSAFE_MOVES: Final[tuple[UnsafeMove, ...]] = (
+    UnsafeMove(
+        ("gpufleet:azure:NapGpuPool",),
+        ("gpufleet:azure:GpuAgentPool",),
+        "moving GPU pools from node auto-provisioning's NodePools back to agent pools",
+        f"gpufleet refuses it in one `up`: {_NAP_OFF}, and this `up` deletes the NodePools "
+        "while Karpenter is still draining their nodes",
+        NAP_SWITCH_INSTEAD,
     ),
 )
 

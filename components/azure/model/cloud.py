@@ -18,6 +18,7 @@ from components.azure.model import (
     cluster_checks,
     gpu_software,
     health,
+    kinds,
     limits,
     prices,
     version_rules,
@@ -67,12 +68,14 @@ class Azure(ManagedCloud):
     adopts_clusters = True
     resource_knowledge = azure_resources.RESOURCES
     # Where the existing cluster is, the node subnet for the GPU pools (default: the first
-    # agent pool's), and how the Kubernetes provider signs in on an Entra ID cluster.
+    # agent pool's), how the Kubernetes provider signs in on an Entra ID cluster, and which
+    # kind of GPU pool the cluster takes (it must run that provisioner already: adopted.py).
     adopted_cluster_keys = (
         "subscription_id",
         "resource_group_name",
         "vnet_subnet_id",
         "kubelogin_mode",
+        "provisioner",
     )
     pool_options = azure_config.AzurePoolOptions
     software_options = azure_config.AksSoftwareOptions
@@ -108,8 +111,9 @@ class Azure(ManagedCloud):
     operator_partitions_mig = False
     partition_label = PARTITION_SIZE_LABEL
     offerings: ClassVar[Offerings] = azure_offerings
-    # Agent pools make every GPU pool and the system pool (node auto-provisioning: a sibling).
-    pool_kinds = (AGENT_POOLS,)
+    # Agent pools make the system pool and, by default, every GPU pool; node auto-provisioning
+    # makes the GPU pools of a cluster whose cluster.azure.provisioner says so.
+    pool_kinds = kinds.KINDS
     system_pool_kind = AGENT_POOLS
 
     def zone_rule(self, region: str) -> NameRule:
@@ -120,7 +124,9 @@ class Azure(ManagedCloud):
         return f"{region}-{zone}"
 
     def check_cluster(self, cluster: ClusterConfig) -> list[Problem]:
-        return cluster_checks.cluster_problems(cluster, self.adopted(cluster))
+        adopted = self.adopted(cluster)
+        problems = cluster_checks.cluster_problems(cluster, adopted)
+        return problems + kinds.gpu_pool_kind(cluster).cluster_problems(cluster, adopted)
 
     def pools_problems(
         self, cluster: ClusterConfig, pools: Sequence[tuple[int, GpuPoolConfig]]
@@ -198,7 +204,7 @@ class Azure(ManagedCloud):
         return health.unwatched_pools_warning(unwatched, software.monitoring.dcgm_exporter)
 
     def pool_kind(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> PoolKind:
-        return AGENT_POOLS
+        return kinds.gpu_pool_kind(cluster)
 
     def fabric_facts(self, machine_type: str) -> FabricFacts | None:
         return aks_fabric.fabric_facts(machine_type)

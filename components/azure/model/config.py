@@ -54,6 +54,11 @@ class AzurePoolOptions(ConfigModel):
 
 
 class AzureClusterOptions(ConfigModel):
+    # What makes the GPU nodes: agent pools the cluster autoscaler scales from zero (one VM size
+    # each), or AKS node auto-provisioning (AKS's managed Karpenter: the cluster's
+    # nodeProvisioningProfile in Auto mode, a NodePool and an AKSNodeClass per GPU pool, Spot
+    # then on-demand in one pool). Agent pools by default: every running stack keeps them.
+    provisioner: Literal["cluster-autoscaler", "node-auto-provisioning"] = "cluster-autoscaler"
     # The subscription every resource goes to; unset: ARM_SUBSCRIPTION_ID or the az CLI default.
     subscription_id: str | None = None
     # An existing resource group / node subnet (full resource id); otherwise gpufleet creates them.

@@ -12,6 +12,7 @@ from components.model.catalog.node_effects import NodeEffect
 
 # --- AKS --------------------------------------------------------------------------------------
 
+AKS_NODE_CLASS: Final = "kubernetes:karpenter.azure.com/v1beta1:AKSNodeClass"
 _AKS_UPGRADE_SOURCE = (
     "Microsoft Learn, aks/upgrade-aks-node-pools-rolling (max unavailable: 'AKS cordons n nodes "
     "at a time and evicts the pods'; max surge: buffer nodes first) and aks/planned-maintenance "
@@ -104,7 +105,8 @@ _AKS_AGENT_POOL: Final[tuple[NodeEffect, ...]] = (
 _AKS_CLUSTER_SETTING = (
     "running nodes stay: a cluster setting, applied by the control plane",
     "Microsoft Learn, aks/cluster-autoscaler, aks/api-server-authorized-ip-ranges, "
-    "aks/free-standard-pricing-tiers, aks/use-tags",
+    "aks/free-standard-pricing-tiers, aks/use-tags, aks/use-node-auto-provisioning (Auto mode "
+    "is enabled in place with az aks update; agent pools keep their nodes)",
 )
 # The cluster carries the system pool inline (components/azure/system_pool.py).
 _AKS_CLUSTER: Final[tuple[NodeEffect, ...]] = (
@@ -130,6 +132,7 @@ _AKS_CLUSTER: Final[tuple[NodeEffect, ...]] = (
         NodeEffect(path, "none", *_AKS_CLUSTER_SETTING)
         for path in (
             "aadProfile",
+            "nodeProvisioningProfile",
             "apiServerAccessProfile",
             "autoScalerProfile",
             "autoUpgradeProfile",
@@ -172,6 +175,14 @@ _AKS_SYSTEM_POOL_DEPLOYMENT: Final[tuple[NodeEffect, ...]] = (
         for field in ("minCount", "maxCount", "enableAutoScaling")
     ),
     replace(_AKS_MIN_RAISED, path=f"{_SYSTEM_POOL}.properties.minCount"),
+    # A fixed-size system pool (node auto-provisioning): AKS scales it to the count sent.
+    NodeEffect(
+        f"{_SYSTEM_POOL}.properties.count",
+        "in-place",
+        "AKS scales the system pool to the new count: nodes above it are cordoned, drained and "
+        "removed, nodes below it added; the other nodes stay",
+        "Microsoft Learn, aks/scale-cluster (Scale the node pool manually)",
+    ),
     NodeEffect(
         f"{_SYSTEM_POOL}.apiVersion",
         "none",
@@ -221,9 +232,46 @@ _NIC_CLUSTER_POLICY: Final[tuple[NodeEffect, ...]] = (
     ),
 )
 
+# Node auto-provisioning's node class: Karpenter marks nodes launched from an older spec
+# Drifted (Azure/karpenter-provider-azure v1.14.2 pkg/cloudprovider/drift.go), and gpufleet's
+# NodePools allow no disruption for drift (components/model/karpenter_pool.py _disruption).
+_AKS_NODE_CLASS: Final[tuple[NodeEffect, ...]] = (
+    NodeEffect(
+        "spec",
+        "new-nodes",
+        "AKS's Karpenter marks the running nodes drifted, but gpufleet's disruption budget for "
+        "Drifted is 0: they keep the old settings until they are empty and consolidated; nodes "
+        "launched from now on come up as edited",
+        "Karpenter v1.14 docs, concepts/disruption (Drift; budgets with reasons: [Drifted]); "
+        "Azure/karpenter-provider-azure v1.14.2 pkg/cloudprovider/drift.go",
+    ),
+)
+
+# A control-plane minor bump, for node auto-provisioning's nodes (agent pools say it themselves:
+# their orchestratorVersion changes with the minor).
+CONTROL_PLANE_VERSION: Final[Mapping[str, str]] = MappingProxyType(
+    {"azure-native:containerservice:ManagedCluster": "kubernetesVersion"}
+)
+VERSION_BUMP_EFFECTS: Final[Mapping[str, NodeEffect]] = MappingProxyType(
+    {
+        AKS_NODE_CLASS: NodeEffect(
+            "version",
+            "new-nodes",
+            "AKS's Karpenter launches new nodes on the new minor, but the running ones only drift "
+            "(K8sVersionDrift), and gpufleet's Drifted budget is 0: they keep their old kubelet "
+            "until they are empty. The API server accepts kubelets up to three minors older; "
+            "drain long-running nodes before the third bump",
+            "Azure/karpenter-provider-azure v1.14.2 pkg/cloudprovider/drift.go "
+            "(isK8sVersionDrifted); Karpenter v1.14 docs, concepts/disruption (budgets with "
+            "reasons: [Drifted]); Kubernetes version skew policy",
+        ),
+    }
+)
+
 NODE_EFFECTS: Final[Mapping[str, tuple[NodeEffect, ...]]] = MappingProxyType(
     {
         "kubernetes:mellanox.com/v1alpha1:NicClusterPolicy": _NIC_CLUSTER_POLICY,
+        AKS_NODE_CLASS: _AKS_NODE_CLASS,
         "azure-native:containerservice:AgentPool": _AKS_AGENT_POOL,
         "azure-native:containerservice:ManagedCluster": _AKS_CLUSTER,
         "azure-native:resources:Deployment": _AKS_SYSTEM_POOL_DEPLOYMENT,

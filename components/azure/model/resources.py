@@ -21,6 +21,10 @@ COMPONENT_ROLES: Final[Mapping[str, str]] = MappingProxyType(
         "gpufleet:azure:AdoptedCluster": "the stack adds GPU pools to an existing AKS cluster",
         "gpufleet:azure:GpuAgentPool": "the GPU pool of that name is in `gpuPools`",
         "gpufleet:azure:Infiniband": "a GPU pool has `interconnect: fabric` (InfiniBand)",
+        "gpufleet:azure:NapGpuPool": (
+            "the GPU pool of that name is in `gpuPools` under node auto-provisioning (a "
+            "NodePool and its AKSNodeClass)"
+        ),
     }
 )
 
@@ -31,6 +35,13 @@ HIGHLIGHTS: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
             "resourceName",
             "kubernetesVersion",
             "autoScalerProfile",
+            "nodeProvisioningProfile",
+        ),
+        node_effects.AKS_NODE_CLASS: (
+            "metadata.name",
+            "spec.imageFamily",
+            "spec.osDiskSizeGB",
+            "spec.gpu",
         ),
         "azure-native:containerservice:AgentPool": (
             "agentPoolName",
@@ -79,6 +90,8 @@ _MANAGED_CLUSTER: Final = "azure-native:containerservice:ManagedCluster"
 RESOURCES: Final = ResourceKnowledge(
     replacement_paths=change_rules.REPLACEMENT_PATHS,
     refused_in_place=change_rules.REFUSED_IN_PLACE,
+    unsafe_together=change_rules.UNSAFE_TOGETHER,
+    unsafe_moves=change_rules.UNSAFE_MOVES,
     name_inputs=change_rules.NAME_INPUTS,
     downtime=change_rules.DOWNTIME,
     same_name_instead=change_rules.SAME_NAME_INSTEAD,
@@ -96,6 +109,8 @@ RESOURCES: Final = ResourceKnowledge(
         {"azure-native:containerservice:AgentPool": _agent_pool, _MANAGED_CLUSTER: _inline_pools}
     ),
     node_effects=node_effects.NODE_EFFECTS,
+    control_plane_version=node_effects.CONTROL_PLANE_VERSION,
+    version_bump_effects=node_effects.VERSION_BUMP_EFFECTS,
     grant_waits=rbac.GRANT_WAITS,
     # The API groups of AKS node auto-provisioning's AKSNodeClass and of the Network Operator's
     # NicClusterPolicy (InfiniBand pools), for the architecture test.

@@ -1,7 +1,7 @@
 """AKS agent pools: one Virtual Machine Scale Set per pool, which AKS's managed cluster
 autoscaler scales from zero, selected by the agent pool's name, with its capacity rules
 (capacity reservation groups, queued pools). Node auto-provisioning (AKS's managed Karpenter)
-would be a sibling kind."""
+is the sibling kind (node_auto_provisioning.py)."""
 
 from __future__ import annotations
 
@@ -47,6 +47,10 @@ class AgentPools(PoolKind):
     title = "AKS agent pools"
     pool_label_key = AGENT_POOL_LABEL
     capacity_orders = CAPACITY_ORDERS
+
+    def cluster_problems(self, cluster: ClusterConfig, adopted: bool) -> list[Problem]:
+        """Agent pools ask nothing more of the cluster than its own checks."""
+        return []
 
     def check(
         self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str, warnings: list[str]
