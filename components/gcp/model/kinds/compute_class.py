@@ -11,12 +11,11 @@ from components.gcp.model import capacity_checks
 from components.gcp.model import compute_class as gke_class
 from components.gcp.model.kinds.node_pools import (
     NODE_POOLS,
-    NodePools,
     capacity_order,
     gke_zone_problems,
     machines_of,
 )
-from components.model.capacity import CapacityOrder, ReservationCap
+from components.model.capacity import CapacityOrder
 from components.model.catalog.gpus import MachineType
 from components.model.pool_kind import GpuNodeFacts, PoolKind, SharingVia
 from components.model.pool_spec import Taint
@@ -26,7 +25,9 @@ from components.model.schema import ClusterConfig, GpuPoolConfig, StackConfig
 NODE_POOL_LABEL = NODE_POOLS.pool_label_key
 
 
-class ComputeClasses(NodePools):
+class ComputeClasses(PoolKind):
+    """Each priority is a node pool: what a node pool answers, the class changes or adds to."""
+
     title = "GKE compute classes"
     # Pods select the class; GKE tolerates its taint for them (compute_class.py sources).
     pool_label_key = gke_class.CLASS_LABEL
@@ -36,7 +37,7 @@ class ComputeClasses(NodePools):
         self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str, warnings: list[str]
     ) -> list[Problem]:
         """The node pools' own checks (each priority is one), and what plan says of the class."""
-        problems = super().check(cluster, pool, path, warnings)
+        problems = NODE_POOLS.check(cluster, pool, path, warnings)
         order = capacity_order(pool)
         if order in self.capacity_orders:
             warnings += gke_class.class_warnings(pool, order, path)
@@ -53,7 +54,7 @@ class ComputeClasses(NodePools):
         machines: list[MachineType],
         sharing_via: SharingVia,
     ) -> GpuNodeFacts:
-        facts = super().node_facts(config, pool, machines, sharing_via)
+        facts = NODE_POOLS.node_facts(config, pool, machines, sharing_via)
         # Each priority is its own node pool: the label names one of them.
         del facts.labels[NODE_POOL_LABEL]
         facts.choices[NODE_POOL_LABEL] = tuple(
@@ -64,6 +65,19 @@ class ComputeClasses(NodePools):
         facts.declared[gke_class.CLASS_LABEL] = pool.name
         facts.declared_taints.append(Taint(gke_class.CLASS_LABEL, pool.name, "NoSchedule"))
         return facts
+
+    def selector_keys(
+        self, config: StackConfig, pool: GpuPoolConfig, sharing_via: SharingVia
+    ) -> tuple[str, ...]:
+        # The node pool's keys with the class in place of the pool's own node pool name.
+        keys = NODE_POOLS.selector_keys(config, pool, sharing_via)
+        return tuple(self.pool_label_key if k == NODE_POOL_LABEL else k for k in keys)
+
+    def autoscaler_gpus(self, sharing_via: SharingVia, physical: int, allocatable: int) -> int:
+        return NODE_POOLS.autoscaler_gpus(sharing_via, physical, allocatable)
+
+    def capacity_order(self, pool: GpuPoolConfig) -> CapacityOrder:
+        return capacity_order(pool)
 
     def capacity_advice(
         self, cluster: ClusterConfig, pool: GpuPoolConfig, order: CapacityOrder
@@ -81,11 +95,8 @@ class ComputeClasses(NodePools):
             )
         return problems
 
-    def provisioning_class(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> str | None:
-        return None  # queued stands alone: never in a class
-
-    def reservation_cap(self, config: StackConfig, pool: GpuPoolConfig) -> ReservationCap | None:
-        return None  # past the reservation the class falls back: no cap on the pool
+    # No provisioning_class: queued stands alone, never in a class. No reservation_cap: past the
+    # reservation the class falls back, so the reservation does not cap the pool.
 
 
 COMPUTE_CLASSES = ComputeClasses()
