@@ -263,6 +263,10 @@ REFUSED_AT_PLAN_TIME = {
     ("gcp-gpudirect", "zones"): "a fabric pool runs in exactly one zone",
     ("aws-efa", "zones"): "a fabric pool runs in exactly one zone",
     ("azure-infiniband", "zones"): "a fabric pool runs in exactly one zone",
+    # A compute class whose first priority is a specific reservation: the same two refusals.
+    ("gcp-compute-class", "spot"): "contradicts gpuPools\\[0\\].capacity \\(\\[reserved",
+    ("gcp-compute-class", "machine-type"): "consumes a specific reservation only with VMs of",
+    ("gcp-compute-class", "zones"): "a specific reservation is zonal",
     # A pool in a capacity reservation group is on-demand: Spot VMs use no reservation.
     ("azure-reserved", "spot"): "spot: true means capacity: spot exactly",
 }

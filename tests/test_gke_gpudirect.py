@@ -239,3 +239,12 @@ def test_the_installers_and_the_nccl_test_validate_against_kubernetes() -> None:
     assert test is not None
     for manifest in test.manifests:
         kubernetes_validate.validate(dict(manifest), version, strict=True)
+
+
+def test_a_fabric_pool_with_a_capacity_list_is_refused_one_capacity_passes() -> None:
+    # One capacity: one node pool holds the networks and the placement.
+    parse_config(_raw(capacity="spot"))
+    with pytest.raises(ConfigError) as refused:
+        parse_config(_raw(capacity=["spot", "on-demand"]))
+    assert [p.path for p in refused.value.problems] == ["gpuPools[0].capacity"]
+    assert "a fabric pool is one node pool" in str(refused.value)

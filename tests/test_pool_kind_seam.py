@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from components.gcp.model.cloud import Gcp
+from components.gcp.model.kinds.compute_class import COMPUTE_CLASSES
 from components.gcp.model.kinds.node_pools import NODE_POOLS, NodePools
 from components.model.capacity import ON_DEMAND, SPOT, CapacityOrder, ReservationCap
 from components.model.catalog.gpus import MachineType
@@ -122,7 +123,8 @@ def test_gke_node_pools_answer_as_today() -> None:
     assert spec.pod_scheduling["nodeSelector"] == {NODE_POOL_LABEL: "t4"}
     assert spec.reservation_cap is None
     assert "the fake class's warning" not in config.warnings
-    (refusal,) = problems_of(raw_with(["spot", "on-demand"]))
+    # A fallback list GKE builds as a real compute class now; a capacity block it never does.
+    (refusal,) = problems_of(raw_with("capacity-block"))
     assert refusal.startswith("gpuPools[1].capacity: not supported on gcp yet")
     assert "a GKE node pool has one capacity" in refusal
 
@@ -158,7 +160,7 @@ def test_no_cloud_answers_what_a_kind_answers() -> None:
             assert not hasattr(cloud, hook), (cloud.name, hook)
     for hook in GONE:
         assert not any(hasattr(c, hook) for c in (PoolKind, *CLOUDS.values())), hook
-    assert Gcp.pool_kinds == (NODE_POOLS,)
+    assert Gcp.pool_kinds == (NODE_POOLS, COMPUTE_CLASSES)
 
 
 def test_karpenter_refusals_are_shared_and_eks_adds_its_advice() -> None:

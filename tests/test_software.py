@@ -19,6 +19,7 @@ import yaml
 from components.kubernetes import chart_values, targeting
 from components.model.catalog import charts, images
 from components.model.config import ConfigError, parse_config
+from components.model.labels import POOL_LABEL
 from components.model.pools import PoolSpec, resolve_pools, system_pool
 from components.tooling import placement
 from components.tooling.engine import Plan
@@ -245,7 +246,8 @@ def test_rendered_kubernetes_objects_validate_against_the_clusters_schema(
         # Karpenter's and Auto Mode's custom resources: checked in test_karpenter.py; Kueue's
         # against its CRDs in test_kueue.py, test_gke_capacity.py and test_aks_capacity.py; the
         # Network Operator's NicClusterPolicy against its CRD in test_aks_infiniband.py; GKE's
-        # multi-network objects against cluster-toolkit's templates in test_gke_gpudirect.py.
+        # multi-network objects against cluster-toolkit's templates in test_gke_gpudirect.py; GKE's
+        # ComputeClass in test_gke_compute_class.py.
         and not r.type.startswith(
             (
                 "kubernetes:karpenter",
@@ -253,6 +255,7 @@ def test_rendered_kubernetes_objects_validate_against_the_clusters_schema(
                 "kubernetes:kueue.x-k8s.io",
                 "kubernetes:mellanox.com",
                 "kubernetes:networking.gke.io",
+                "kubernetes:cloud.google.com",
             )
         )
     ]
@@ -361,7 +364,10 @@ def test_gke_operator_preset(stack: str) -> None:
         for p in plan.of_type("gcp:container/nodePool:NodePool")
         if p.inputs["nodeConfig"].get("guestAccelerators")
     ]
-    assert len(gpu_node_pools) == len(plan.outputs["gpuPools"])
+    # One node pool per GPU pool, or per capacity of a pool that is a GKE compute class.
+    assert {p.inputs["nodeConfig"]["labels"][POOL_LABEL] for p in gpu_node_pools} == {
+        pool["name"] for pool in plan.outputs["gpuPools"]
+    }
     for pool in gpu_node_pools:
         node_config = pool.inputs["nodeConfig"]
         assert node_config["labels"]["gke-no-default-nvidia-gpu-device-plugin"] == "true"

@@ -8,12 +8,15 @@ import pulumi
 
 from components.gcp.adopted import AdoptedGkeCluster, AdoptedGkeClusterArgs
 from components.gcp.cluster import GkeCluster, GkeClusterArgs
+from components.gcp.compute_class import GkeComputeClassPool, GkeComputeClassPoolArgs
 from components.gcp.driver_installer import GkeDriverInstaller, GkeDriverInstallerArgs
 from components.gcp.gpu_pool import GkeGpuNodePool, GkeGpuNodePoolArgs
 from components.gcp.gpudirect import GkeGpuDirect, GkeGpuDirectArgs
 from components.gcp.model.capacity import NodePoolCapacity, node_pool_capacity
 from components.gcp.model.cloud import GCP, gke_driver
 from components.gcp.model.cluster_needs import kueue_ports, node_account_roles, project_services
+from components.gcp.model.compute_class import ORDERS as class_orders
+from components.gcp.model.compute_class import compute_class
 from components.gcp.model.config import GcpPoolOptions, cluster_options, pool_options
 from components.gcp.model.fabric import fabric_groups, node_pool_fabric
 from components.gcp.model.image_start import node_pool_image_start
@@ -104,24 +107,26 @@ def build_gpu_pools(
     gpudirect = _gpudirect(config, cluster)
     if gpudirect is not None:
         after = [*after, *gpudirect.subnets]
-    built: list[pulumi.Resource] = [
-        GkeGpuNodePool(
-            f"{config.cluster.name}-{pool.name}",
-            GkeGpuNodePoolArgs(
-                pool=pool,
-                driver=gke_driver(config.gpu_software_mode, configured[pool.name]),
-                capacity=_capacity(pool, options[pool.name]),
-                cluster_name=cluster_name,
-                location=location,
-                service_account=gke.node_service_account,
-                provider=gke.gcp_provider,
-                image_start=node_pool_image_start(configured[pool.name]),
-                fabric=node_pool_fabric(config, configured[pool.name]),
-            ),
-            opts=pulumi.ResourceOptions(depends_on=after),
+    built: list[pulumi.Resource] = []
+    for pool in pools:
+        configured_pool = configured[pool.name]
+        node_args = GkeGpuNodePoolArgs(
+            pool=pool,
+            driver=gke_driver(config.gpu_software_mode, configured_pool),
+            capacity=_capacity(pool, options[pool.name]),
+            cluster_name=cluster_name,
+            location=location,
+            service_account=gke.node_service_account,
+            provider=gke.gcp_provider,
+            image_start=node_pool_image_start(configured_pool),
+            fabric=node_pool_fabric(config, configured_pool),
         )
-        for pool in pools
-    ]
+        opts = pulumi.ResourceOptions(depends_on=after)
+        name = f"{config.cluster.name}-{pool.name}"
+        if pool.capacity in class_orders:
+            built.append(_compute_class_pool(name, node_args, options[pool.name], cluster, opts))
+        else:
+            built.append(GkeGpuNodePool(name, node_args, opts=opts))
     if gpudirect is not None:
         built.append(gpudirect)
     if isinstance(gke, GkeCluster):
@@ -139,6 +144,39 @@ def build_gpu_pools(
             )
         )
     return built
+
+
+def _compute_class_pool(
+    name: str,
+    node_args: GkeGpuNodePoolArgs,
+    options: GcpPoolOptions,
+    cluster: ClusterHandle,
+    opts: pulumi.ResourceOptions,
+) -> GkeComputeClassPool:
+    """A pool over several capacities: a ComputeClass over a node pool per capacity."""
+    pool = node_args.pool
+    reservation = options.reservation.name if options.reservation else None
+    return GkeComputeClassPool(
+        name,
+        GkeComputeClassPoolArgs(
+            pool=pool,
+            compute_class=compute_class(
+                pool.name,
+                pool.capacity,
+                pool.min_nodes,
+                reservation,
+                options.max_run_duration_seconds,
+            ),
+            driver=node_args.driver,
+            image_start=node_args.image_start,
+            cluster_name=node_args.cluster_name,
+            location=node_args.location,
+            service_account=node_args.service_account,
+            provider=node_args.provider,
+            k8s_provider=cluster.k8s_provider,
+        ),
+        opts=opts,
+    )
 
 
 def _capacity(pool: PoolSpec, options: GcpPoolOptions) -> NodePoolCapacity:

@@ -57,6 +57,7 @@ EXAMPLE_STACKS: tuple[str, ...] = (
     "azure-reserved",
     "existing-dev",
     "gcp-a100-mig",
+    "gcp-compute-class",
     "gcp-dev",
     "gcp-existing",
     "gcp-flex-start",

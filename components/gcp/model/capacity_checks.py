@@ -36,14 +36,14 @@ def capacity_problems(
     machines: Sequence[MachineType],
 ) -> list[Problem]:
     """Every problem with a GKE order the shared rules accepted."""
-    problems = _run_duration_problems(pool, order, path)
-    problems += _reservation_problems(pool, order, path, machines)
+    problems = run_duration_problems(pool, order, path)
+    problems += reservation_problems(pool, order, path, machines)
     if order in gke.DWS_ORDERS:
-        problems += _dws_problems(cluster, pool, order, path, machines)
+        problems += dws_problems(cluster, pool, order, path, machines)
     return problems
 
 
-def _run_duration_problems(pool: GpuPoolConfig, order: CapacityOrder, path: str) -> list[Problem]:
+def run_duration_problems(pool: GpuPoolConfig, order: CapacityOrder, path: str) -> list[Problem]:
     seconds = gcp_config.pool_options(pool).max_run_duration_seconds
     key = f"{path}.gcp.maxRunDurationSeconds"
     if seconds is None:
@@ -79,7 +79,7 @@ def _run_duration_problems(pool: GpuPoolConfig, order: CapacityOrder, path: str)
     return []
 
 
-def _reservation_problems(
+def reservation_problems(
     pool: GpuPoolConfig, order: CapacityOrder, path: str, machines: Sequence[MachineType]
 ) -> list[Problem]:
     reservation = gcp_config.pool_options(pool).reservation
@@ -183,7 +183,7 @@ def reservation_cap(pool: GpuPoolConfig, machines: Sequence[MachineType]) -> Res
     )
 
 
-def _dws_problems(
+def dws_problems(
     cluster: ClusterConfig,
     pool: GpuPoolConfig,
     order: CapacityOrder,

@@ -109,6 +109,10 @@ REPLACEMENT_PATHS: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
         # ForceNew) and tpgiamresource/resource_iam_member.go (`role`, `member`, `condition`
         # ForceNew): a grant is never edited, only replaced (review gke-2.md N6).
         "gcp:projects/iAMMember:IAMMember": ("condition", "member", "project", "role"),
+        # A Kubernetes object's name is its identity: pulumi-kubernetes replaces it on a new
+        # `metadata.name` (its Diff: the name is the object's identity). A class is
+        # named after its pool, so a renamed pool is a new class.
+        "kubernetes:cloud.google.com/v1:ComputeClass": ("metadata.name",),
         # resourcemanager/resource_google_project_service.go: `service` and `project` ForceNew
         # (image streaming's API; never disabled on delete, so a replacement is harmless).
         "gcp:projects/service:Service": ("project", "service"),

@@ -31,6 +31,7 @@ from components.gcp.model import nccl_test as gke_nccl_test
 from components.gcp.model import offerings as gcp_offerings
 from components.gcp.model import resources as gcp_resources
 from components.gcp.model.catalog import CATALOG, MACHINE_NAMES
+from components.gcp.model.kinds.compute_class import COMPUTE_CLASSES, gke_pool_kind
 from components.gcp.model.kinds.node_pools import NODE_POOLS, PARTITION_SIZE_LABEL
 from components.gcp.model.kinds.node_pools import gke_driver as gke_driver  # for gcp/stack.py
 from components.model.allocatable import NodeAllocatable
@@ -94,8 +95,9 @@ class Gcp(ManagedCloud):
     # GKE admits system-node-critical pods outside kube-system only up to a ResourceQuota.
     critical_pods_need_quota = True
     offerings: ClassVar[Offerings] = gcp_offerings
-    # Node pools make every GPU pool and the system pool (custom compute classes: a sibling).
-    pool_kinds = (NODE_POOLS,)
+    # Node pools make every GPU pool and the system pool; a fallback list one node pool cannot
+    # express is a custom compute class over node pools.
+    pool_kinds = (NODE_POOLS, COMPUTE_CLASSES)
     system_pool_kind = NODE_POOLS
 
     def zone_rule(self, region: str) -> NameRule:
@@ -163,7 +165,7 @@ class Gcp(ManagedCloud):
         return model.sharing
 
     def pool_kind(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> PoolKind:
-        return NODE_POOLS
+        return gke_pool_kind(pool)
 
     def pod_settings(self, pool: GpuPoolConfig, sharing_via: SharingVia) -> dict[str, object]:
         # GKE's MPS control daemon runs on the host: clients reach it through host IPC

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
-from components.model.catalog.node_effects import NodeEffect
+from components.model.catalog.node_effects import NodeEffect, RemovalEffect
 
 # --- GKE --------------------------------------------------------------------------------------
 # Not here: nodeConfig.secondaryBootDisks (a preloaded image disk). GKE sets it only when a pool
@@ -136,10 +136,6 @@ _GKE_NODE_POOL: Final[tuple[NodeEffect, ...]] = (
     ),
 )
 
-NODE_EFFECTS: Final[Mapping[str, tuple[NodeEffect, ...]]] = MappingProxyType(
-    {"gcp:container/nodePool:NodePool": _GKE_NODE_POOL}
-)
-
 # The control plane's version input, and when a minor bump reaches the pools' nodes (review
 # gke-3.md R3-9): the GPU and system pools send no version of their own and follow by
 # auto-upgrade. Keyed by the node pool type, present in every plan of a cluster gpufleet creates.
@@ -163,4 +159,48 @@ VERSION_BUMP_EFFECTS: Final[Mapping[str, NodeEffect]] = MappingProxyType(
             "within maintenance windows)",
         ),
     }
+)
+
+
+# A custom ComputeClass (components/gcp/model/compute_class.py): GKE reads it when it creates a
+# node, never to change one that runs.
+COMPUTE_CLASS: Final[str] = "kubernetes:cloud.google.com/v1:ComputeClass"
+_CLASS_SOURCE = (
+    "GKE docs concepts/about-custom-compute-classes (changes to a ComputeClass apply to nodes "
+    "created afterwards; existing nodes keep their configuration; active migration is a "
+    "voluntary disruption that honours PodDisruptionBudgets)"
+)
+CLASS_EFFECTS: Final[tuple[NodeEffect, ...]] = (
+    NodeEffect(
+        "spec",
+        "new-nodes",
+        "running nodes stay where they are; GKE follows the new priorities for the nodes it "
+        "creates from now on (with activeMigration.optimizeRulePriority, it later moves pods "
+        "to a higher priority's node as a voluntary, PodDisruptionBudget-honouring eviction)",
+        _CLASS_SOURCE,
+    ),
+)
+
+# Removing a GKE node pool (a pool switched to a compute class: its one node pool goes, the
+# class's node pools come; or a class's priority dropped from its capacity list).
+REMOVAL_EFFECTS: Final[Mapping[str, RemovalEffect]] = MappingProxyType(
+    {
+        "gcp:container/nodePool:NodePool": RemovalEffect(
+            "GKE drains every node of the pool and deletes it: its pods are evicted (running "
+            "jobs end) and start again only where another pool has room, the class's new node "
+            "pools once they scale up; run this `up` when no job runs on the pool",
+            "GKE docs how-to/node-pools 'Delete a node pool' (deleting a node pool drains and "
+            "deletes its nodes); terraform-provider-google resource_container_node_pool.go "
+            "(delete: NodePools.Delete)",
+        ),
+        COMPUTE_CLASS: RemovalEffect(
+            "running nodes stay; pods that select the class stay pending once their nodes go, "
+            "as no class gives them new ones",
+            _CLASS_SOURCE,
+        ),
+    }
+)
+
+NODE_EFFECTS: Final[Mapping[str, tuple[NodeEffect, ...]]] = MappingProxyType(
+    {"gcp:container/nodePool:NodePool": _GKE_NODE_POOL, COMPUTE_CLASS: CLASS_EFFECTS}
 )

@@ -26,7 +26,8 @@ from pathlib import Path
 from components.gcp.model import capacity as gke
 from components.gcp.model import config as gcp_config
 from components.gcp.model.catalog import CATALOG
-from components.model.capacity import declared_order
+from components.gcp.model.compute_class import ORDERS as CLASS_ORDERS
+from components.model.capacity import declared_order, shown_order
 from components.model.pool_spec import PoolSpec
 from components.model.prices import Commitment, NetworkCost, NodePrice, Pricing
 from components.model.schema import GpuPoolConfig, StackConfig
@@ -84,7 +85,9 @@ class GkePricing(Pricing):
         )
 
     def committed(self, config: StackConfig, pool: GpuPoolConfig) -> Commitment | None:
-        if declared_order(pool.capacity, pool.spot) != gke.RESERVED:
+        order = declared_order(pool.capacity, pool.spot)
+        # A compute class's reserved priority consumes the same specific reservation.
+        if order != gke.RESERVED and not (order in CLASS_ORDERS and "reserved" in order):
             return None
         reservation = gcp_config.pool_options(pool).reservation
         if reservation is None:
@@ -133,13 +136,25 @@ class GkePricing(Pricing):
         return [NetworkCost("Cloud NAT VM", vms, per_vm.per_hour, per_vm.source)]
 
     def notes(self, config: StackConfig) -> list[str]:
-        return [
-            f"pool {pool.name}: capacity [reserved, on-demand] is priced at on-demand, the most "
-            "a node costs; a node that takes a matching reservation is paid for by the "
-            "reservation instead"
-            for pool in config.gpu_pools
-            if declared_order(pool.capacity, pool.spot) == gke.RESERVED_THEN_ON_DEMAND
-        ]
+        notes = []
+        for pool in config.gpu_pools:
+            order = declared_order(pool.capacity, pool.spot)
+            if order == gke.RESERVED_THEN_ON_DEMAND:
+                notes.append(
+                    f"pool {pool.name}: capacity [reserved, on-demand] is priced at on-demand, "
+                    "the most a node costs; a node that takes a matching reservation is paid "
+                    "for by the reservation instead"
+                )
+            elif order in CLASS_ORDERS:
+                # A class may fall back to any of its capacities: its dearest prices the pool
+                # (on-demand, or flex-start's ceiling, which is on-demand: _dws_estimate).
+                notes.append(
+                    f"pool {pool.name}: compute class {shown_order(order)} is priced at "
+                    "on-demand, the most expensive capacity it may fall back to (Spot and "
+                    "flex-start nodes cost less; nodes in the reservation are paid for by it), "
+                    "and at maxNodes, though each of its node pools may hold that many"
+                )
+        return notes
 
 
 def _holder(name: str) -> str | None:

@@ -29,6 +29,10 @@ COMPONENT_ROLES: Final[Mapping[str, str]] = MappingProxyType(
             "a GPU pool has `interconnect: fabric` (GPUDirect's extra VPCs, Network objects "
             "and NCCL plugin installers)"
         ),
+        "gpufleet:gcp:ComputeClassPool": (
+            "the GPU pool of that name is in `gpuPools` with a capacity list one node pool "
+            "cannot express (a GKE compute class over a node pool per capacity)"
+        ),
         "gpufleet:gcp:DriverInstaller": (
             "`gpuSoftware.mode` is gpu-operator on GKE (Google's driver installer feeds the "
             "operator)"
@@ -55,6 +59,12 @@ HIGHLIGHTS: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
             "nodeConfig.taints",
             "networkConfig.additionalNodeNetworkConfigs",
             "placementPolicy.type",
+        ),
+        node_effects.COMPUTE_CLASS: (
+            "metadata.name",
+            "spec.priorities",
+            "spec.activeMigration",
+            "spec.whenUnsatisfiable",
         ),
     }
 )
@@ -97,6 +107,7 @@ RESOURCES: Final = ResourceKnowledge(
     adopted_clusters=MappingProxyType({"gpufleet:gcp:AdoptedCluster": "GKE"}),
     pool_readers=MappingProxyType({"gcp:container/nodePool:NodePool": _node_pool}),
     node_effects=node_effects.NODE_EFFECTS,
+    removal_effects=node_effects.REMOVAL_EFFECTS,
     control_plane_version=node_effects.CONTROL_PLANE_VERSION,
     version_bump_effects=node_effects.VERSION_BUMP_EFFECTS,
     # The API groups of GKE's custom resources (ComputeClass; multi-network objects such as

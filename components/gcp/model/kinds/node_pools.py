@@ -1,6 +1,6 @@
 """GKE node pools: one per GPU pool, which GKE's cluster autoscaler scales from zero, with the
 labels GKE puts on GPU nodes, selected by their node pool's name, with one capacity each.
-Custom compute classes would be a sibling kind."""
+A fallback list one node pool cannot express is a custom compute class (`compute_class.py`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from components.gcp.model import capacity_checks, image_start, node_limits
 from components.gcp.model import config as gcp_config
 from components.gcp.model.catalog import CATALOG
 from components.gcp.model.gpu_zones import zone_rule
-from components.model.capacity import SPOT, CapacityOrder, ReservationCap, declared_order
+from components.model.capacity import CapacityOrder, ReservationCap, declared_order
 from components.model.catalog.gpus import MachineType
 from components.model.cloud import zone_problems
 from components.model.pool_kind import GpuNodeFacts, PoolKind, SharingVia
@@ -93,7 +93,8 @@ class NodePools(PoolKind):
         order = capacity_order(pool)
         written = pool.capacity is not None
         for machine in machines_of(pool):
-            if machine.spot_only and order not in (SPOT, *gke_capacity.DWS_ORDERS):
+            # Any capacity but Spot and flex-start (queued nodes are flex-start VMs too).
+            if machine.spot_only and set(order) - {"spot", "flex-start", "queued"}:
                 problems.append(
                     Problem(
                         f"{path}.machineType",
@@ -188,8 +189,9 @@ class NodePools(PoolKind):
     ) -> str:
         return (
             "a GKE node pool has one capacity, [reserved, on-demand] (any matching reservation, "
-            "then on-demand) being the only fallback GKE makes; for another, make a pool per "
-            "capacity (EC2 Capacity Blocks are reservations on GKE: capacity: reserved)"
+            "then on-demand) being its only fallback; a list of two or more of reserved, "
+            "flex-start, spot and on-demand is a GKE compute class (docs/gke.md); queued stands "
+            "alone, and EC2 Capacity Blocks are reservations on GKE (capacity: reserved)"
         )
 
     def check_capacity(
