@@ -100,7 +100,7 @@ def test_unknown_kind_is_bad_input_unless_skipped(capsys: pytest.CaptureFixture[
     assert err.splitlines() == [
         f"error: {manifest}: document 1 (RayCluster/ray): fit does not know kind RayCluster "
         "(apiVersion ray.io/v1), so it cannot check the pods it may run; it reads CronJob, "
-        "DaemonSet, Deployment, Job, JobSet, Pod, PodTemplate, ReplicaSet, ReplicationController, "
+        "DaemonSet, Deployment, Job, JobSet, MPIJob, Pod, PodTemplate, ReplicaSet, ReplicationController, "
         "StatefulSet, List or a bare pod spec, and skips kinds that run no pods (Namespace, "
         "Service, ConfigMap, ...)",
         "hint: --skip-other-kinds skips objects of kinds fit does not know (RayCluster); their "
@@ -171,14 +171,26 @@ def test_one_rejected_value_is_one_line(capsys: pytest.CaptureFixture[str], tmp_
 def test_samples_piped_into_fit_schedule_on_their_own_pools(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, stack: str
 ) -> None:
-    """`python -m components samples STACK | python -m components fit STACK -`, in process."""
+    """`python -m components samples STACK | python -m components fit STACK -`, in process.
+
+    Every pod template fits its own pool: a Job's or Pod's, and an MPIJob's Worker (the NCCL
+    test of a fabric pool; its Launcher is one pod without GPUs, so any pool that takes it).
+    Objects that run no pods (the Namespace, GKE's NCCL Services) are skipped, each named."""
     assert samples_command.main([stack]) == 0
     printed = capsys.readouterr().out
-    pools = {
-        f"{d['kind']}/{d['metadata']['name']}": d["metadata"]["labels"]["gpufleet.io/pool"]
-        for d in yaml.safe_load_all(printed)
-        if d and d["kind"] != "Namespace"
-    }
+    documents = [d for d in yaml.safe_load_all(printed) if d]
+    pools: dict[str, str] = {}
+    launchers: set[str] = set()
+    no_pods: list[str] = []
+    for number, d in enumerate(documents, start=1):
+        source = f"{d['kind']}/{d['metadata']['name']}"
+        if d["kind"] in ("Namespace", "Service", "ConfigMap"):
+            no_pods.append(f"{source} (document {number})")
+        elif d["kind"] == "MPIJob":
+            pools[f"{source} Worker"] = d["metadata"]["labels"]["gpufleet.io/pool"]
+            launchers.add(f"{source} Launcher")
+        else:
+            pools[source] = d["metadata"]["labels"]["gpufleet.io/pool"]
     assert pools, "the stack prints no sample workloads"
 
     monkeypatch.setattr("sys.stdin", io.StringIO(printed))
@@ -188,18 +200,19 @@ def test_samples_piped_into_fit_schedule_on_their_own_pools(
     document = json.loads(out)
     assert document["ok"] is True
     by_source = {t["source"]: t for t in document["templates"]}
-    assert set(by_source) == set(pools)
+    assert set(by_source) == set(pools) | launchers
     for source, pool in pools.items():
         verdict = next(p for p in by_source[source]["pools"] if p["pool"] == pool)
         assert verdict["fits"], (source, verdict["reasons"])
-    assert (
-        "note: skipped 1 object that runs no pods: Namespace/gpufleet-samples (document 1)" in err
-    )
+    objects = "object that runs" if len(no_pods) == 1 else "objects that run"
+    assert f"note: skipped {len(no_pods)} {objects} no pods: {', '.join(no_pods)}" in err
 
     monkeypatch.setattr("sys.stdin", io.StringIO(printed))
     assert fit.main([stack, "-"]) == 0
     text = capsys.readouterr().out
-    assert text.rstrip().splitlines()[-1].startswith(f"✓ every pod template ({len(pools)}) fits")
+    assert (
+        text.rstrip().splitlines()[-1].startswith(f"✓ every pod template ({len(by_source)}) fits")
+    )
 
 
 def test_manifest_from_standard_input(
@@ -255,7 +268,7 @@ def test_manifest_of_only_skipped_kinds_is_bad_input(
     assert (code, out) == (2, "")
     assert err.endswith(
         "no workloads found: expected a pod spec or one of CronJob, DaemonSet, "
-        "Deployment, Job, JobSet, Pod, PodTemplate, ReplicaSet, ReplicationController, StatefulSet, "
+        "Deployment, Job, JobSet, MPIJob, Pod, PodTemplate, ReplicaSet, ReplicationController, StatefulSet, "
         "List; skipped Namespace/ns (document 1)\n"
     )
     assert err.startswith("error: standard input: ")

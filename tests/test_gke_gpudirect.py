@@ -209,7 +209,9 @@ def test_the_nccl_test_carries_the_pools_annotations_and_the_tcpxo_sidecar() -> 
     assert pods[0]["metadata"]["annotations"] == dict(fabric.pod_annotations)
     assert "devices.gke.io/container.tcpxo-daemon" in fabric.pod_annotations
     assert pods[0]["spec"]["nodeSelector"] == {POOL_LABEL: "a3-mega"}
-    assert test.result_command.endswith("nccl-host-1 nccl-host-2 nccl-host-3")
+    assert test.result_command.endswith(
+        "a3-mega-nccl-host-1 a3-mega-nccl-host-2 a3-mega-nccl-host-3"
+    )
 
 
 def test_every_gke_fabric_row_has_a_source_and_rdma_has_no_sidecar() -> None:

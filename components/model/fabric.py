@@ -14,6 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from components.model.catalog.charts import SAMPLES_NAMESPACE
+from components.model.labels import POOL_LABEL
+
 # `gpuPools[].interconnect`: the pool's nodes talk over the default network only, or over the
 # machine type's GPU fabric too.
 Interconnect = Literal["none", "fabric"]
@@ -103,3 +106,24 @@ class NcclTest:
     requires: tuple[str, ...] = ()
     expected: NcclFigure | None = None
     sources: tuple[str, ...] = ()
+
+
+# A Service's or Pod's name, and a label value, is a DNS label: at most 63 characters.
+DNS_LABEL_MAX = 63
+# The MPI Operator names an MPIJob's launcher Job `<name>-launcher` and its worker pods
+# `<name>-worker-<i>` (kubeflow/mpi-operator @caa3c47f pkg/controller/mpi_job_controller.go).
+MPI_NAME_RESERVE = len("-launcher")
+
+
+def nccl_name(pool_name: str, suffix: str, reserve: int = 0) -> str:
+    """`<pool>-<suffix>`, the name of a pool's NCCL test object: one per pool, so two fabric
+    pools' tests never collide. The pool's name is cut so the name plus `reserve` characters
+    (what a controller appends, e.g. the MPI Operator's `-launcher`) stays a DNS label."""
+    room = DNS_LABEL_MAX - reserve - len(suffix) - 1
+    return f"{pool_name[:room].rstrip('-')}-{suffix}"
+
+
+def nccl_metadata(pool_name: str, name: str) -> dict[str, Any]:
+    """An NCCL test object's metadata: its name, the samples' namespace and the pool label
+    every sample carries (`kubectl delete -l gpufleet.io/pool=<pool>` removes them all)."""
+    return {"name": name, "namespace": SAMPLES_NAMESPACE, "labels": {POOL_LABEL: pool_name}}

@@ -17,10 +17,13 @@ from components.azure.model.fabric import (
     RDMA_GUIDE,
 )
 from components.azure.model.kinds.agent_pools import AGENT_POOL_LABEL
-from components.model.fabric import NcclTest
+from components.model.catalog.charts import SAMPLES_NAMESPACE
+from components.model.fabric import MPI_NAME_RESERVE, NcclTest, nccl_metadata, nccl_name
+from components.model.labels import POOL_LABEL
 from components.model.pool_spec import PoolSpec
 
-JOB_NAME = "nccl-allreduce"
+# The MPIJob is `<pool>-nccl-allreduce`: one per fabric pool.
+JOB_SUFFIX = "nccl-allreduce"
 # The guide builds and publishes this image (its workflow build-nccl-tests-image.yaml) and names
 # no tag: it runs the newest one.
 IMAGE = "ghcr.io/azure/aks-rdma-infiniband/nccl-tests:latest"
@@ -44,6 +47,8 @@ def nccl_test(pool: PoolSpec, gpu_taint: tuple[str, str], nodes: int) -> NcclTes
     gpus = pool.gpus_per_node
     limits = {"nvidia.com/gpu": gpus, fabric.resource: fabric.facts.resource_per_node}
     key, value = gpu_taint
+    name = nccl_name(pool.name, JOB_SUFFIX, MPI_NAME_RESERVE)
+    labels = {POOL_LABEL: pool.name}
     worker_spec: dict[str, Any] = {
         "nodeSelector": {AGENT_POOL_LABEL: pool.name},
         "tolerations": [{"key": key, "operator": "Equal", "value": value, "effect": "NoSchedule"}],
@@ -51,7 +56,7 @@ def nccl_test(pool: PoolSpec, gpu_taint: tuple[str, str], nodes: int) -> NcclTes
             "podAntiAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": [
                     {
-                        "labelSelector": {"matchLabels": {"task": JOB_NAME}},
+                        "labelSelector": {"matchLabels": {"task": name}},
                         "topologyKey": "kubernetes.io/hostname",
                     }
                 ]
@@ -88,22 +93,28 @@ def nccl_test(pool: PoolSpec, gpu_taint: tuple[str, str], nodes: int) -> NcclTes
     job = {
         "apiVersion": "kubeflow.org/v2beta1",
         "kind": "MPIJob",
-        "metadata": {"name": JOB_NAME},
+        "metadata": nccl_metadata(pool.name, name),
         "spec": {
             "slotsPerWorker": gpus,
             "runPolicy": {"cleanPodPolicy": "Running"},
             "mpiReplicaSpecs": {
-                "Launcher": {"replicas": 1, "template": {"spec": launcher_spec}},
+                "Launcher": {
+                    "replicas": 1,
+                    "template": {"metadata": {"labels": dict(labels)}, "spec": launcher_spec},
+                },
                 "Worker": {
                     "replicas": nodes,
-                    "template": {"metadata": {"labels": {"task": JOB_NAME}}, "spec": worker_spec},
+                    "template": {
+                        "metadata": {"labels": {**labels, "task": name}},
+                        "spec": worker_spec,
+                    },
                 },
             },
         },
     }
     return NcclTest(
         manifests=(job,),
-        result_command=f"kubectl logs -f job/{JOB_NAME}-launcher",
+        result_command=f"kubectl -n {SAMPLES_NAMESPACE} logs -f job/{name}-launcher",
         requires=(
             "the Kubeflow MPI Operator (kubeflow.org/v2beta1 MPIJob), which gpufleet does not "
             "install: not checked",

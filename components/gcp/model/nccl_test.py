@@ -1,6 +1,7 @@
 """GKE's multi-node NCCL test on a GPUDirect pool (`Cloud.nccl_test`), Google's own recipe.
 
-One Pod per node with all its GPUs and a headless Service per Pod (`nccl-host-N`), the Pods
+One Pod per node with all its GPUs (`<pool>-nccl-test-host-N`) and a headless Service per Pod
+(`<pool>-nccl-host-N`; the pool in the names keeps two fabric pools' tests apart), the Pods
 carrying the pool's network annotations (components/gcp/model/fabric.py); the test runs from
 the first Pod over all of them. It is an **all_gather** test, as Google publishes it: its bus
 bandwidth is not comparable to an all_reduce figure (busbw = algbw x (n-1)/n for all_gather,
@@ -25,7 +26,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from components.gcp.model.fabric import FABRICS, MODES
-from components.model.fabric import NcclTest
+from components.model.catalog.charts import SAMPLES_NAMESPACE
+from components.model.fabric import NcclTest, nccl_metadata, nccl_name
 from components.model.labels import POOL_LABEL
 from components.model.pool_spec import PoolSpec
 
@@ -135,18 +137,19 @@ def nccl_test(pool: PoolSpec, nodes: int) -> NcclTest | None:
     mode = MODES[FABRICS[fabric.facts.machine_type][0]]
     if mode.key not in SOURCES:
         return None
-    hosts = [f"nccl-host-{i}" for i in range(1, nodes + 1)]
+    hosts = [nccl_name(pool.name, f"nccl-host-{i}") for i in range(1, nodes + 1)]
+    pods = [nccl_name(pool.name, f"nccl-test-host-{i}") for i in range(1, nodes + 1)]
     tolerations = [
         {"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect}
         for t in pool.declared_taints
     ]
     manifests: list[dict[str, Any]] = []
-    for i, host in enumerate(hosts, start=1):
+    for i, (host, pod) in enumerate(zip(hosts, pods, strict=True), start=1):
         manifests.append(
             {
                 "apiVersion": "v1",
                 "kind": "Service",
-                "metadata": {"name": host},
+                "metadata": nccl_metadata(pool.name, host),
                 "spec": {"selector": {"name": host}, "clusterIP": "None"},
             }
         )
@@ -155,8 +158,12 @@ def nccl_test(pool: PoolSpec, nodes: int) -> NcclTest | None:
                 "apiVersion": "v1",
                 "kind": "Pod",
                 "metadata": {
-                    "name": f"nccl-test-host-{i}",
-                    "labels": {"name": host, "gpufleet.io/nccl-test": pool.name},
+                    **nccl_metadata(pool.name, pod),
+                    "labels": {
+                        **nccl_metadata(pool.name, pod)["labels"],
+                        "name": host,
+                        "gpufleet.io/nccl-test": pool.name,
+                    },
                     "annotations": dict(fabric.pod_annotations),
                 },
                 "spec": {
@@ -186,9 +193,11 @@ def nccl_test(pool: PoolSpec, nodes: int) -> NcclTest | None:
         )
     names = " ".join(hosts)
     command = (
-        f"kubectl exec nccl-test-host-1 -c nccl-test -- /scripts/allgather.sh {names}"
+        f"kubectl -n {SAMPLES_NAMESPACE} exec {pods[0]} -c nccl-test -- /scripts/allgather.sh "
+        f"{names}"
         if mode.key == "tcpxo"
-        else "kubectl exec nccl-test-host-1 -- /usr/local/gib/scripts/run_nccl_tests.sh "
+        else f"kubectl -n {SAMPLES_NAMESPACE} exec {pods[0]} -- "
+        "/usr/local/gib/scripts/run_nccl_tests.sh "
         f"-t all_gather -b 1K -e 8G {names}"
     )
     return NcclTest(

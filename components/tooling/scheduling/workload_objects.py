@@ -9,6 +9,12 @@ count them: how many run at once, whether they must all run together, and the la
   of `min(parallelism, completions)` pods each (kueue pkg/controller/jobs/jobset
   `PodsCountPerReplica`, `podsCount`; `replicas` defaults to 1 in api/jobset/v1alpha2
   jobset_types.go). Kueue admits the JobSet as one workload with a pod set per replicated job.
+- An MPIJob (kubeflow.org/v2beta1) runs `spec.mpiReplicaSpecs.Launcher` (one pod; `replicas`
+  defaults to 1) and `.Worker` (`replicas` pods, defaulted to 0), each with a pod `template`
+  (kubeflow/mpi-operator @caa3c47f pkg/apis/kubeflow/v2beta1 types.go `ReplicaSpec`,
+  `MPIReplicaSpecs`; default.go). The workers are MPI ranks: they all run at once, and the
+  launcher starts with them (`launcherCreationPolicy` AtStartup, the default). Kueue admits it
+  as one workload with both pod sets (kueue pkg/controller/jobs/mpijob).
 - A Pod of a Kueue pod group (label `kueue.x-k8s.io/pod-group-name`, annotation
   `kueue.x-k8s.io/pod-group-total-count`, kueue pkg/controller/jobs/pod/constants) is admitted
   with the whole group.
@@ -23,6 +29,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 JOBSET_GROUP = "jobset.x-k8s.io"
+MPIJOB_VERSION = "kubeflow.org/v2beta1"
+# An MPIJob's replica types and their default replicas (mpi-operator v2beta1 default.go).
+MPI_REPLICA_DEFAULTS = {"Launcher": 1, "Worker": 0}
 POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 POD_GROUP_TOTAL_ANNOTATION = "kueue.x-k8s.io/pod-group-total-count"
 REPLICATED = ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController")
@@ -153,3 +162,59 @@ def jobset_around(
         parts = ", ".join(f"{s.name} {s.count}" for s in sets)
         together = f"JobSet {name} runs all its replicated jobs at once ({parts}: {total} pods)"
     return Around(job.pods, labels_of(jobset), together, sets)
+
+
+def mpi_replicas(mpijob: Mapping[str, Any]) -> list[ReplicatedJob]:
+    """An MPIJob's Launcher and Worker (those it lists), as replicated jobs of one pod each."""
+    specs = _mapping(_mapping(mpijob.get("spec")).get("mpiReplicaSpecs"))
+    replicas = []
+    for role, default in MPI_REPLICA_DEFAULTS.items():
+        if role in specs:
+            entry = _mapping(specs[role])
+            pods = count(entry.get("replicas"), default)
+            pod_spec = _mapping(entry.get("template")).get("spec")
+            replicas.append(ReplicatedJob(role, pod_spec, pods, pods))
+    return replicas
+
+
+def mpijob_around(
+    mpijob: Mapping[str, Any], roles: list[ReplicatedJob], role: ReplicatedJob
+) -> Around:
+    """What an MPIJob says about one replica type's template: the workers are a gang, the
+    launcher one pod; Kueue admits both pod sets as one workload."""
+    sets = tuple(
+        PodSet(r.name, r.pod_spec, r.pods) for r in roles if isinstance(r.pod_spec, Mapping)
+    )
+    name = _mapping(mpijob.get("metadata")).get("name") or "MPIJob"
+    together = None
+    if role.name == "Worker" and role.pods > 1:
+        together = f"MPIJob {name} runs its {role.pods} workers (MPI ranks) at once"
+    return Around(role.pods, labels_of(mpijob), together, sets)
+
+
+@dataclass(frozen=True)
+class Member:
+    """One pod template of a JobSet (a replicated job) or an MPIJob (a replica type)."""
+
+    label: str
+    pod_spec: object
+    # Where the template's pod spec sits in the entry, for the message when it is missing.
+    path: str
+    around: Around
+
+
+def members(obj: Mapping[str, Any]) -> tuple[list[Member], str]:
+    """A JobSet's or MPIJob's pod templates, and the field that lists them (for when none do)."""
+    if obj.get("kind") == "MPIJob":
+        roles = mpi_replicas(obj)
+        listed = [
+            Member(r.name, r.pod_spec, "template.spec", mpijob_around(obj, roles, r)) for r in roles
+        ]
+        return listed, "spec.mpiReplicaSpecs (Launcher, Worker)"
+    jobs = replicated_jobs(obj)
+    listed = [
+        Member(f"replicatedJob {j.name}", j.pod_spec, "template.spec.template.spec", around)
+        for j in jobs
+        for around in (jobset_around(obj, jobs, j),)
+    ]
+    return listed, "spec.replicatedJobs"

@@ -2,7 +2,8 @@
 
 Accepts what people feed `kubectl apply`: multi-document YAML with Pods, Deployments,
 StatefulSets, ReplicaSets, ReplicationControllers, DaemonSets, Jobs, CronJobs, JobSets (one
-template per replicated job), PodTemplates, `List`s of those, or a bare pod spec (a mapping with
+template per replicated job), MPIJobs (kubeflow.org/v2beta1: the launcher's and the workers'),
+PodTemplates, `List`s of those, or a bare pod spec (a mapping with
 `containers`). What the object says about its pods (how many at once, whether together, the
 labels Kueue reads) is `workload_objects`'.
 
@@ -29,11 +30,11 @@ import yaml
 from components.tooling.scheduling import quantity
 from components.tooling.scheduling.workload_objects import (
     JOBSET_GROUP,
+    MPIJOB_VERSION,
     Around,
     PodSet,
     around,
-    jobset_around,
-    replicated_jobs,
+    members,
 )
 
 # Where each kind keeps its pod spec.
@@ -48,7 +49,7 @@ _SPEC_PATHS: dict[str, tuple[str, ...]] = {
     "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
     "PodTemplate": ("template", "spec"),
 }
-ACCEPTED_KINDS = (*sorted([*_SPEC_PATHS, "JobSet"]), "List")
+ACCEPTED_KINDS = (*sorted([*_SPEC_PATHS, "JobSet", "MPIJob"]), "List")
 
 # The API groups of the workload kinds above ("" is the core group, apiVersion "v1"); the same
 # kind name in another group (Volcano's batch.volcano.sh Job) is a different, unknown kind.
@@ -301,8 +302,10 @@ def _from_object(obj: object, where: str, skip_unknown_kinds: bool, found: _Foun
         else:
             _add_template(found, source, spec, where, Around(), namespace)
         return
-    if name == "JobSet" and group in (None, JOBSET_GROUP):
-        _from_jobset(obj, source, where, found)
+    if (name == "JobSet" and group in (None, JOBSET_GROUP)) or (
+        name == "MPIJob" and obj.get("apiVersion") in (None, MPIJOB_VERSION)
+    ):
+        _from_sets(obj, source, where, found)
         return
     if name in _NO_POD_KINDS and (group is None or group in _NO_POD_KINDS[name]):
         found.skipped.append(Skipped(source, where, known=True))
@@ -318,7 +321,7 @@ def _unknown_kind_message(obj: Mapping[str, Any], kind: object, where: str, sour
     version = obj.get("apiVersion")
     what = f"kind {kind}" + (f" (apiVersion {version})" if version else "")
     guess = (
-        difflib.get_close_matches(kind, [*_SPEC_PATHS, "JobSet", *_NO_POD_KINDS], n=1, cutoff=0.8)
+        difflib.get_close_matches(kind, [*ACCEPTED_KINDS[:-1], *_NO_POD_KINDS], n=1, cutoff=0.8)
         if isinstance(kind, str)
         else []
     )
@@ -336,20 +339,18 @@ def _namespace(obj: Mapping[str, Any]) -> str | None:
     return namespace if isinstance(namespace, str) else None
 
 
-def _from_jobset(obj: Mapping[str, Any], source: str, where: str, found: _Found) -> None:
-    """A template per replicated job, each knowing that the JobSet runs them all at once."""
-    jobs = replicated_jobs(obj)
-    if not jobs:
-        found.problems.append(f"{source} has no spec.replicatedJobs")
-        return
-    for job in jobs:
-        label = f"{source} replicatedJob {job.name}"
-        if job.pod_spec is None:
-            found.problems.append(f"{label} has no template.spec.template.spec")
+def _from_sets(obj: Mapping[str, Any], source: str, where: str, found: _Found) -> None:
+    """A template per JobSet replicated job or MPIJob replica type, each knowing what the
+    object runs at once."""
+    listed, field_name = members(obj)
+    if not listed:
+        found.problems.append(f"{source} has no {field_name}")
+    for member in listed:
+        if member.pod_spec is None:
+            found.problems.append(f"{source} {member.label} has no {member.path}")
             continue
-        _add_template(
-            found, label, job.pod_spec, where, jobset_around(obj, jobs, job), _namespace(obj)
-        )
+        label = f"{source} {member.label}"
+        _add_template(found, label, member.pod_spec, where, member.around, _namespace(obj))
 
 
 def _add_template(

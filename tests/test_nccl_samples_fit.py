@@ -1,0 +1,150 @@
+"""The NCCL tests `samples` prints for fabric pools, as `fit` reads them (issue 32).
+
+- `fit` reads a Kubeflow MPIJob (kubeflow.org/v2beta1): its Launcher is one pod, its Worker
+  replicas all run at once (kubeflow/mpi-operator @caa3c47f pkg/apis/kubeflow/v2beta1/types.go).
+- Every NCCL test object carries its pool's name, so two fabric pools' tests never collide, and
+  the pool label and the samples' namespace like the other samples.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from components.model.catalog.charts import SAMPLES_NAMESPACE
+from components.model.fabric import DNS_LABEL_MAX, MPI_NAME_RESERVE, nccl_name
+from components.model.labels import POOL_LABEL
+from components.tooling import fit, samples_command
+
+STACKS = Path(__file__).parent.parent / "stacks"
+FABRIC_EXAMPLES = ("aws-efa", "gcp-gpudirect", "azure-infiniband")
+MAX_NODES = 4  # the aws-efa example's pool h100 (plain GPUs in these MPIJobs: no fabric cap)
+
+
+def mpijob(workers: int) -> str:
+    """An MPIJob whose workers take one p5.48xlarge each (8 GPUs), without the fabric: only
+    the MPIJob says they run at once."""
+    worker = {
+        "nodeSelector": {POOL_LABEL: "h100"},
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}],
+        "containers": [{"name": "w", "image": "x", "resources": {"limits": {"nvidia.com/gpu": 8}}}],
+    }
+    launcher = {"containers": [{"name": "l", "image": "x"}]}
+    job = {
+        "apiVersion": "kubeflow.org/v2beta1",
+        "kind": "MPIJob",
+        "metadata": {"name": "ranks"},
+        "spec": {
+            "mpiReplicaSpecs": {
+                "Launcher": {"template": {"spec": launcher}},
+                "Worker": {"replicas": workers, "template": {"spec": worker}},
+            }
+        },
+    }
+    return yaml.safe_dump(job)
+
+
+def fit_json(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, stack: str, text: str
+) -> tuple[int, dict[str, Any]]:
+    monkeypatch.setattr("sys.stdin", io.StringIO(text))
+    code = fit.main([stack, "-", "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def on_pool(template: dict[str, Any], pool: str) -> dict[str, Any]:
+    verdict: dict[str, Any] = next(p for p in template["pools"] if p["pool"] == pool)
+    return verdict
+
+
+def test_fit_judges_an_mpijobs_workers_as_one_gang_at_the_pools_max_nodes(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, at_edge = fit_json(capsys, monkeypatch, "aws-efa", mpijob(MAX_NODES))
+    assert code == 0
+    launcher, worker = at_edge["templates"]
+    assert launcher["source"] == "MPIJob/ranks Launcher"
+    assert worker["source"] == "MPIJob/ranks Worker"
+    assert on_pool(worker, "h100")["fits"], on_pool(worker, "h100")["reasons"]
+
+    code, over = fit_json(capsys, monkeypatch, "aws-efa", mpijob(MAX_NODES + 1))
+    assert code == 1
+    refused = on_pool(over["templates"][1], "h100")
+    assert not refused["fits"]
+    (reason,) = refused["reasons"]
+    assert reason.startswith(f"MPIJob ranks runs its {MAX_NODES + 1} workers (MPI ranks) at once")
+    assert f"maxNodes {MAX_NODES}" in reason
+    # The launcher is one pod on its own, whatever the workers.
+    assert on_pool(over["templates"][0], "system")["fits"]
+
+
+def test_an_mpijob_without_replica_specs_is_bad_input(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    empty = "apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nmetadata: {name: e}\nspec: {}\n"
+    monkeypatch.setattr("sys.stdin", io.StringIO(empty))
+    assert fit.main(["aws-efa", "-"]) == 2
+    assert "MPIJob/e has no spec.mpiReplicaSpecs (Launcher, Worker)" in capsys.readouterr().err
+
+
+def two_fabric_pools(example: str) -> Path:
+    """The example with its first fabric pool twice, the copy named `<pool>x`."""
+    document = yaml.safe_load((STACKS / f"Pulumi.{example}.yaml").read_text())
+    pools = document["config"]["gpufleet:gpuPools"]
+    first = next(p for p in pools if p.get("interconnect") == "fabric")
+    pools.append({**first, "name": f"{first['name']}x"})
+    path = Path("/tmp/i32-fit") / f"Pulumi.{example}-two.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(document))
+    return path
+
+
+def nccl_objects(printed: str) -> list[dict[str, Any]]:
+    """The objects after the first NCCL test header (they follow the usual samples)."""
+    tail = printed[printed.index("# NCCL test of fabric pool") :]
+    return [d for d in yaml.safe_load_all(tail) if d]
+
+
+@pytest.mark.parametrize("example", FABRIC_EXAMPLES)
+def test_two_fabric_pools_tests_have_distinct_names_labels_and_namespace(
+    capsys: pytest.CaptureFixture[str], example: str
+) -> None:
+    assert samples_command.main([str(two_fabric_pools(example))]) == 0
+    printed = capsys.readouterr().out
+    objects = nccl_objects(printed)
+    names = [(o["kind"], o["metadata"]["name"]) for o in objects]
+    assert len(names) == len(set(names)), names
+    pools = {o["metadata"]["labels"][POOL_LABEL] for o in objects}
+    assert len(pools) >= 2, pools
+    for o in objects:
+        metadata = o["metadata"]
+        assert metadata["name"].startswith(f"{metadata['labels'][POOL_LABEL]}-nccl-")
+        assert metadata["namespace"] == SAMPLES_NAMESPACE
+        assert len(metadata["name"]) <= DNS_LABEL_MAX
+        for replica in o.get("spec", {}).get("mpiReplicaSpecs", {}).values():
+            template_labels = replica["template"]["metadata"]["labels"]
+            assert template_labels[POOL_LABEL] == metadata["labels"][POOL_LABEL]
+    # Each pool's result command names that pool's own object.
+    commands = [line for line in printed.splitlines() if line.startswith("#   kubectl")]
+    assert len(commands) == len(pools)
+    for command, pool in zip(commands, sorted(pools, key=printed.index), strict=True):
+        assert f" {pool}-nccl-" in command or f"job/{pool}-nccl-" in command
+        assert f"-n {SAMPLES_NAMESPACE}" in command
+
+
+def test_names_stay_dns_labels_at_the_edge() -> None:
+    suffix = "nccl-test-host-1"
+    fits = "p" * (DNS_LABEL_MAX - len(suffix) - 1)
+    assert nccl_name(fits, suffix) == f"{fits}-{suffix}"
+    assert len(nccl_name(fits, suffix)) == DNS_LABEL_MAX
+    assert len(nccl_name(f"{fits}q", suffix)) == DNS_LABEL_MAX
+    # The MPI Operator appends `-launcher` (and `-worker-<i>`) to the MPIJob's name.
+    mpi = nccl_name("p" * 80, "nccl-allreduce", MPI_NAME_RESERVE)
+    assert len(f"{mpi}-launcher") == DNS_LABEL_MAX
+    # A cut never leaves a dash before the suffix's own.
+    assert nccl_name("ab-" + "c" * 60, "x" * 59) == "ab-" + "x" * 59
