@@ -209,6 +209,8 @@ KUBESPAWNER_TRAITS = {
     "environment": dict,
     "node_affinity_required": list,
     "extra_pod_config": dict,
+    # Pod metadata annotations (a fabric pool's multi-network annotations on GKE).
+    "extra_annotations": dict,
 }
 NODE_PURPOSE_TERM = {
     "matchExpressions": [
@@ -250,6 +252,7 @@ def kubespawner_pod(
         "extra_resource_limits": {},
         "environment": {},
         "extra_pod_config": {},
+        "extra_annotations": {},
     }
     if match_node_purpose == "require":
         traits["node_affinity_required"].append(copy.deepcopy(NODE_PURPOSE_TERM))

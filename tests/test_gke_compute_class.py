@@ -202,8 +202,10 @@ def test_a_class_is_priced_at_the_dearest_capacity_it_may_fall_back_to() -> None
     l4 = pools["l4"]
     (machine,) = l4.machine_types
     assert machine.on_demand is not None
-    # [spot, on-demand]: on-demand, not Spot, at maxNodes.
-    assert machine.spot is None and l4.per_node_hour == machine.on_demand
+    # [spot, on-demand]: on-demand, the dearest it may fall back to, at maxNodes; Spot is the
+    # range's low end.
+    assert machine.spot is not None and machine.spot < machine.on_demand
+    assert l4.per_node_hour == machine.on_demand
     assert l4.at(l4.max_nodes) == pytest.approx(4 * machine.on_demand)
     # The reserved priority's reservation is committed capacity, as for capacity: reserved.
     assert pools["h100"].committed_nodes == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from components.model.pools import PoolSpec
@@ -45,7 +46,9 @@ def _fabric_lines(spec: PoolSpec) -> list[str]:
         return []
     return [
         "GPU fabric: the pod's metadata.annotations must carry:",
-        *(f"  {key}: {value}" for key, value in sorted(annotations.items())),
+        # One line per annotation: a value may span lines (GKE's device list), and every line
+        # of this header is a YAML comment.
+        *(f"  {key}: {json.dumps(value)}" for key, value in sorted(annotations.items())),
     ]
 
 
