@@ -193,8 +193,7 @@ def nccl_test(pool: PoolSpec, nodes: int) -> NcclTest | None:
         )
     names = " ".join(hosts)
     command = (
-        f"kubectl -n {NCCL_NAMESPACE} exec {pods[0]} -c nccl-test -- /scripts/allgather.sh "
-        f"{names}"
+        f"kubectl -n {NCCL_NAMESPACE} exec {pods[0]} -c nccl-test -- /scripts/allgather.sh {names}"
         if mode.key == "tcpxo"
         else f"kubectl -n {NCCL_NAMESPACE} exec {pods[0]} -- "
         "/usr/local/gib/scripts/run_nccl_tests.sh "
