@@ -175,7 +175,8 @@ def test_samples_piped_into_fit_schedule_on_their_own_pools(
 
     Every pod template fits its own pool: a Job's or Pod's, and an MPIJob's Worker (the NCCL
     test of a fabric pool; its Launcher is one pod without GPUs, so any pool that takes it).
-    Objects that run no pods (the Namespace, GKE's NCCL Services) are skipped, each named."""
+    Objects that run no pods (the samples' Namespace, the NCCL tests' own Namespace, GKE's NCCL
+    Services) are skipped, each named."""
     assert samples_command.main([stack]) == 0
     printed = capsys.readouterr().out
     documents = [d for d in yaml.safe_load_all(printed) if d]
@@ -192,6 +193,8 @@ def test_samples_piped_into_fit_schedule_on_their_own_pools(
         else:
             pools[source] = d["metadata"]["labels"]["gpufleet.io/pool"]
     assert pools, "the stack prints no sample workloads"
+    if launchers or "# NCCL test of fabric pool" in printed:
+        assert any(n.startswith("Namespace/gpufleet-nccl ") for n in no_pods), no_pods
 
     monkeypatch.setattr("sys.stdin", io.StringIO(printed))
     code = fit.main([stack, "-", "--json"])

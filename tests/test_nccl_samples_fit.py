@@ -3,7 +3,10 @@
 - `fit` reads a Kubeflow MPIJob (kubeflow.org/v2beta1): its Launcher is one pod, its Worker
   replicas all run at once (kubeflow/mpi-operator @caa3c47f pkg/apis/kubeflow/v2beta1/types.go).
 - Every NCCL test object carries its pool's name, so two fabric pools' tests never collide, and
-  the pool label and the samples' namespace like the other samples.
+  the pool label like the other samples, in their own namespace.
+- The NCCL pods need root, host paths or added capabilities (EFA, GPUDirect-TCPXO, InfiniBand):
+  they run in `gpufleet-nccl`, which `samples` prints at the level they pass (Kubernetes docs,
+  "Pod Security Standards"); the CUDA samples' namespace stays restricted.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ from typing import Any
 import pytest
 import yaml
 
-from components.model.catalog.charts import SAMPLES_NAMESPACE
+from components.model import pod_security
+from components.model.catalog.charts import NCCL_NAMESPACE, SAMPLES_NAMESPACE
 from components.model.fabric import DNS_LABEL_MAX, MPI_NAME_RESERVE, nccl_name
 from components.model.labels import POOL_LABEL
 from components.tooling import fit, samples_command
@@ -124,7 +128,7 @@ def test_two_fabric_pools_tests_have_distinct_names_labels_and_namespace(
     for o in objects:
         metadata = o["metadata"]
         assert metadata["name"].startswith(f"{metadata['labels'][POOL_LABEL]}-nccl-")
-        assert metadata["namespace"] == SAMPLES_NAMESPACE
+        assert metadata["namespace"] == NCCL_NAMESPACE
         assert len(metadata["name"]) <= DNS_LABEL_MAX
         for replica in o.get("spec", {}).get("mpiReplicaSpecs", {}).values():
             template_labels = replica["template"]["metadata"]["labels"]
@@ -134,7 +138,7 @@ def test_two_fabric_pools_tests_have_distinct_names_labels_and_namespace(
     assert len(commands) == len(pools)
     for command, pool in zip(commands, sorted(pools, key=printed.index), strict=True):
         assert f" {pool}-nccl-" in command or f"job/{pool}-nccl-" in command
-        assert f"-n {SAMPLES_NAMESPACE}" in command
+        assert f"-n {NCCL_NAMESPACE}" in command
 
 
 def test_names_stay_dns_labels_at_the_edge() -> None:
@@ -148,3 +152,49 @@ def test_names_stay_dns_labels_at_the_edge() -> None:
     assert len(f"{mpi}-launcher") == DNS_LABEL_MAX
     # A cut never leaves a dash before the suffix's own.
     assert nccl_name("ab-" + "c" * 60, "x" * 59) == "ab-" + "x" * 59
+
+
+def pod_specs_of(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """The pod specs a printed object runs, read straight from the manifest."""
+    if document["kind"] == "Pod":
+        return [document["spec"]]
+    if document["kind"] == "MPIJob":
+        replicas = document["spec"]["mpiReplicaSpecs"].values()
+        return [replica["template"]["spec"] for replica in replicas]
+    return []
+
+
+@pytest.mark.parametrize("example", FABRIC_EXAMPLES)
+def test_nccl_pods_pass_the_pod_security_of_the_namespace_they_are_printed_into(
+    capsys: pytest.CaptureFixture[str], example: str
+) -> None:
+    """`kubectl apply` of what `samples` prints admits every pod: each object's namespace is a
+    printed Namespace whose enforced level admits its pods, and the CUDA samples' namespace
+    stays restricted although the NCCL pods would not pass it."""
+    assert samples_command.main([example]) == 0
+    documents = [d for d in yaml.safe_load_all(capsys.readouterr().out) if d]
+    enforced = {
+        d["metadata"]["name"]: pod_security.enforced(d["metadata"]["labels"])
+        for d in documents
+        if d["kind"] == "Namespace"
+    }
+    assert enforced[SAMPLES_NAMESPACE] == "restricted"
+    nccl_pods = 0
+    for d in documents:
+        if d["kind"] == "Namespace":
+            continue
+        level = enforced[d["metadata"]["namespace"]]
+        assert level is not None
+        for spec in pod_specs_of(d):
+            assert pod_security.violations(spec, level) == [], (d["metadata"]["name"], level)
+            if d["metadata"]["namespace"] == NCCL_NAMESPACE:
+                nccl_pods += 1
+                # The NCCL pods are why they have their own namespace.
+                assert pod_security.violations(spec, "restricted"), d["metadata"]["name"]
+    assert nccl_pods >= 2
+    # The least privileged level that admits them, no looser.
+    level = enforced[NCCL_NAMESPACE]
+    assert level is not None
+    stricter = pod_security.LEVELS[pod_security.LEVELS.index(level) + 1]
+    nccl = [d for d in documents if d["metadata"].get("namespace") == NCCL_NAMESPACE]
+    assert any(pod_security.violations(s, stricter) for d in nccl for s in pod_specs_of(d))

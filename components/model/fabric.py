@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from components.model.catalog.charts import SAMPLES_NAMESPACE
+from components.model.catalog.charts import NCCL_NAMESPACE
 from components.model.labels import POOL_LABEL
 
 # `gpuPools[].interconnect`: the pool's nodes talk over the default network only, or over the
@@ -124,6 +124,6 @@ def nccl_name(pool_name: str, suffix: str, reserve: int = 0) -> str:
 
 
 def nccl_metadata(pool_name: str, name: str) -> dict[str, Any]:
-    """An NCCL test object's metadata: its name, the samples' namespace and the pool label
+    """An NCCL test object's metadata: its name, the NCCL tests' namespace and the pool label
     every sample carries (`kubectl delete -l gpufleet.io/pool=<pool>` removes them all)."""
-    return {"name": name, "namespace": SAMPLES_NAMESPACE, "labels": {POOL_LABEL: pool_name}}
+    return {"name": name, "namespace": NCCL_NAMESPACE, "labels": {POOL_LABEL: pool_name}}

@@ -10,7 +10,7 @@ from components.kubernetes.sample_manifests import NAMESPACE, has_samples, manif
 from components.model.pools import resolve_pools
 from components.tooling.commands import load_validated, select_gpu_pools
 from components.tooling.consumers.shared import left_out
-from components.tooling.nccl_sample import nccl_tests
+from components.tooling.nccl_sample import nccl_documents
 
 
 def main(argv: list[str]) -> int:
@@ -35,7 +35,7 @@ def main(argv: list[str]) -> int:
         if not has_samples(pool):
             print(f"# {left_out(pool, 'samples')}")
     print(yaml.safe_dump_all(manifests(pools), sort_keys=False), end="")
-    for test in nccl_tests(config, pools):
+    for test in nccl_documents(config, pools):
         print("---")
         print(test, end="")
     return 0

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from components.aws.model.fabric import EFA_RESOURCE, fabric_facts
-from components.model.catalog.charts import SAMPLES_NAMESPACE
+from components.model.catalog.charts import NCCL_NAMESPACE
 from components.model.fabric import MPI_NAME_RESERVE, NcclTest, nccl_metadata, nccl_name
 from components.model.labels import POOL_LABEL
 from components.model.pool_spec import PoolSpec
@@ -130,7 +130,7 @@ def nccl_test(pool: PoolSpec, nodes: int) -> NcclTest | None:
     return NcclTest(
         manifests=(job,),
         result_command=(
-            f"kubectl -n {SAMPLES_NAMESPACE} logs -f job/{name}-launcher "
+            f"kubectl -n {NCCL_NAMESPACE} logs -f job/{name}-launcher "
             "| grep -E 'Avg bus bandwidth|17179869184'"
         ),
         requires=(MPI_OPERATOR, HUGEPAGES_NOTE),

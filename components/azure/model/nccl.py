@@ -17,7 +17,7 @@ from components.azure.model.fabric import (
     RDMA_GUIDE,
 )
 from components.azure.model.kinds.agent_pools import AGENT_POOL_LABEL
-from components.model.catalog.charts import SAMPLES_NAMESPACE
+from components.model.catalog.charts import NCCL_NAMESPACE
 from components.model.fabric import MPI_NAME_RESERVE, NcclTest, nccl_metadata, nccl_name
 from components.model.labels import POOL_LABEL
 from components.model.pool_spec import PoolSpec
@@ -114,7 +114,7 @@ def nccl_test(pool: PoolSpec, gpu_taint: tuple[str, str], nodes: int) -> NcclTes
     }
     return NcclTest(
         manifests=(job,),
-        result_command=f"kubectl -n {SAMPLES_NAMESPACE} logs -f job/{name}-launcher",
+        result_command=f"kubectl -n {NCCL_NAMESPACE} logs -f job/{name}-launcher",
         requires=(
             "the Kubeflow MPI Operator (kubeflow.org/v2beta1 MPIJob), which gpufleet does not "
             "install: not checked",

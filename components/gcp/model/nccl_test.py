@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from components.gcp.model.fabric import FABRICS, MODES
-from components.model.catalog.charts import SAMPLES_NAMESPACE
+from components.model.catalog.charts import NCCL_NAMESPACE
 from components.model.fabric import NcclTest, nccl_metadata, nccl_name
 from components.model.labels import POOL_LABEL
 from components.model.pool_spec import PoolSpec
@@ -193,10 +193,9 @@ def nccl_test(pool: PoolSpec, nodes: int) -> NcclTest | None:
         )
     names = " ".join(hosts)
     command = (
-        f"kubectl -n {SAMPLES_NAMESPACE} exec {pods[0]} -c nccl-test -- /scripts/allgather.sh "
-        f"{names}"
+        f"kubectl -n {NCCL_NAMESPACE} exec {pods[0]} -c nccl-test -- /scripts/allgather.sh {names}"
         if mode.key == "tcpxo"
-        else f"kubectl -n {SAMPLES_NAMESPACE} exec {pods[0]} -- "
+        else f"kubectl -n {NCCL_NAMESPACE} exec {pods[0]} -- "
         "/usr/local/gib/scripts/run_nccl_tests.sh "
         f"-t all_gather -b 1K -e 8G {names}"
     )

@@ -54,6 +54,10 @@ KUBERNETES_MINORS: tuple[str, ...] = tuple(CLUSTER_AUTOSCALER_IMAGE_TAGS)
 
 # The sample workloads' namespace (components/kubernetes/sample_manifests.py).
 SAMPLES_NAMESPACE = "gpufleet-samples"
+# The multi-node NCCL tests' namespace (components/tooling/nccl_sample.py): their pods need more
+# than the samples' restricted level (root, host paths, added capabilities), so they get their
+# own namespace instead of loosening the samples'.
+NCCL_NAMESPACE = "gpufleet-nccl"
 
 
 def own_namespaces() -> frozenset[str]:
