@@ -7,8 +7,9 @@ machine-price catalog carries, each with its public source and the day it was re
   reference region, and EKS Auto Mode's node fee as a share of the on-demand price;
 - `fallbackRegion`: the region whose list price stands in, labelled as an estimate, for a
   region the catalog does not price;
-- `estimated`: prices entered by hand from a cloud's pricing page because the table's source
-  has none (GKE's GPUs attached to N1 machines), always labelled as estimates.
+- `estimated`: prices entered by hand because the table's source has none (GKE's GPUs attached
+  to N1 machines, machine types no catalog prices yet), from a pricing page, a dataset or the
+  nearest sourced figure, always labelled as estimates that say how they were made.
 
 Data, not code, from the clouds' pricing pages (and, where a page could not be read from where
 the table was generated, from the review that quoted it: the `source` says which).
@@ -128,10 +129,41 @@ _B200_VANTAGE = (
     "21.957642, the table's own us-east-1 prices; the table's source (Karpenter's generated "
     "prices) predates p6-b200"
 )
+_P5E_AS_P5EN = (
+    "priced as p5en.48xlarge, likely high: AWS lists no on-demand price for p5e.48xlarge (sold "
+    "as Capacity "
+    "Blocks; SkyPilot's AWS catalog, skypilot-catalog catalogs/v8/aws/vms.csv at e385a0d3, "
+    "Apache-2.0, read 2026-11-28, has its rows with an empty on-demand price); p5en.48xlarge is "
+    "the newer variant (newer CPUs, EFA v3) of the same 8 x H200, at its us-east-1 price in this "
+    "table (Karpenter's generated prices of 2026-07-20)"
+)
+_A4_QUOTED = (
+    "Google's us-central1 list price as quoted, likely low outside us-central1: no "
+    "machine-price source has a4-highgpu-8g (Cyclenerd's table has none; "
+    "SkyPilot's GCP catalog, catalogs/v8/gcp/vms.csv at 8427bbff, lists it at 0.0); quoted as of "
+    "2026-07-22 from cloud.google.com/products/compute/pricing/accelerator-optimized by a public "
+    "hand-kept price table (a Go file in a stored code index; repository and licence not "
+    "identified here, facts only) whose A2 and A3 prices equal this table's within 0.1%; not "
+    "read from Google's page here; other regions list higher"
+)
+_H200_AS_H100 = (
+    "priced as Standard_ND96isr_H100_v5, direction unknown: the table's source (Karpenter's "
+    "generated Azure prices of 2026-06-18) has no ND H200 v5 price in any region and no other "
+    "source was found here, so it is priced as the ND H100 v5 size of the same shape (96 vCPUs, "
+    "8 GPUs, InfiniBand) at that size's eastus price in this table; H200 lists above H100 on AWS "
+    "(p5en vs p5) and below it on GCP (a3-ultragpu vs a3-highgpu)"
+)
 # machine -> region -> (on demand, Spot), entered by hand where the table's source has none.
 MACHINE_ESTIMATES: Mapping[str, Mapping[str, Mapping[str, tuple[float, float | None]]]] = {
-    "aws": {"p6-b200.48xlarge": {"us-east-1": (113.9328, None)}},
+    "aws": {
+        "p6-b200.48xlarge": {"us-east-1": (113.9328, None)},
+        # p5en.48xlarge's us-east-1 price (see _P5E_AS_P5EN).
+        "p5e.48xlarge": {"us-east-1": (63.296, None)},
+    },
+    # Standard_ND96isr_H100_v5's eastus price (see _H200_AS_H100).
+    "azure": {"Standard_ND96isr_H200_v5": {"eastus": (98.32, None)}},
     "gcp": {
+        "a4-highgpu-8g": {"us-central1": (90.22, None)},
         "a3-ultragpu-8g": {
             "us-central1": (round(8 * 10.4365, 6), round(8 * 6.2607, 6)),
             "us-east4": (round(8 * 10.4365, 6), round(8 * 5.6357, 6)),
@@ -142,9 +174,11 @@ MACHINE_ESTIMATES: Mapping[str, Mapping[str, Mapping[str, tuple[float, float | N
     },
 }
 ESTIMATED: Mapping[str, Mapping[str, str]] = {
-    "aws": {"p6-b200.48xlarge": _B200_VANTAGE},
+    "aws": {"p6-b200.48xlarge": _B200_VANTAGE, "p5e.48xlarge": _P5E_AS_P5EN},
+    "azure": {"Standard_ND96isr_H200_v5": _H200_AS_H100},
     "gcp": {
         **{name: _GPU_PAGE for name in GPU_ESTIMATES},
         "a3-ultragpu-8g": _H200_DATASET,
+        "a4-highgpu-8g": _A4_QUOTED,
     },
 }

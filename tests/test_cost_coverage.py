@@ -60,14 +60,12 @@ def _offered(cloud: str) -> Iterator[tuple[str, str]]:
 
 
 @pytest.mark.parametrize("cloud", sorted(PRICED))
-def test_every_offered_region_and_type_has_a_price_or_a_named_unknown(cloud: str) -> None:
+def test_every_offered_region_and_type_has_a_price(cloud: str) -> None:
     table = _table(cloud)
     rows = {row.name: row for row in CLOUDS[cloud].catalog.rows}
     missing, offered = [], 0
     for machine, region in _offered(cloud):
         offered += 1
-        if machine in table.unknown:
-            continue  # no public source prices it anywhere: named, with the reason
         price = table.machine(machine, region)
         row = rows.get(machine)
         if price.on_demand is not None and row is not None and row.attach_counts:
@@ -76,7 +74,7 @@ def test_every_offered_region_and_type_has_a_price_or_a_named_unknown(cloud: str
             missing.append(f"{machine} in {region}: {price.unknown}")
     assert offered > 100
     assert missing == []
-    assert set(table.unknown) <= UNPRICED
+    assert dict(table.unknown) == {}  # where no source prices a type, an estimate says so
 
 
 def test_an_estimate_says_how_it_was_made_and_an_exact_price_does_not() -> None:
@@ -111,10 +109,6 @@ def test_every_priced_example_has_numeric_idle_and_full_scale(stack: str) -> Non
                 assert any(machine["estimate"] in w for w in cost["warnings"]), machine
 
 
-# Machine types no source prices in any region (each an `unknown` entry of its table, named in
-# docs/cost.md): a stack of them has an unknown full-scale cost, said in its warnings.
-UNPRICED = {"a4-highgpu-8g", "p5e.48xlarge", "Standard_ND96isr_H200_v5"}
-
 NEW_REGIONS = {
     "aws": ("us-west-2", "us-east-1", "eu-west-1", "ap-northeast-1"),
     "gcp": ("europe-west4", "us-central1", "asia-east1"),
@@ -139,9 +133,6 @@ def test_every_stack_new_writes_has_numeric_idle_and_full_scale(cloud: str) -> N
                 except (StarterError, ConfigError):
                     continue  # `new` refuses these choices: nothing is written
                 written += 1
-                machines = {m["machineType"] for p in cost["pools"] for m in p["machineTypes"]}
-                if machines & UNPRICED:
-                    continue  # no public source prices it: named in docs/cost.md
                 if cost["idlePerHour"] is None or cost["maxPerHour"] is None:
                     unknown.append((region, gpu, spot, cost["warnings"]))
     assert written >= 3 * len(NEW_REGIONS[cloud])
