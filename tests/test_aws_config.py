@@ -160,6 +160,16 @@ def test_zones_are_required_on_aws() -> None:
     assert any(p.startswith("cluster.zones: is required on aws") for p in problems_of(raw))
 
 
+def test_no_zones_anywhere_is_a_config_error_not_a_crash() -> None:
+    # Neither the cluster nor the pool names zones: the pool's per-zone sizing has nothing to
+    # split over, and the missing key is reported like every other problem.
+    raw = copy.deepcopy(BASE)
+    raw["cluster"] = {k: v for k, v in BASE["cluster"].items() if k != "zones"}
+    raw["gpuPools"] = [{k: v for k, v in p.items() if k != "zones"} for p in raw["gpuPools"]]
+    problems = problems_of(raw)
+    assert any(p.startswith("cluster.zones: is required on aws") for p in problems), problems
+
+
 def test_eks_needs_two_zones() -> None:
     problems = problems_of(config_with([pool()], zones=["us-east-1a"]))
     assert any(

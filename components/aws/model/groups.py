@@ -19,7 +19,10 @@ from components.model.schema import GpuPoolConfig
 
 
 def zone_sizes(total: int, zones: Sequence[str]) -> dict[str, int]:
-    """Split a pool-wide node count over its zones so the groups never exceed it together."""
+    """Split a pool-wide node count over its zones so the groups never exceed it together
+    (none: no zones yet, which `cluster.zones` refuses with its own message)."""
+    if not zones:
+        return {}
     base, extra = divmod(total, len(zones))
     return {zone: base + (1 if index < extra else 0) for index, zone in enumerate(zones)}
 
