@@ -17,10 +17,16 @@ from typing import Any
 import pytest
 
 from components.gcp.model import compute_class as gke_class
+from components.gcp.model.adopted import GkeClusterFacts
+from components.gcp.model.node_pool_names import GpufleetNodePool, owner_pool_problems
+from components.mock_world import World
 from components.model.config import ConfigError, parse_config
 from components.model.cost import stack_cost
+from components.model.labels import POOL_LABEL
 from components.model.pools import resolve_pool
+from components.tooling.commands import BadInput
 from components.tooling.diff import diff_plans, render_text
+from components.tooling.engine import plan_stack
 from components.tooling.stacks import load_stack
 from tests.conftest import plan_of
 
@@ -206,7 +212,112 @@ def test_a_class_is_priced_at_the_dearest_capacity_it_may_fall_back_to() -> None
     # range's low end.
     assert machine.spot is not None and machine.spot < machine.on_demand
     assert l4.per_node_hour == machine.on_demand
-    assert l4.at(l4.max_nodes) == pytest.approx(4 * machine.on_demand)
+    # GKE caps each of the class's node pools at maxNodes (4), not their sum (review rev-gke6
+    # G6-8): full scale is 2 node pools x 4 nodes.
+    assert l4.max_nodes == 8
+    assert l4.at(l4.max_nodes) == pytest.approx(8 * machine.on_demand)
+    assert pools["h100"].max_nodes == 4 * 2
+    assert any("and at 2 x maxNodes (4) = 8 nodes" in w for w in cost.warnings)
     # The reserved priority's reservation is committed capacity, as for capacity: reserved.
     assert pools["h100"].committed_nodes == 2
     assert any("compute class [spot, on-demand] is priced at on-demand" in w for w in cost.warnings)
+
+
+def _plain(name: str) -> dict[str, Any]:
+    """A plain Spot L4 pool (one node pool of its own name) named `name`."""
+    return {**_raw()["gpuPools"][1], "name": name, "capacity": "spot"}
+
+
+def test_a_node_pool_name_a_class_makes_and_another_pool_takes_is_refused() -> None:
+    """Class l4 makes node pools l4-spot and l4-od; a plain pool of either name would be a
+    second node pool of that name, which GKE refuses (review rev-gke6 G6-2)."""
+    raw = _raw()
+    raw["gpuPools"] += [_plain("l4-spot"), _plain("l4-od")]
+    assert _problems(raw) == [
+        "gpuPools[2].name: makes GKE node pool l4-spot (gpuPools[2] (l4-spot)), as does "
+        "gpuPools[1] (l4, its compute class's spot node pool): GKE node pool names are unique "
+        "in a cluster (ALREADY_EXISTS); rename one of the two pools (got 'l4-spot')",
+        "gpuPools[3].name: makes GKE node pool l4-od (gpuPools[3] (l4-od)), as does "
+        "gpuPools[1] (l4, its compute class's on-demand node pool): GKE node pool names are "
+        "unique in a cluster (ALREADY_EXISTS); rename one of the two pools (got 'l4-od')",
+    ]
+    # The edge: x beside x-spot is refused whichever comes first; x-spot2 is another name.
+    raw = _raw()
+    raw["gpuPools"].insert(0, _plain("l4-spot"))
+    (problem,) = _problems(raw)
+    assert problem.startswith("gpuPools[2].name: makes GKE node pool l4-spot (gpuPools[2] (l4")
+    raw = _raw()
+    raw["gpuPools"].append(_plain("l4-spot2"))
+    parse_config(raw)
+    # Two class pools: x-spot's node pools (x-spot-spot, x-spot-od) take none of x's.
+    raw = _raw()
+    raw["gpuPools"].append({**raw["gpuPools"][1], "name": "l4-spot"})
+    parse_config(raw)
+
+
+def _adopted_class(world: World) -> Any:
+    """gcp-existing with its first pool a class l4 [spot, on-demand] (node pools l4-spot, l4-od)."""
+    pools = copy.deepcopy(dict(load_stack("gcp-existing").gpufleet)["gpuPools"])
+    pools[0].pop("spot")
+    pools[0].update(name="l4", capacity=["spot", "on-demand"])
+    return plan_stack(load_stack("gcp-existing"), {"gpufleet:gpuPools": pools}, world)
+
+
+def test_an_adopted_clusters_node_pools_are_compared_with_the_node_pools_a_class_makes() -> None:
+    """Review rev-gke6 G6-7: the owner's l4-od is the name the class's on-demand node pool
+    takes (refused); the owner's l4 is no name the class makes (accepted)."""
+    with pytest.raises(BadInput) as caught:
+        _adopted_class(World("1.35.2", node_pools=("default-pool", "l4-od")))
+    assert (
+        "gpuPools[0].name: cluster platform-prod already has a node pool named l4-od (not "
+        "gpufleet's), the name gpuPools[0] (l4, its compute class's on-demand node pool) makes: "
+        "GKE refuses a second one; choose another name (got 'l4')"
+    ) in str(caught.value)
+    plan = _adopted_class(World("1.35.2", node_pools=("default-pool", "l4")))
+    made = {r.inputs["name"] for r in plan.of_type(NODE_POOL)}
+    assert made == {"l4-spot", "l4-od", "t4"}
+
+
+def test_a_class_node_pool_from_an_earlier_up_is_gpufleets() -> None:
+    """Its nodes carry gpufleet.io/pool with the class pool's name (not the node pool's)."""
+    facts = GkeClusterFacts(
+        cluster_id="projects/p/locations/us-central1/clusters/c",
+        name="c",
+        location="us-central1",
+        master_version="1.35.2",
+        workload_pool="p.svc.id.goog",
+        release_channel=None,
+        has_maintenance_window=True,
+        dns_endpoint="c.example",
+        ip_endpoint="",
+        ca_certificate="",
+        node_pools={"l4-od": {POOL_LABEL: "l4"}, "x-od": {POOL_LABEL: "x-od"}},
+    )
+    own = GpufleetNodePool(0, "l4", "l4-od", "on-demand")
+    assert owner_pool_problems(facts, [own]) == []
+    other = GpufleetNodePool(1, "x", "x-od", "on-demand")
+    (problem,) = owner_pool_problems(facts, [own, other])
+    assert problem.path == "gpuPools[1].name"
+
+
+def _queued(capacity: list[str]) -> dict[str, Any]:
+    raw = _with_l4(capacity=capacity)
+    raw["queues"] = {"namespaces": ["ml-training"], "pools": [{"pool": "l4"}]}
+    return raw
+
+
+def test_a_queue_over_a_class_that_falls_back_to_spot_is_refused() -> None:
+    """Review rev-gke6 G6-6: the queue's Jobs land on any priority of the class."""
+    for capacity in (["on-demand", "spot"], ["reserved", "flex-start", "spot", "on-demand"]):
+        raw = _queued(capacity)
+        if "reserved" in capacity:
+            raw["gpuPools"][1]["gcp"] = {"reservation": {"name": "l4-inference"}}
+        (problem,) = [p for p in _problems(raw) if p.startswith("queues.pools[0]")]
+        assert "never falls back to spot" in problem
+        assert "remove spot from the pool's capacity, or list another pool" in problem
+    # Without spot, accepted; a flex-start fallback is said, flex-start first is not.
+    config = parse_config(_queued(["on-demand", "flex-start"]))
+    (warning,) = [w for w in config.warnings if w.startswith("queues.pools[0]")]
+    assert "Jobs its queue admits run on flex-start nodes whenever on-demand has no room" in warning
+    config = parse_config(_queued(["flex-start", "on-demand"]))
+    assert not [w for w in config.warnings if w.startswith("queues.pools[0]")]

@@ -184,8 +184,10 @@ def test_queues_pools_are_refused_all_at_once_with_what_to_do() -> None:
         "queues.pools[0].pool: names no pool of gpuPools (h200-block, h200-od, h200-spot) "
         "(got 'nope')",
         "queues.pools[1].pool: pool h200-spot has capacity spot: a queue goes on capacity that "
-        "starts with reserved, capacity-block, flex-start, on-demand (Spot nodes are taken back "
-        "at any time, so quota over them admits Jobs that then lose nodes) (got 'h200-spot')",
+        "starts with reserved, capacity-block, flex-start, on-demand and never falls back to "
+        "spot (Spot nodes are taken back at any time, so quota over them admits Jobs that then "
+        "lose nodes); remove spot from the pool's capacity, or list another pool "
+        "(got 'h200-spot')",
         "queues.pools[2].borrowFrom: is the pool itself (got 'h200-block')",
         "queues.pools[3].borrowFrom: pool h200-spot has capacity spot: borrow from an on-demand "
         "pool (capacity: on-demand), the capacity that is there when a reservation is full "

@@ -24,6 +24,7 @@ from components.gcp.model.adopted import (
 from components.gcp.model.cluster_checks import adopted_location
 from components.gcp.model.cluster_needs import adopted_kueue_warning
 from components.gcp.model.config import cluster_options
+from components.gcp.model.node_pool_names import GpufleetNodePool, owner_pool_problems
 from components.gcp.node_identity import node_identity
 from components.kubernetes.cluster import KubernetesProviders, stop_unless_adoptable
 from components.model.adoption import AdoptionError
@@ -33,8 +34,8 @@ from components.model.schema import ClusterConfig
 @dataclass(frozen=True)
 class AdoptedGkeClusterArgs:
     config: ClusterConfig
-    # The GPU pools gpufleet adds (GKE refuses a name the cluster already has).
-    pool_names: tuple[str, ...] = ()
+    # The node pools gpufleet adds (GKE refuses a name the cluster already has).
+    node_pools: tuple[GpufleetNodePool, ...] = ()
     # The ports the control plane must reach Kueue on beyond GKE's own firewall rule.
     kueue_ports: tuple[int, ...] = ()
     # Project roles the node account needs for the pools (image streaming's).
@@ -132,7 +133,7 @@ class AdoptedGkeCluster(pulumi.ComponentResource):
         firewall = adopted_kueue_warning(facts, args.kueue_ports)
         stop_unless_adoptable(
             cfg.name,
-            adoption_problems(facts, cfg, args.pool_names),
+            [*adoption_problems(facts, cfg), *owner_pool_problems(facts, args.node_pools)],
             [*adoption_warnings(facts, cfg), *([firewall] if firewall else [])],
         )
         super().__init__("gpufleet:gcp:AdoptedCluster", name, None, opts)

@@ -20,6 +20,7 @@ from components.gcp.model.compute_class import compute_class
 from components.gcp.model.config import GcpPoolOptions, cluster_options, pool_options
 from components.gcp.model.fabric import fabric_groups, node_pool_fabric
 from components.gcp.model.image_start import node_pool_image_start
+from components.gcp.model.node_pool_names import gpufleet_node_pools
 from components.kubernetes.cluster import ClusterHandle
 from components.model.pools import PoolSpec
 from components.model.schema import StackConfig
@@ -63,7 +64,7 @@ def _adopt_cluster(config: StackConfig) -> ClusterHandle:
         config.cluster.name,
         AdoptedGkeClusterArgs(
             config=config.cluster,
-            pool_names=tuple(pool.name for pool in config.gpu_pools),
+            node_pools=gpufleet_node_pools(list(enumerate(config.gpu_pools))),
             kueue_ports=kueue_ports(
                 config.gpu_pools, [entry.pool for entry in config.queues.pools]
             ),

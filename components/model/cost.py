@@ -7,7 +7,8 @@ pools as resolved for the cloud:
   minimum, the stack's own network charges (NAT gateways, load balancers, public addresses),
   every GPU pool at `minNodes`, and capacity a pool is committed to (reservations, Capacity
   Blocks), billed at its count whether or not nodes run;
-- full scale: the same with every pool at `maxNodes` (a node in committed capacity is billed
+- full scale: the same with every pool at the most nodes it may run, its `maxNodes` (a GKE
+  compute class: each of its node pools at `maxNodes`; a node in committed capacity is billed
   once).
 
 Each pool is priced per node at the most expensive machine type it may launch; a Spot pool at
@@ -149,20 +150,30 @@ def stack_cost(config: StackConfig, today: date) -> StackCost:
     cloud = cloud_of(config)
     pricing = cloud.pricing
     system = system_pool(config)
-    pools: list[tuple[PoolSpec, CapacityOrder, Commitment | None]] = (
-        [(system, ON_DEMAND, None)] if system else []
+    # Each pool's spec, capacity order, commitment and the most nodes it may run.
+    pools: list[tuple[PoolSpec, CapacityOrder, Commitment | None, int]] = (
+        [(system, ON_DEMAND, None, system.max_nodes)] if system else []
     )
     for pool in config.gpu_pools:
         spec = resolve_pool(config, pool)
-        order = pricing.capacity_order(config, pool, spec) if pricing else spec.capacity
-        pools.append((spec, order, pricing.committed(config, pool) if pricing else None))
+        if pricing is None:
+            pools.append((spec, spec.capacity, None, spec.max_nodes))
+            continue
+        pools.append(
+            (
+                spec,
+                pricing.capacity_order(config, pool, spec),
+                pricing.committed(config, pool),
+                pricing.max_nodes(config, pool, spec),
+            )
+        )
     if pricing is None:
         return StackCost(
             None,
             None,
             None,
             None,
-            tuple(_unpriced(spec) for spec, _, _ in pools),
+            tuple(_unpriced(spec) for spec, _, _, _ in pools),
             (
                 f"not priced: on cloud {cloud.name} gpufleet creates neither nodes nor a "
                 "control plane; the cluster's owner pays for them (machine types and prices "
@@ -179,8 +190,8 @@ def stack_cost(config: StackConfig, today: date) -> StackCost:
     elif not fee.counted:
         warnings.append(fee.note)
     priced = tuple(
-        _pool_cost(pricing, config, spec, order, commitment, warnings)
-        for spec, order, commitment in pools
+        _pool_cost(pricing, config, spec, order, commitment, max_nodes, warnings)
+        for spec, order, commitment, max_nodes in pools
     )
     warnings += pricing.notes(config)
     # An adopted cluster's network is its owner's.
@@ -245,6 +256,7 @@ def _pool_cost(
     spec: PoolSpec,
     order: CapacityOrder,
     commitment: Commitment | None,
+    max_nodes: int,
     warnings: list[str],
 ) -> PoolCost:
     """The pool per node at each capacity of its order, each at the dearest machine type it may
@@ -302,7 +314,7 @@ def _pool_cost(
     return PoolCost(
         spec.name,
         spec.min_nodes,
-        spec.max_nodes,
+        max_nodes,
         per_node,
         tuple(machines),
         committed_nodes,

@@ -226,6 +226,11 @@ class Pricing:
         """What the figures leave out for this stack, beyond what every figure leaves out."""
         return []
 
+    def max_nodes(self, config: StackConfig, pool: GpuPoolConfig, spec: PoolSpec) -> int:
+        """The most nodes the pool may run at once: its `maxNodes`, unless the cloud caps
+        each of several node pools the pool makes at it (a GKE compute class)."""
+        return spec.max_nodes
+
     def committed(self, config: StackConfig, pool: GpuPoolConfig) -> Commitment | None:
         """Capacity the pool is bound to and billed for whether or not nodes run (a
         reservation, a Capacity Block), at its count; None: the pool commits to nothing."""

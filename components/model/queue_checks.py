@@ -62,13 +62,16 @@ def _pools_problems(
                     entry.pool,
                 )
             )
-        elif (written_order(pool.capacity) or ("on-demand",))[0] not in QUEUE_CAPACITY:
+        elif _falls_on_spot(pool):
+            order = declared_order(pool.capacity, pool.spot)
             problems.append(
                 Problem(
                     f"{path}.pool",
-                    f"pool {entry.pool} has capacity {shown_order(declared_order(pool.capacity, pool.spot))}: a "
-                    f"queue goes on capacity that starts with {allowed} (Spot nodes are taken "
-                    "back at any time, so quota over them admits Jobs that then lose nodes)",
+                    f"pool {entry.pool} has capacity {shown_order(order)}: a queue goes on "
+                    f"capacity that starts with {allowed} and never falls back to spot (Spot "
+                    "nodes are taken back at any time, so quota over them admits Jobs that "
+                    "then lose nodes); remove spot from the pool's capacity, or list another "
+                    "pool",
                     entry.pool,
                 )
             )
@@ -96,6 +99,13 @@ def _pools_problems(
             continue
         problems.append(Problem(f"{path}.borrowFrom", why, lender_name))
     return problems
+
+
+def _falls_on_spot(pool: GpuPoolConfig) -> bool:
+    """Whether the pool's nodes may be Spot: its first capacity is not one a queue goes on, or
+    a later one of its fallback list (a GKE compute class's) is spot."""
+    order = declared_order(pool.capacity, pool.spot)
+    return order[0] not in QUEUE_CAPACITY or "spot" in order
 
 
 def _shape_known(cloud: Cloud, pool: GpuPoolConfig) -> bool:
@@ -206,18 +216,42 @@ def queues_warnings(
     cloud: Cloud, cluster: ClusterConfig, queues: QueuesConfig, pools: Sequence[GpuPoolConfig]
 ) -> list[str]:
     """On a cluster gpufleet did not create, the queues' namespaces are the owner's to create:
-    gpufleet creates them only on its own clusters (never touching what it did not create)."""
+    gpufleet creates them only on its own clusters (never touching what it did not create).
+    And a listed pool that falls back to flex-start."""
+    warnings = _flex_start_warnings(queues, pools)
     if not any(has_queue(pool, queues) for pool in pools) or creates_cluster(cloud, cluster):
-        return []
+        return warnings
     needed = [ns for ns in queues.namespaces if ns not in kueue.INITIAL_NAMESPACES]
     if not needed:
-        return []
+        return warnings
     return [
+        *warnings,
         f"queues.namespaces: {', '.join(needed)} must exist on the cluster before `pulumi up` "
         "(not checked): the API server refuses a LocalQueue in a namespace that does not exist, "
         "and gpufleet creates namespaces only on clusters it creates; create them with "
-        "`kubectl create namespace <name>` if they are new"
+        "`kubectl create namespace <name>` if they are new",
     ]
+
+
+def _flex_start_warnings(queues: QueuesConfig, pools: Sequence[GpuPoolConfig]) -> list[str]:
+    """A `queues.pools` pool whose list falls back to flex-start after its first capacity."""
+    by_name = {pool.name: pool for pool in pools}
+    warnings = []
+    for index, entry in enumerate(queues.pools):
+        pool = by_name.get(entry.pool)
+        if pool is None or is_queued(pool) or _falls_on_spot(pool):
+            continue  # refused (queues_problems), or queued already
+        order = declared_order(pool.capacity, pool.spot)
+        if "flex-start" in order[1:]:
+            warnings.append(
+                f"queues.pools[{index}].pool: pool {entry.pool} falls back along "
+                f"{shown_order(order)}: Jobs its queue admits run on flex-start nodes whenever "
+                f"{order[0]} has no room, and those nodes end at their maximum run duration "
+                "with the Job on them, or are left when the earlier capacity has room again "
+                "(the pods moved back up the list); not checked which capacity a Job lands "
+                "on. Put flex-start first or drop it if admitted Jobs must run to the end"
+            )
+    return warnings
 
 
 def resolved_problems(specs: Sequence[tuple[int, PoolSpec]]) -> list[Problem]:

@@ -27,18 +27,16 @@
   VPC or an authorized range gpufleet cannot tell: it says so, with the owner's one-line fix
   (`gcloud container clusters update --enable-dns-access` opens the DNS endpoint, IAM-authorised;
   review gke-3.md R3-3).
-- Pool names are unique in a cluster: a GPU pool named like one of the owner's pools fails at
-  `up` (409, already exists). A pool whose nodes carry `gpufleet.io/pool` with its own name is
-  gpufleet's, from an earlier `up`, and not refused (review gke-2.md N2).
+- Node pool names are unique in a cluster: node_pool_names.py checks gpufleet's against the
+  owner's (a compute class's node pools too).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from components.model.adoption import minor_of, version_problem
-from components.model.labels import POOL_LABEL
 from components.model.problems import Problem
 from components.model.schema import ClusterConfig
 
@@ -77,9 +75,7 @@ class GkeClusterFacts:
     authorized_on_private: bool = False
 
 
-def adoption_problems(
-    facts: GkeClusterFacts, cluster: ClusterConfig, pool_names: Sequence[str] = ()
-) -> list[Problem]:
+def adoption_problems(facts: GkeClusterFacts, cluster: ClusterConfig) -> list[Problem]:
     problems = []
     version = version_problem(facts.name, cluster.kubernetes_version, facts.master_version)
     if version is not None and not _upgraded_by_its_channel(facts, cluster):
@@ -95,17 +91,6 @@ def adoption_problems(
                 has_value=False,
             )
         )
-    for index, name in enumerate(pool_names):
-        labels = facts.node_pools.get(name)
-        if labels is not None and labels.get(POOL_LABEL) != name:
-            problems.append(
-                Problem(
-                    f"gpuPools[{index}].name",
-                    f"cluster {facts.name} already has a node pool named {name} (not "
-                    "gpufleet's): GKE refuses a second one; choose another name",
-                    name,
-                )
-            )
     if not facts.workload_pool:
         problems.append(
             Problem(

@@ -18,6 +18,7 @@ from components.gcp.model import (
     gpu_software,
     gpu_zones,
     node_limits,
+    node_pool_names,
     prices,
     system_machines,
     version_rules,
@@ -153,6 +154,12 @@ class Gcp(ManagedCloud):
         return gke_needs.pools_warnings(cluster, pools, adopted) + node_limits.cluster_warnings(
             cluster, [pool for _, pool in pools], adopted
         )
+
+    def pools_problems(
+        self, cluster: ClusterConfig, pools: Sequence[tuple[int, GpuPoolConfig]]
+    ) -> list[Problem]:
+        # A class pool's node pools are named after it: one may take another pool's name.
+        return node_pool_names.name_problems(pools)
 
     def sharing_via(self, mode: SoftwareMode) -> SharingVia:
         return "cloud" if mode == "cloud-managed" else "nvidia"

@@ -126,6 +126,12 @@ class GkePricing(Pricing):
             price.estimate,
         )
 
+    def max_nodes(self, config: StackConfig, pool: GpuPoolConfig, spec: PoolSpec) -> int:
+        # GKE caps each of a class's node pools at maxNodes, none caps their sum
+        # (compute_class.py `class_warnings`): the class may run all of them full at once.
+        order = declared_order(pool.capacity, pool.spot)
+        return len(order) * spec.max_nodes if order in CLASS_ORDERS else spec.max_nodes
+
     def network(self, config: StackConfig, nodes: int) -> list[NetworkCost]:
         if gcp_config.cluster_options(config.cluster).network:
             return []  # the user's VPC: its NAT is theirs
@@ -152,7 +158,9 @@ class GkePricing(Pricing):
                     f"pool {pool.name}: compute class {shown_order(order)} is priced at "
                     "on-demand, the most expensive capacity it may fall back to (Spot and "
                     "flex-start nodes cost less; nodes in the reservation are paid for by it), "
-                    "and at maxNodes, though each of its node pools may hold that many"
+                    f"and at {len(order)} x maxNodes ({pool.max_nodes}) = "
+                    f"{len(order) * pool.max_nodes} nodes: GKE caps each of its {len(order)} "
+                    "node pools at maxNodes, not their sum"
                 )
         return notes
 
