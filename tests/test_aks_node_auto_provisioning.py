@@ -283,6 +283,9 @@ def test_an_adopted_nap_cluster_is_read_and_gets_only_node_pools() -> None:
     assert set(_objects(plan, NODE_POOL)) == {"t4", "t4spot"}
     # No subnet written: the adopted cluster's own default is NAP's.
     assert "vnetSubnetID" not in _objects(plan, NODE_CLASS)["t4"]["spec"]
+    # The owner's NodePools and AKSNodeClasses are not read offline: plan says so, per pool.
+    unchecked = [w for w in plan.warnings if "not checked: NodePool/AKSNodeClass names" in w]
+    assert [w.split(" ")[0] for w in unchecked] == ["gpuPools[0]", "gpuPools[1]"]
 
 
 def _nap_variant(stack: str) -> Plan:

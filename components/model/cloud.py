@@ -121,6 +121,10 @@ class Cloud(ABC):
     # The cloud's own per-node agents whose requests no source gives: a GPU pool's
     # allocatablePerNode is an upper bound by their requests (said by `plan` and `fit`).
     uncounted_daemonsets: ClassVar[tuple[str, ...]] = ()
+    # The taint this cloud puts on Spot nodes, where a pool's every node carries it even when
+    # the pool falls back to on-demand (AKS node auto-provisioning's [spot, on-demand]: one
+    # NodePool, one taint); `plan`'s spot column reads it (None: no such pool on this cloud).
+    spot_taint_key: ClassVar[str | None] = None
     # What gpufleet knows of this cloud's resource types (components/<cloud>/model/resources.py).
     resource_knowledge: ClassVar[ResourceKnowledge] = ResourceKnowledge()
     # Every kind of pool this cloud makes (`pool_kind` returns one of them): together they are

@@ -56,7 +56,8 @@ def pool_cold_start(
             f"gpufleet keeps no start-up figures for cloud {cloud.name}: its nodes are the "
             "cluster owner's (docs/cold-start.md says how to measure them)",
         )
-    order = set(cloud.pool_kind(config.cluster, pool).capacity_order(pool))
+    kind = cloud.pool_kind(config.cluster, pool)
+    order = set(kind.capacity_order(pool))
     if order & CAPACITY_WAITS:
         return _replace(
             blank,
@@ -77,7 +78,10 @@ def pool_cold_start(
         "image": Span(image_low, image_high),
     }
     total = Span(sum(p.low for p in parts.values()), sum(p.high for p in parts.values()))
-    shorten = (warm_node(cost, spot="spot" in order), *model.faster_image_start(config, pool))
+    warm = warm_node(
+        cost, spot="spot" in order, keep_one=kind.traits(config.cluster, pool).keep_one_warm
+    )
+    shorten = (warm, *model.faster_image_start(config, pool))
     return PoolColdStart(
         pool.name,
         pool.min_nodes,
@@ -91,9 +95,10 @@ def pool_cold_start(
     )
 
 
-def warm_node(cost: PoolCost | None, *, spot: bool = False) -> str:
-    """`minNodes: 1` and what one warm node adds to the bill (the cost model's price); a Spot
-    pool's warm node may be reclaimed like any other (review aks-5 H5-8)."""
+def warm_node(cost: PoolCost | None, *, spot: bool = False, keep_one: str = "minNodes: 1") -> str:
+    """What keeps one node warm (`keep_one`: the pool kind's `PoolTraits.keep_one_warm`, since
+    a Karpenter NodePool refuses minNodes above 0) and what that node adds to the bill (the cost
+    model's price); a Spot pool's warm node may be reclaimed like any other (review aks-5 H5-8)."""
     added = None if cost is None else _difference(cost.at(1), cost.at(0))
     if added is None:
         price = "its price is not in the price table"
@@ -102,9 +107,7 @@ def warm_node(cost: PoolCost | None, *, spot: bool = False) -> str:
     else:
         price = f"it costs ${added:,.2f}/h (${added * HOURS_PER_MONTH:,.0f}/month)"
     evicted = "; Spot: the cloud may reclaim it, and the wait comes back" if spot else ""
-    return (
-        f"minNodes: 1 keeps one node warm (no node start, driver or first pull); {price}{evicted}"
-    )
+    return f"{keep_one} keeps one node warm (no node start, driver or first pull); {price}{evicted}"
 
 
 def _difference(warm: float | None, cold: float | None) -> float | None:

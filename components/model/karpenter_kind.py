@@ -39,6 +39,11 @@ class KarpenterPoolKind(PoolKind):
     gpu_count_label: ClassVar[str]
     # The config that gives a pool a minimum instead (e.g. another provisioner), as written.
     minimum_instead: ClassVar[str]
+    # What holds a warm node where a NodePool keeps no minimum (minNodes stays 0).
+    placeholder: ClassVar[str] = (
+        "a placeholder Deployment (one low-priority pod asking for the pool's GPUs, which real "
+        "pods preempt; minNodes stays 0)"
+    )
 
     def traits(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> PoolTraits:
         """The cloud's traits, with Karpenter's contract over them: a type per pod, no
@@ -49,6 +54,7 @@ class KarpenterPoolKind(PoolKind):
             picks_type_per_pod=True,
             zone_max_nodes=None,
             keep_running_annotations=self.keep_running,
+            keep_one_warm=self.placeholder,
         )
 
     def reserved_label(self, key: str) -> bool:
@@ -65,7 +71,7 @@ class KarpenterPoolKind(PoolKind):
                 Problem(
                     f"{path}.minNodes",
                     f"{self.display} keeps no minimum: a NodePool launches nodes for pending pods "
-                    "only; set 0 (a placeholder Deployment can hold warm capacity) or use "
+                    f"only; set 0 ({self.placeholder} holds a warm node) or use "
                     f"{self.minimum_instead}",
                     pool.min_nodes,
                 )

@@ -62,6 +62,9 @@ class PoolTraits:
     keep_running_annotations: Mapping[str, str] = field(default_factory=lambda: SAFE_TO_EVICT)
     # The capacity orders (`gpuPools[].capacity`) this kind builds.
     capacity_orders: tuple[CapacityOrder, ...] = (ON_DEMAND, SPOT)
+    # What a user writes to keep one node of the pool warm (cold-start advice): the pool's own
+    # minimum, or, where the provisioner keeps none, what its minNodes refusal says instead.
+    keep_one_warm: str = "minNodes: 1"
 
 
 @dataclass

@@ -71,7 +71,7 @@ def render_pool_table(pools: Sequence[Mapping[str, Any]]) -> str:
             str(pool["gpusPerNode"]),
             ",".join(f"{k}={v}" for k, v in pool["allocatablePerNode"].items()),
             f"{pool['minNodes']}..{pool['maxNodes']}",
-            "yes" if pool["spot"] else "no",
+            spot_cell(pool),
             ",".join(pool["zones"]) or "-",
         )
         rows.append((*row, fabric_cell(pool)) if fabric else row)
@@ -87,6 +87,18 @@ def render_pool_table(pools: Sequence[Mapping[str, Any]]) -> str:
                 f"{', '.join(agents)} are not counted (no source gives them)"
             )
     return "\n".join(table)
+
+
+def spot_cell(pool: Mapping[str, Any]) -> str:
+    """yes for a Spot pool; a pool that is not `spot` but whose nodes all carry its cloud's
+    Spot taint launches Spot first and on-demand after (`Cloud.spot_taint_key`)."""
+    if pool["spot"]:
+        return "yes"
+    cloud = CLOUDS.get(str(pool.get("cloud")))
+    key = cloud.spot_taint_key if cloud is not None else None
+    if key is not None and any(taint["key"] == key for taint in pool.get("nodeTaints", ())):
+        return "spot, then on-demand"
+    return "no"
 
 
 def fabric_cell(pool: Mapping[str, Any]) -> str:

@@ -242,9 +242,29 @@ UNSAFE_MOVES: Final[tuple[UnsafeMove, ...]] = (
     ),
 )
 
+# A NAP pool's AKSNodeClass (components/azure/nap_pools.py): its subnet. The CRD takes the
+# edit, but AKS's Karpenter then sees every node of the class as drifted and provisions no node
+# for it until vnetSubnetID is set back (learn.microsoft.com/azure/aks/node-autoprovision-
+# networking, Subnet drift behavior: "changing vnetSubnetID from one valid subnet to another
+# isn't a supported operation"; read 2026-11-28 via its ja-jp and docs.azure.cn copies).
+NODE_CLASS_TYPE: Final = "kubernetes:karpenter.azure.com/v1beta1:AKSNodeClass"
+_NODE_CLASS_REFUSALS: Final[tuple[Refusal, ...]] = (
+    Refusal(
+        "spec.vnetSubnetID",
+        "AKS node auto-provisioning does not support moving an AKSNodeClass to another subnet: "
+        "Karpenter detects the subnet drift and provisions no node for the pool until "
+        "vnetSubnetID is reverted (aks/node-autoprovision-networking, Subnet drift behavior; "
+        "only a malformed or unreachable subnet ID may be corrected)",
+        "keep cluster.azure.vnetSubnetId as the NodePools were created; to move the GPU nodes "
+        "to another subnet, take two `up`s: remove the GPU pools from gpuPools (Karpenter "
+        "drains their nodes), then set the new subnet and add them back",
+    ),
+)
+
 REFUSED_IN_PLACE: Final[Mapping[str, tuple[Refusal, ...]]] = MappingProxyType(
     {
         "azure-native:containerservice:AgentPool": _AKS_POOL_REFUSALS,
+        NODE_CLASS_TYPE: _NODE_CLASS_REFUSALS,
         "azure-native:containerservice:ManagedCluster": (
             *_AKS_VERSION_REFUSALS,
             Refusal(

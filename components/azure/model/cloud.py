@@ -40,6 +40,7 @@ from components.azure.model.kinds.agent_pools import (
     AGENT_POOLS,
     LEGACY_AGENT_POOL_LABEL,
     PARTITION_SIZE_LABEL,
+    SPOT_KEY,
 )
 from components.model.allocatable import NodeAllocatable
 from components.model.catalog.gpus import GpuModel
@@ -114,6 +115,8 @@ class Azure(ManagedCloud):
     # Agent pools make the system pool and, by default, every GPU pool; node auto-provisioning
     # makes the GPU pools of a cluster whose cluster.azure.provisioner says so.
     pool_kinds = kinds.KINDS
+    # A NAP pool of [spot, on-demand] taints all its nodes as Spot (kinds/node_auto_provisioning).
+    spot_taint_key = SPOT_KEY
     system_pool_kind = AGENT_POOLS
 
     def zone_rule(self, region: str) -> NameRule:

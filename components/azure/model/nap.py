@@ -52,6 +52,13 @@ GPU_MODE: Final[Mapping[str, str]] = {"Install": "Driver", "None": "None"}
 # that fit nowhere else, `system-surge`) kept; turning those off later drains their nodes.
 PROVISIONING_MODE: Final = "Auto"
 DEFAULT_NODE_POOLS: Final = "Auto"
+# The NodePool and AKSNodeClass names AKS's default NodePools own (defaultNodePools: Auto), which
+# a gpufleet pool (its NodePool and AKSNodeClass are named after it) must not take: AKS creates
+# NodePools `default` and `system-surge`, both on AKSNodeClass `default`, and an AKSNodeClass
+# `system-surge` (Azure/karpenter-provider-azure examples/v1/general-purpose.yaml and
+# system-surge.yaml, the shapes NAP installs; docs.azure.cn/en-us/aks/node-autoprovision-node-pools:
+# "a default NodePool is created", `name: default`).
+AKS_OWNED_NAMES: Final = frozenset({"default", "system-surge"})
 # What NAP needs of a cluster that gpufleet's own cluster already is, said by `plan`'s docs
 # (docs/aks.md) and asserted by the tests on the planned ManagedCluster: Azure CNI Overlay
 # without a network policy, a managed identity, Linux pools only, IPv4.
@@ -93,6 +100,17 @@ def cluster_problems(cluster: ClusterConfig, adopted: bool) -> list[Problem]:
 def pool_problems(pool: GpuPoolConfig, path: str) -> list[Problem]:
     """What an AKSNodeClass and Azure's Karpenter cannot express for the pool."""
     problems = []
+    if pool.name in AKS_OWNED_NAMES:
+        problems.append(
+            Problem(
+                f"{path}.name",
+                "AKS's own default NodePools (defaultNodePools: Auto) already use a NodePool and "
+                f"an AKSNodeClass of this name ({', '.join(sorted(AKS_OWNED_NAMES))}), and "
+                "gpufleet names the pool's NodePool and AKSNodeClass after the pool: `pulumi up` "
+                "would fail (AlreadyExists) or fight AKS over them; rename the pool",
+                pool.name,
+            )
+        )
     options = pool_options(pool)
     for key, value in (
         ("capacityReservationGroupId", options.capacity_reservation_group_id),
@@ -146,6 +164,27 @@ def pool_problems(pool: GpuPoolConfig, path: str) -> list[Problem]:
             )
         )
     return problems
+
+
+def default_node_pool_cost_note() -> str:
+    """What `plan`'s cost leaves out under NAP: the CPU nodes of AKS's own `default` NodePool."""
+    return (
+        "AKS node auto-provisioning: AKS's own NodePool `default` (defaultNodePools: Auto) "
+        "launches on-demand CPU VMs for pods that fit neither the system pool nor a GPU pool "
+        "(an MPIJob launcher, Kueue, any chart a team adds); those VMs are not counted here, so "
+        "full scale is not this stack's ceiling. gpufleet leaves that NodePool to AKS; to cap "
+        "it, set spec.limits.cpu on NodePool default (AKS lets you modify it: "
+        "aks/node-autoprovision-node-pools)"
+    )
+
+
+def adopted_name_warning(pool: GpuPoolConfig, path: str) -> str:
+    """An adopted cluster's own NodePools and AKSNodeClasses are not read offline."""
+    return (
+        f"{path} ({pool.name}): not checked: NodePool/AKSNodeClass names already on the cluster; "
+        f"`pulumi up` creates NodePool and AKSNodeClass {pool.name!r} and fails if the cluster "
+        "has one of that name (kubectl get nodepools,aksnodeclasses lists them)"
+    )
 
 
 def capacity_advice() -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
+from components.azure.model import kinds, nap
 from components.azure.model.config import cluster_options, pool_options
 from components.azure.model.reservations import group_id, vm_size
 from components.model.prices import Commitment, ControlPlaneFee, NetworkCost, Pricing
@@ -30,6 +31,12 @@ TABLE = Path(__file__).with_name("prices.json")
 class AksPricing(Pricing):
     def control_plane(self, config: StackConfig, today: date) -> ControlPlaneFee:
         return self.table().tier(cluster_options(config.cluster).sku_tier)
+
+    def notes(self, config: StackConfig) -> list[str]:
+        # Under NAP AKS runs its own CPU NodePool beside gpufleet's pools (review aks-6 A6-9).
+        return (
+            [nap.default_node_pool_cost_note()] if kinds.auto_provisioning(config.cluster) else []
+        )
 
     def committed(self, config: StackConfig, pool: GpuPoolConfig) -> Commitment | None:
         options = pool_options(pool)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from components.azure.model import limits, nap
 from components.azure.model.kinds.agent_pools import SPOT_KEY
-from components.model import karpenter_pool
+from components.model import existing_cluster, karpenter_pool
 from components.model.capacity import ON_DEMAND, SPOT, CapacityOrder
 from components.model.catalog.gpus import MachineType
 from components.model.karpenter_kind import KarpenterPoolKind
@@ -35,6 +35,8 @@ class NodeAutoProvisioning(KarpenterPoolKind):
     def check(
         self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str, warnings: list[str]
     ) -> list[Problem]:
+        if existing_cluster.written(cluster):
+            warnings.append(nap.adopted_name_warning(pool, path))
         problems = self.node_pool_problems(pool, path)
         problems += nap.pool_problems(pool, path)
         return problems + limits.pool_limit_problems(pool, path)
