@@ -100,7 +100,7 @@ def build(repo: Path, tag: str) -> dict[str, Any]:
     spec = version["schema"]["openAPIV3Schema"]["properties"]["spec"]
     tolerations = [{"key": "k", "operator": "Exists", "effect": "NoSchedule"}]
     sent = rdma.nic_cluster_policy(["pool"], "label", tolerations)["spec"]
-    sent_values = rdma.network_operator_values(["pool"], "label", tolerations)
+    sent_values = rdma.network_operator_values(["pool"], "label", tolerations, False)
     return {
         "source": f"github.com/Mellanox/network-operator {tag} ({CHART_DIR}, {CRD_FILE})",
         "chart": {

@@ -195,7 +195,9 @@ def test_the_policy_is_valid_against_the_pinned_crd_and_the_values_keys_exist() 
             or (isinstance(value, dict) and defaults[key] and missing(value, defaults[key]))
         ]
 
-    values = rdma.network_operator_values(["h100ib"], "kubernetes.azure.com/agentpool", [sku])
+    values = rdma.network_operator_values(
+        ["h100ib"], "kubernetes.azure.com/agentpool", [sku], False
+    )
     assert missing(values, FACTS["chart"]["values"]) == []
     assert missing({**values, "nfd": {"deployNodeFeatureRule": True}}, FACTS["chart"]["values"])
 
@@ -357,6 +359,27 @@ def test_nfd_runs_on_the_fabric_pools_only_and_makes_the_nic_label_the_driver_ne
     (match,) = entry["matchFeatures"]
     assert match["matchExpressions"]["vendor"]["value"] == ["15b3"]
     assert "0207" in match["matchExpressions"]["class"]["value"]  # InfiniBand controller
+
+
+def test_with_the_gpu_operator_one_nfd_labels_the_fabric_nodes() -> None:
+    raw = raw_of()
+    raw["gpuSoftware"] = {"mode": "gpu-operator"}
+    plan = plan_of(STACK, overrides(raw))
+    values = network_operator_values_of(plan)
+    assert values["nfd"] == {"enabled": False, "deployNodeFeatureRules": False}
+    (operator,) = [r for r in plan.of_type(RELEASE) if r.inputs["chart"] == "gpu-operator"]
+    nfd = operator.inputs["values"].get("nfd", {})
+    assert nfd.get("enabled", True) is True  # the GPU Operator's NFD (chart default on)
+    worker = operator.inputs["values"]["node-feature-discovery"]["worker"]
+    assert [t for t in pool_taints(plan) if t not in worker["tolerations"]] == []
+    terms = worker["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    selected = {
+        v
+        for term in terms["nodeSelectorTerms"]
+        for e in term["matchExpressions"]
+        for v in e["values"]
+    }
+    assert "h100ib" in selected
 
 
 def test_the_pool_tells_the_autoscaler_its_rdma_devices_at_zero_and_fit_reads_that() -> None:

@@ -26,6 +26,8 @@ class AksInfinibandArgs:
     tolerations: tuple[dict[str, str], ...]
     # The GPU Operator installs the driver (and loads nvidia-peermem itself, driver.rdma).
     operator_driver: bool
+    # The GPU Operator runs (its NFD labels the fabric nodes; the Network Operator's stays off).
+    gpu_operator: bool
     provider: k8s.Provider
     # The pools, so the operator's DaemonSets find their nodes' label once AKS made them.
     after: Sequence[pulumi.Resource] = ()
@@ -50,7 +52,9 @@ class AksInfiniband(pulumi.ComponentResource):
             rdma.NETWORK_OPERATOR,
             "network-operator",
             namespace.metadata.name,
-            rdma.network_operator_values(args.fabric_pools, args.pool_label, args.tolerations),
+            rdma.network_operator_values(
+                args.fabric_pools, args.pool_label, args.tolerations, args.gpu_operator
+            ),
             pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[namespace])),
         )
         policy = rdma.nic_cluster_policy(args.fabric_pools, args.pool_label, args.tolerations)

@@ -151,6 +151,7 @@ def build_gpu_pools(
                 pool_label=AGENT_POOL_LABEL,
                 tolerations=tuple(tolerations(p for p in pools if p.name in fabric)),
                 operator_driver=driver == "None",
+                gpu_operator=config.gpu_software_mode == "gpu-operator",
                 provider=aks.k8s_provider,
                 after=previous,
             ),

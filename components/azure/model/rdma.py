@@ -57,13 +57,23 @@ def pool_affinity(fabric_pools: Sequence[str], pool_label: str) -> dict[str, Any
 
 
 def network_operator_values(
-    fabric_pools: Sequence[str], pool_label: str, tolerations: Sequence[Mapping[str, str]]
+    fabric_pools: Sequence[str],
+    pool_label: str,
+    tolerations: Sequence[Mapping[str, str]],
+    gpu_operator_nfd: bool,
 ) -> dict[str, Any]:
-    """The chart's values: NFD with the chart's NodeFeatureRules, so the fabric nodes get the
-    Mellanox NIC label the OFED state needs; NFD's worker only on the fabric pools (on a cluster
-    another team runs, it labels no node of theirs) and tolerating every taint of those pools
-    (AKS's GPU taint, the Spot taint, user taints), or it never runs there. Every key exists in
-    the chart's values.yaml at v26.4.0 (`node-feature-discovery` is its subchart)."""
+    """The chart's values. With the GPU Operator (`gpu_operator_nfd`), its NFD is the one NFD:
+    its worker already runs on every GPU pool, tolerates their taints and labels PCI classes
+    0200/0207 by vendor, which gives `pci-15b3.present` (gpu-operator values.yaml
+    `node-feature-discovery.worker.config.sources.pci`), so this chart's NFD and rules stay off
+    (two NFDs would label the same nodes; the AKS guide keeps one). Otherwise this chart's NFD
+    with its NodeFeatureRules, so the fabric nodes get the Mellanox NIC label the OFED state
+    needs; its worker only on the fabric pools (on a cluster another team runs, it labels no
+    node of theirs) and tolerating every taint of those pools (AKS's GPU taint, the Spot taint,
+    user taints), or it never runs there. Every key exists in the chart's values.yaml at v26.4.0
+    (`node-feature-discovery` is its subchart)."""
+    if gpu_operator_nfd:
+        return {"nfd": {"enabled": False, "deployNodeFeatureRules": False}, "upgradeCRDs": True}
     worker_tolerations = list(NFD_WORKER_DEFAULT_TOLERATIONS)
     worker_tolerations += [dict(t) for t in tolerations if dict(t) not in worker_tolerations]
     return {
