@@ -177,7 +177,8 @@ def test_the_policy_is_valid_against_the_pinned_crd_and_the_values_keys_exist() 
                 strict(child)
 
     strict(schema)
-    policy = rdma.nic_cluster_policy(["h100ib"], "kubernetes.azure.com/agentpool", ("sku", "gpu"))
+    sku = {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
+    policy = rdma.nic_cluster_policy(["h100ib"], "kubernetes.azure.com/agentpool", [sku])
     assert policy["apiVersion"] == FACTS["nicClusterPolicy"]["apiVersion"]
     jsonschema.validate(policy["spec"], schema)
     broken = copy.deepcopy(policy["spec"])
@@ -186,14 +187,19 @@ def test_the_policy_is_valid_against_the_pinned_crd_and_the_values_keys_exist() 
         jsonschema.validate(broken, schema)
 
     def missing(sent: dict[str, Any], defaults: dict[str, Any]) -> list[str]:
+        # An empty map default ({} for `affinity`) is free-form: anything goes under it.
         return [
             key
             for key, value in sent.items()
             if defaults.get(key) is None
-            or (isinstance(value, dict) and missing(value, defaults[key]))
+            or (isinstance(value, dict) and defaults[key] and missing(value, defaults[key]))
         ]
 
-    assert missing(rdma.NETWORK_OPERATOR_VALUES, FACTS["chart"]["values"]) == []
+    values = rdma.network_operator_values(
+        ["h100ib"], "kubernetes.azure.com/agentpool", [sku], False
+    )
+    assert missing(values, FACTS["chart"]["values"]) == []
+    assert missing({**values, "nfd": {"deployNodeFeatureRule": True}}, FACTS["chart"]["values"])
 
 
 # --- one zone, one placement group: the edges -------------------------------------------------
@@ -235,8 +241,9 @@ def test_turning_fabric_on_for_a_running_pool_leaves_the_pool_and_loads_the_driv
     before = plan_of(STACK, overrides(with_plain_pool(fabric_on=False)))
     after = plan_of(STACK, overrides(with_plain_pool(fabric_on=True)))
     diff = diff_plans(before.to_json(), after.to_json())
-    # The agent pool's inputs do not change: no roll, no replacement of the pool.
-    assert not [c for c in diff.changed if c.type == AGENT_POOL]
+    # The agent pool only gains its autoscaler tag, in place: no roll, no replacement.
+    (pool,) = [c for c in diff.changed if c.type == AGENT_POOL]
+    assert pool.verdict == "update" and not pool.replace_paths
     (policy,) = [c for c in diff.changed if c.type == POLICY]
     assert policy.verdict == "update" and not policy.replace_paths
     (note,) = [n for n in policy.node_notes if "spec.nodeAffinity" in n.paths[0]]
@@ -279,3 +286,144 @@ def test_the_nccl_test_runs_one_worker_per_node_with_every_gpu_and_hca() -> None
     assert any("VM size" in source or "size" in r for source in test.sources for r in test.requires)
     # A pool without the fabric gets no NCCL test.
     assert AZURE.nccl_test(config, dataclasses.replace(spec, fabric=None), 2) is None
+
+
+# --- what the operator needs on the fabric nodes (review aks-6 A6-1, A6-6, A6-2, A6-13) -------
+
+
+def spot_raw() -> dict[str, Any]:
+    raw = raw_of()
+    raw["gpuPools"][0]["spot"] = True
+    raw["gpuPools"][0]["taints"] = [{"key": "team", "value": "ml", "effect": "NoSchedule"}]
+    return raw
+
+
+def pool_taints(plan: Any) -> list[dict[str, str]]:
+    (pool,) = plan.of_type(AGENT_POOL)
+    taints = []
+    for text in pool.inputs["nodeTaints"]:
+        key_value, effect = text.split(":")
+        key, value = key_value.split("=")
+        taints.append({"key": key, "operator": "Equal", "value": value, "effect": effect})
+    return taints
+
+
+def network_operator_values_of(plan: Any) -> dict[str, Any]:
+    (release,) = [r for r in plan.of_type(RELEASE) if r.inputs["chart"] == "network-operator"]
+    values: dict[str, Any] = release.inputs["values"]
+    return values
+
+
+@pytest.mark.parametrize("spot", [False, True], ids=["example", "spot-and-user-taint"])
+def test_every_taint_of_the_fabric_pool_is_tolerated_by_everything_that_must_run_there(
+    spot: bool,
+) -> None:
+    raw = spot_raw() if spot else raw_of()
+    plan = plan_of(STACK, overrides(raw))
+    taints = pool_taints(plan)
+    assert len(taints) == (3 if spot else 1)
+    (peermem,) = [d for d in plan.of_type(DAEMONSET) if d.name.endswith("-peermem")]
+    worker = network_operator_values_of(plan)["node-feature-discovery"]["worker"]
+    config = parse_config(raw, PINNED_TODAY)
+    (spec,) = resolve_pools(config)
+    sample = AZURE.nccl_test(config, spec, 2)
+    assert sample is not None
+    (job,) = sample.manifests
+    for tolerations in (
+        policy_of(plan).inputs["spec"]["tolerations"],
+        peermem.inputs["spec"]["template"]["spec"]["tolerations"],
+        worker["tolerations"],
+        job["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["tolerations"],
+    ):
+        assert [t for t in taints if t not in tolerations] == []
+    # The chart's own worker tolerations stay (Helm replaces the list).
+    assert (
+        worker["tolerations"][:3]
+        == FACTS["chart"]["values"]["node-feature-discovery"]["worker"]["tolerations"]
+    )
+
+
+def test_nfd_runs_on_the_fabric_pools_only_and_makes_the_nic_label_the_driver_needs() -> None:
+    values = network_operator_values_of(plan_of(STACK, overrides(with_plain_pool(False))))
+    assert values["nfd"] == {"enabled": True, "deployNodeFeatureRules": True}
+    worker = values["node-feature-discovery"]["worker"]
+    terms = worker["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert terms["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] == ["h100ib"]
+    # The chart's rule (on with deployNodeFeatureRules) labels Mellanox NICs as the OFED state
+    # requires (NFD prefixes rule labels with feature.node.kubernetes.io/).
+    rule = FACTS["chart"]["nodeFeatureRule"]
+    assert rule["gate"] == "nfd.deployNodeFeatureRules"
+    (entry,) = rule["spec"]["rules"]
+    (label,) = entry["labels"]
+    assert f"feature.node.kubernetes.io/{label}" == rdma.MELLANOX_NIC_LABEL
+    (match,) = entry["matchFeatures"]
+    assert match["matchExpressions"]["vendor"]["value"] == ["15b3"]
+    assert "0207" in match["matchExpressions"]["class"]["value"]  # InfiniBand controller
+
+
+def test_with_the_gpu_operator_one_nfd_labels_the_fabric_nodes() -> None:
+    raw = raw_of()
+    raw["gpuSoftware"] = {"mode": "gpu-operator"}
+    plan = plan_of(STACK, overrides(raw))
+    values = network_operator_values_of(plan)
+    assert values["nfd"] == {"enabled": False, "deployNodeFeatureRules": False}
+    (operator,) = [r for r in plan.of_type(RELEASE) if r.inputs["chart"] == "gpu-operator"]
+    nfd = operator.inputs["values"].get("nfd", {})
+    assert nfd.get("enabled", True) is True  # the GPU Operator's NFD (chart default on)
+    worker = operator.inputs["values"]["node-feature-discovery"]["worker"]
+    assert [t for t in pool_taints(plan) if t not in worker["tolerations"]] == []
+    terms = worker["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    selected = {
+        v
+        for term in terms["nodeSelectorTerms"]
+        for e in term["matchExpressions"]
+        for v in e["values"]
+    }
+    assert "h100ib" in selected
+
+
+def test_the_pool_tells_the_autoscaler_its_rdma_devices_at_zero_and_fit_reads_that() -> None:
+    plan = plan_of(STACK)
+    (pool,) = plan.of_type(AGENT_POOL)
+    assert pool.inputs["minCount"] == 0
+    prefix = "k8s.io_cluster-autoscaler_node-template_resources_"
+    tagged = {
+        key[len(prefix) :].replace("_", "/"): int(value)
+        for key, value in pool.inputs["tags"].items()
+        if key.startswith(prefix)
+    }
+    assert tagged == {"rdma/ib": 8}
+    (spec,) = resolve_pools(parse_config(raw_of(), PINNED_TODAY))
+    # fit's picture at zero is what the tags give the autoscaler, beyond the SKU's GPUs.
+    assert {k: v for k, v in spec.autoscaler_resources.items() if k != spec.gpu_resource} == (
+        tagged
+    )
+    # A plain pool carries no such tag.
+    raw = raw_of()
+    raw["gpuPools"][0]["interconnect"] = "none"
+    (plain,) = plan_of(STACK, overrides(raw)).of_type(AGENT_POOL)
+    assert not [k for k in plain.inputs["tags"] if k.startswith(prefix)]
+
+
+def test_the_fabric_pod_fragment_locks_memory_and_has_shared_memory() -> None:
+    from components.tooling.consumers.pod import pod_fragment
+
+    (spec,) = resolve_pools(parse_config(raw_of(), PINNED_TODAY))
+    fragment = pod_fragment(spec)
+    (container,) = fragment["containers"]
+    assert container["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}
+    (mount,) = container["volumeMounts"]
+    (volume,) = fragment["volumes"]
+    assert mount == {"name": volume["name"], "mountPath": "/dev/shm"}
+    assert volume["emptyDir"] == {"medium": "Memory"}
+    raw = raw_of()
+    raw["gpuPools"][0]["interconnect"] = "none"
+    (plain,) = resolve_pools(parse_config(raw, PINNED_TODAY))
+    assert "volumes" not in pod_fragment(plain)
+    assert "securityContext" not in pod_fragment(plain)["containers"][0]
+
+
+def test_an_adopted_cluster_is_told_an_existing_network_operator_is_not_checked() -> None:
+    assert fabric.fabric_warnings(parse_config(raw_of(), PINNED_TODAY).gpu_pools, False)
+    (_, existing) = fabric.fabric_warnings(parse_config(raw_of(), PINNED_TODAY).gpu_pools, True)
+    assert "Network Operator" in existing and "not checked" in existing

@@ -13,6 +13,7 @@ from pulumi_azure_native.provider import Provider as AzureProvider
 from components.azure.model.catalog import CATALOG
 from components.azure.model.config import software_options
 from components.azure.model.deployed import FixedAtCreation
+from components.azure.model.fabric import autoscaler_resource_tags
 from components.azure.model.gpu_software import gpu_instance_profile
 from components.azure.model.kinds.agent_pools import SPOT_KEY
 from components.azure.model.pool_capacity import AksPoolCapacity
@@ -190,7 +191,11 @@ class AksGpuAgentPool(pulumi.ComponentResource):
                 drain_timeout_in_minutes=DRAIN_TIMEOUT_MINUTES,
                 undrainable_node_behavior=UNDRAINABLE_NODE_BEHAVIOR,
             ),
-            tags=args.tags,
+            # The fabric's rdma/ib at zero nodes, or its pods never scale the pool up.
+            tags={
+                **args.tags,
+                **autoscaler_resource_tags(pool.autoscaler_resources, pool.gpu_resource),
+            },
             opts=pulumi.ResourceOptions(
                 parent=self,
                 provider=args.provider,

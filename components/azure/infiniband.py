@@ -22,9 +22,12 @@ class AksInfinibandArgs:
     # The agent pools with `interconnect: fabric` (their names, which AKS puts in the pool label).
     fabric_pools: tuple[str, ...]
     pool_label: str
-    gpu_taint: tuple[str, str]
+    # A toleration for every taint of every fabric pool (GPU, Spot, user taints).
+    tolerations: tuple[dict[str, str], ...]
     # The GPU Operator installs the driver (and loads nvidia-peermem itself, driver.rdma).
     operator_driver: bool
+    # The GPU Operator runs (its NFD labels the fabric nodes; the Network Operator's stays off).
+    gpu_operator: bool
     provider: k8s.Provider
     # The pools, so the operator's DaemonSets find their nodes' label once AKS made them.
     after: Sequence[pulumi.Resource] = ()
@@ -49,10 +52,12 @@ class AksInfiniband(pulumi.ComponentResource):
             rdma.NETWORK_OPERATOR,
             "network-operator",
             namespace.metadata.name,
-            rdma.NETWORK_OPERATOR_VALUES,
+            rdma.network_operator_values(
+                args.fabric_pools, args.pool_label, args.tolerations, args.gpu_operator
+            ),
             pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[namespace])),
         )
-        policy = rdma.nic_cluster_policy(args.fabric_pools, args.pool_label, args.gpu_taint)
+        policy = rdma.nic_cluster_policy(args.fabric_pools, args.pool_label, args.tolerations)
         # The CRD comes with the chart: the policy follows the release.
         self.policy = k8s.apiextensions.CustomResource(
             f"{name}-nic-cluster-policy",
@@ -67,7 +72,7 @@ class AksInfiniband(pulumi.ComponentResource):
         self.peermem: k8s.apps.v1.DaemonSet | None = None
         if not args.operator_driver:
             daemonset = rdma.peermem_daemonset(
-                rdma.NAMESPACE, args.fabric_pools, args.pool_label, args.gpu_taint
+                rdma.NAMESPACE, args.fabric_pools, args.pool_label, args.tolerations
             )
             self.peermem = k8s.apps.v1.DaemonSet(
                 f"{name}-peermem",

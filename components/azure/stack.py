@@ -28,6 +28,7 @@ from components.azure.model.pool_capacity import pool_capacity
 from components.azure.model.reservations import group_id
 from components.azure.nap_pools import build_nap_pools
 from components.kubernetes.cluster import ClusterHandle
+from components.kubernetes.targeting import tolerations
 from components.model.pools import PoolSpec
 from components.model.schema import StackConfig
 
@@ -148,8 +149,9 @@ def build_gpu_pools(
             AksInfinibandArgs(
                 fabric_pools=fabric,
                 pool_label=AGENT_POOL_LABEL,
-                gpu_taint=AZURE.gpu_taint,
+                tolerations=tuple(tolerations(p for p in pools if p.name in fabric)),
                 operator_driver=driver == "None",
+                gpu_operator=config.gpu_software_mode == "gpu-operator",
                 provider=aks.k8s_provider,
                 after=previous,
             ),

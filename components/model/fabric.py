@@ -74,6 +74,10 @@ class PoolFabric:
     pod_annotations: Mapping[str, str] = field(default_factory=dict)
     # Pod annotation keys whose presence means a pod asks for the fabric (fit).
     request_annotation_keys: tuple[str, ...] = ()
+    # Linux capabilities the fabric's container adds (IPC_LOCK: RDMA pins memory), and whether
+    # it mounts a memory-backed /dev/shm (NCCL's shared-memory transport within the node).
+    capabilities: tuple[str, ...] = ()
+    shared_memory: bool = False
     notes: tuple[str, ...] = ()
 
     @property

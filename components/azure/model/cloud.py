@@ -140,8 +140,9 @@ class Azure(ManagedCloud):
         self, cluster: ClusterConfig, pools: Sequence[tuple[int, GpuPoolConfig]]
     ) -> list[str]:
         # An adopted cluster's other pools are its owner's: their nodes are not known offline.
-        fabric = aks_fabric.fabric_warnings([pool for _, pool in pools])
-        if self.adopted(cluster):
+        adopted = self.adopted(cluster)
+        fabric = aks_fabric.fabric_warnings([pool for _, pool in pools], adopted)
+        if adopted:
             return fabric
         return limits.cluster_node_warnings(cluster, pools) + fabric
 
@@ -220,7 +221,7 @@ class Azure(ManagedCloud):
     def nccl_test(self, config: StackConfig, pool: PoolSpec, nodes: int) -> NcclTest | None:
         if pool.fabric is None or pool.fabric.resource is None:
             return None
-        return aks_nccl.nccl_test(pool, self.gpu_taint, nodes)
+        return aks_nccl.nccl_test(pool, nodes)
 
     def system_node_labels(self) -> dict[str, str]:
         return {

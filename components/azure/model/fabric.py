@@ -120,6 +120,24 @@ FEATURE_REGISTRATION = (
 )
 
 
+# AKS's cluster autoscaler builds a pool at zero from its scale set: the GPU from the VM size,
+# any other extended resource only from these tags, `/` written `_` (kubernetes/autoscaler
+# @55c37cd5eb550756c5ccc5a89e9068d77797e575 cluster-autoscaler/cloudprovider/azure/
+# azure_util.go `nodeResourcesTagName`, azure_template.go extractAllocatableResourcesFromScaleSet).
+# AKS copies an agent pool's tags to its scale set (learn.microsoft.com/azure/aks/use-tags);
+# a tag change updates the pool in place (tags are not among POOL_REPLACE_ON_CHANGES).
+AUTOSCALER_RESOURCE_TAG: Final = "k8s.io_cluster-autoscaler_node-template_resources_"
+
+
+def autoscaler_resource_tags(resources: Mapping[str, int], gpu_resource: str) -> dict[str, str]:
+    """The agent pool tags that give AKS's autoscaler the pool's extended resources at zero."""
+    return {
+        AUTOSCALER_RESOURCE_TAG + name.replace("/", "_"): str(count)
+        for name, count in sorted(resources.items())
+        if name != gpu_resource
+    }
+
+
 def fabric_facts(machine_type: str) -> FabricFacts | None:
     return FABRIC_FACTS.get(machine_type)
 
@@ -146,6 +164,9 @@ def pool_fabric(facts: FabricFacts, zone: str) -> PoolFabric:
         zone=zone,
         placement=PLACEMENT,
         placement_max_nodes=PLACEMENT_MAX_NODES,
+        # The guide's pods (tests/scenarios/k8s/values.yaml) and gpufleet's NCCL sample.
+        capabilities=("IPC_LOCK",),
+        shared_memory=True,
         notes=(
             f"pods request {RDMA_RESOURCE} (8 per node for the whole fabric) and add the "
             "IPC_LOCK capability (unlimited locked memory for RDMA)",
@@ -155,12 +176,26 @@ def pool_fabric(facts: FabricFacts, zone: str) -> PoolFabric:
     )
 
 
-def fabric_warnings(pools: Sequence[GpuPoolConfig]) -> list[str]:
+# On a cluster another team runs: what gpufleet installs cluster-wide for InfiniBand and cannot
+# see offline (a second Network Operator release or NicClusterPolicy fails `pulumi up`; a second
+# NFD labels the same nodes).
+EXISTING_OPERATORS = (
+    "an existing NVIDIA Network Operator (Helm release network-operator, the cluster singleton "
+    "NicClusterPolicy nic-cluster-policy) or Node Feature Discovery on the cluster: not "
+    "checked; gpufleet installs both, with NFD's worker on the fabric pools only"
+)
+
+
+def fabric_warnings(pools: Sequence[GpuPoolConfig], adopted: bool) -> list[str]:
     """What `plan` cannot check offline for the stack's InfiniBand pools."""
     names = fabric_pools(pools)
     if not names:
         return []
-    return [f"gpuPools ({', '.join(names)}): {FEATURE_REGISTRATION}"]
+    prefix = f"gpuPools ({', '.join(names)})"
+    warnings = [f"{prefix}: {FEATURE_REGISTRATION}"]
+    if adopted:
+        warnings.append(f"{prefix}: {EXISTING_OPERATORS}")
+    return warnings
 
 
 def fabric_problems(cluster: ClusterConfig, pool: GpuPoolConfig, path: str) -> list[Problem]:

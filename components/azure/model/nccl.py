@@ -39,19 +39,18 @@ _ALL_REDUCE = (
 )
 
 
-def nccl_test(pool: PoolSpec, gpu_taint: tuple[str, str], nodes: int) -> NcclTest:
+def nccl_test(pool: PoolSpec, nodes: int) -> NcclTest:
     """An MPIJob over `nodes` nodes of the fabric pool, one worker per node with all its GPUs
-    and all its InfiniBand HCAs."""
+    and all its InfiniBand HCAs, tolerating every taint of the pool (GPU, Spot, user)."""
     fabric = pool.fabric
     assert fabric is not None and fabric.resource is not None
     gpus = pool.gpus_per_node
     limits = {"nvidia.com/gpu": gpus, fabric.resource: fabric.facts.resource_per_node}
-    key, value = gpu_taint
     name = nccl_name(pool.name, JOB_SUFFIX, MPI_NAME_RESERVE)
     labels = {POOL_LABEL: pool.name}
     worker_spec: dict[str, Any] = {
         "nodeSelector": {AGENT_POOL_LABEL: pool.name},
-        "tolerations": [{"key": key, "operator": "Equal", "value": value, "effect": "NoSchedule"}],
+        "tolerations": list(pool.pod_scheduling["tolerations"]),
         "affinity": {
             "podAntiAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": [

@@ -13,7 +13,7 @@ Mellanox/network-operator v26.4.0 = 12e6d54ae20300151ef386da832809d83a8ab63d
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from components.azure.model.fabric import RDMA_GUIDE, RDMA_RESOURCE
@@ -30,13 +30,63 @@ NAMESPACE = "network-operator"
 # Its DaemonSets run privileged (the guide labels the namespace so).
 NAMESPACE_LABELS: Final = {"pod-security.kubernetes.io/enforce": "privileged"}
 
-# The chart's values: NFD stays (the operator reads its OS and kernel labels to pick the driver
-# image), its NodeFeatureRules do not (the guide's values.yaml; gpufleet selects fabric pools by
-# agent pool instead of by NIC label). Every key exists in the chart's values.yaml at v26.4.0.
-NETWORK_OPERATOR_VALUES: Final[dict[str, Any]] = {
-    "nfd": {"enabled": True, "deployNodeFeatureRules": False},
-    "upgradeCRDs": True,
-}
+# The Network Operator's OFED state renders the DOCA driver only on nodes NFD labelled with a
+# Mellanox NIC and with its OS and kernel labels (v26.4.0 pkg/state/state_ofed.go
+# `WithLabel(NodeLabelMlnxNIC, "true")`, pkg/nodeinfo/attributes.go, node_info.go), whatever the
+# policy's node affinity. The chart's NodeFeatureRule makes that label (templates/
+# nodefeaturerules.yaml, only with `nfd.deployNodeFeatureRules`; the AKS guide turns it off and
+# applies its own rule, tests/setup-infra/network-operator-nfd.yaml, to the same effect).
+MELLANOX_NIC_LABEL: Final = "feature.node.kubernetes.io/pci-15b3.present"
+# The NFD worker's tolerations at the chart's default (values.yaml
+# `node-feature-discovery.worker.tolerations`): Helm replaces a list, so ours repeat them.
+NFD_WORKER_DEFAULT_TOLERATIONS: Final = (
+    {"key": "node-role.kubernetes.io/master", "operator": "Exists", "effect": "NoSchedule"},
+    {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"},
+    {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+)
+
+
+def pool_affinity(fabric_pools: Sequence[str], pool_label: str) -> dict[str, Any]:
+    """Required node affinity for the nodes of `fabric_pools` (by agent pool label)."""
+    expression = {"key": pool_label, "operator": "In", "values": sorted(fabric_pools)}
+    return {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [expression]}]
+        }
+    }
+
+
+def network_operator_values(
+    fabric_pools: Sequence[str],
+    pool_label: str,
+    tolerations: Sequence[Mapping[str, str]],
+    gpu_operator_nfd: bool,
+) -> dict[str, Any]:
+    """The chart's values. With the GPU Operator (`gpu_operator_nfd`), its NFD is the one NFD:
+    its worker already runs on every GPU pool, tolerates their taints and labels PCI classes
+    0200/0207 by vendor, which gives `pci-15b3.present` (gpu-operator values.yaml
+    `node-feature-discovery.worker.config.sources.pci`), so this chart's NFD and rules stay off
+    (two NFDs would label the same nodes; the AKS guide keeps one). Otherwise this chart's NFD
+    with its NodeFeatureRules, so the fabric nodes get the Mellanox NIC label the OFED state
+    needs; its worker only on the fabric pools (on a cluster another team runs, it labels no
+    node of theirs) and tolerating every taint of those pools (AKS's GPU taint, the Spot taint,
+    user taints), or it never runs there. Every key exists in the chart's values.yaml at v26.4.0
+    (`node-feature-discovery` is its subchart)."""
+    if gpu_operator_nfd:
+        return {"nfd": {"enabled": False, "deployNodeFeatureRules": False}, "upgradeCRDs": True}
+    worker_tolerations = list(NFD_WORKER_DEFAULT_TOLERATIONS)
+    worker_tolerations += [dict(t) for t in tolerations if dict(t) not in worker_tolerations]
+    return {
+        "nfd": {"enabled": True, "deployNodeFeatureRules": True},
+        "upgradeCRDs": True,
+        "node-feature-discovery": {
+            "worker": {
+                "tolerations": worker_tolerations,
+                "affinity": {"nodeAffinity": pool_affinity(fabric_pools, pool_label)},
+            }
+        },
+    }
+
 
 # Operand images of the same release (example/crs/mellanox.com_v1alpha1_nicclusterpolicy_cr.yaml
 # and ..._cr-full.yaml at v26.4.0): the operator is tested with these.
@@ -66,35 +116,19 @@ OFED_UPGRADE_POLICY: Final = {"autoUpgrade": False}
 
 
 def nic_cluster_policy(
-    fabric_pools: Sequence[str], pool_label: str, gpu_taint: tuple[str, str]
+    fabric_pools: Sequence[str], pool_label: str, tolerations: Sequence[Mapping[str, str]]
 ) -> dict[str, Any]:
     """The `NicClusterPolicy` (mellanox.com/v1alpha1, a cluster singleton named
-    nic-cluster-policy) for the fabric pools only: their nodes by agent pool label, the GPU taint
-    tolerated, the DOCA OFED driver and the SR-IOV device plugin."""
-    key, value = gpu_taint
+    nic-cluster-policy) for the fabric pools only: their nodes by agent pool label, every taint
+    of theirs tolerated (the OFED state drops a node whose taints the policy does not tolerate,
+    state_ofed.go's taint filter), the DOCA OFED driver and the SR-IOV device plugin."""
     return {
         "apiVersion": "mellanox.com/v1alpha1",
         "kind": "NicClusterPolicy",
         "metadata": {"name": "nic-cluster-policy"},
         "spec": {
-            "nodeAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": {
-                    "nodeSelectorTerms": [
-                        {
-                            "matchExpressions": [
-                                {
-                                    "key": pool_label,
-                                    "operator": "In",
-                                    "values": sorted(fabric_pools),
-                                }
-                            ]
-                        }
-                    ]
-                }
-            },
-            "tolerations": [
-                {"key": key, "operator": "Equal", "value": value, "effect": "NoSchedule"}
-            ],
+            "nodeAffinity": pool_affinity(fabric_pools, pool_label),
+            "tolerations": [dict(t) for t in tolerations],
             "ofedDriver": {
                 "repository": _MELLANOX,
                 "image": "doca-driver",
@@ -143,10 +177,13 @@ def gpu_operator_rdma() -> dict[str, Any]:
 
 
 def peermem_daemonset(
-    namespace: str, fabric_pools: Sequence[str], pool_label: str, gpu_taint: tuple[str, str]
+    namespace: str,
+    fabric_pools: Sequence[str],
+    pool_label: str,
+    tolerations: Sequence[Mapping[str, str]],
 ) -> dict[str, Any]:
-    """The reloader DaemonSet on the fabric pools' nodes (AKS's driver)."""
-    key, value = gpu_taint
+    """The reloader DaemonSet on the fabric pools' nodes (AKS's driver), tolerating every taint
+    of theirs."""
     probe = {"exec": {"command": ["/bin/bash", "-c", "modprobe nvidia-peermem"]}}
     labels = {"app.kubernetes.io/name": PEERMEM_NAME}
     return {
@@ -158,26 +195,8 @@ def peermem_daemonset(
                 "metadata": {"labels": labels},
                 "spec": {
                     "priorityClassName": "system-node-critical",
-                    "tolerations": [
-                        {"key": key, "operator": "Equal", "value": value, "effect": "NoSchedule"}
-                    ],
-                    "affinity": {
-                        "nodeAffinity": {
-                            "requiredDuringSchedulingIgnoredDuringExecution": {
-                                "nodeSelectorTerms": [
-                                    {
-                                        "matchExpressions": [
-                                            {
-                                                "key": pool_label,
-                                                "operator": "In",
-                                                "values": sorted(fabric_pools),
-                                            }
-                                        ]
-                                    }
-                                ]
-                            }
-                        }
-                    },
+                    "tolerations": [dict(t) for t in tolerations],
+                    "affinity": {"nodeAffinity": pool_affinity(fabric_pools, pool_label)},
                     "containers": [
                         {
                             "name": "reloader",

@@ -11,6 +11,8 @@ from components.tooling.consumers.shared import (
     comment,
     describe,
     fabric_annotations,
+    fabric_container,
+    fabric_volumes,
     gpu_request,
     keep_running,
     queue_lines,
@@ -24,11 +26,13 @@ def pod_fragment(spec: PoolSpec) -> dict[str, Any]:
     """A pod spec fragment placing one container on the pool (with the pod-level fields the
     pool needs, e.g. `hostIPC` on GKE MPS pools)."""
     scheduling = spec.pod_scheduling
+    volumes = fabric_volumes(spec)
     return {
         "nodeSelector": dict(scheduling["nodeSelector"]),
         "tolerations": list(scheduling["tolerations"]),
         **dict(spec.pod_settings),
-        "containers": [{"name": "main", "resources": _resources(spec)}],
+        "containers": [{"name": "main", "resources": _resources(spec), **fabric_container(spec)}],
+        **({"volumes": volumes} if volumes else {}),
     }
 
 

@@ -53,6 +53,29 @@ def fabric_request(spec: PoolSpec, gpus: int) -> dict[str, int]:
     return {fabric.resource: max(1, min(per_node, share))}
 
 
+SHARED_MEMORY_VOLUME = "dshm"
+
+
+def fabric_container(spec: PoolSpec) -> dict[str, Any]:
+    """What the fabric's container adds: its capabilities and the /dev/shm mount."""
+    fabric = spec.fabric
+    if fabric is None:
+        return {}
+    container: dict[str, Any] = {}
+    if fabric.capabilities:
+        container["securityContext"] = {"capabilities": {"add": list(fabric.capabilities)}}
+    if fabric.shared_memory:
+        container["volumeMounts"] = [{"name": SHARED_MEMORY_VOLUME, "mountPath": "/dev/shm"}]
+    return container
+
+
+def fabric_volumes(spec: PoolSpec) -> list[dict[str, Any]]:
+    """The pod's volumes a fabric pool's container mounts (a memory-backed /dev/shm)."""
+    if spec.fabric is None or not spec.fabric.shared_memory:
+        return []
+    return [{"name": SHARED_MEMORY_VOLUME, "emptyDir": {"medium": "Memory"}}]
+
+
 def fabric_annotations(spec: PoolSpec) -> dict[str, str]:
     """The pod annotations a fabric pool's pods carry to get the fabric (GKE multi-networking)."""
     return dict(spec.fabric.pod_annotations) if spec.fabric is not None else {}
