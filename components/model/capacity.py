@@ -137,6 +137,15 @@ class ReservationCap:
 
     nodes: int
     source: str
+    # Of `nodes`, those in reservations that have ended by the plan's day (a Capacity Block
+    # past its end or within its drain window), and which: nothing launches into them, so
+    # Kueue's quota and the committed cost leave them out.
+    ended_nodes: int = 0
+    ended: str = ""
+
+    @property
+    def live_nodes(self) -> int:
+        return self.nodes - self.ended_nodes
 
 
 @dataclass(frozen=True)

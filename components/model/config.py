@@ -255,6 +255,7 @@ def parse_config(raw: Mapping[str, Any], today: date | None = None) -> StackConf
         warnings=tuple(warnings),
         queues=sections["queues"].model,
         cost=sections["cost"].model,
+        today=today or clock_today(),
     )
     # What only the resolved pools show (a queued pool's flavor within Kueue's limits).
     queued = [
@@ -265,7 +266,13 @@ def parse_config(raw: Mapping[str, Any], today: date | None = None) -> StackConf
     resolved = queue_checks.resolved_problems(queued)
     if resolved:
         raise ConfigError(resolved)
-    return config
+    resolved_warnings = [
+        *queue_checks.ended_reservation_warnings(queued),
+        *queue_checks.unqueued_pods_warnings(queued),
+    ]
+    if not resolved_warnings:
+        return config
+    return replace(config, warnings=(*config.warnings, *resolved_warnings))
 
 
 # Keys whose type errors should also say which values are allowed (the type alone does not).

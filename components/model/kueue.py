@@ -84,9 +84,12 @@ def cohort_name(lender: str) -> str:
 
 def quota_nodes(pool: GpuPoolConfig, order: CapacityOrder, cap: ReservationCap | None) -> int:
     """The nodes' worth of quota a pool's ClusterQueue holds: the reservation's size when every
-    node comes from it (Kueue then never admits more than it holds), else maxNodes."""
+    node comes from it (Kueue then never admits more than it holds), else maxNodes. Nodes of a
+    Capacity Block that has ended (or drains today) are left out: Kueue assigns a Job the first
+    flavor whose quota fits (whenCanBorrow MayStopSearch), so quota over an ended block would
+    admit Jobs whose pods never get a node instead of letting them borrow."""
     if cap is not None and order and set(order) <= RESERVATIONS:
-        return min(cap.nodes, pool.max_nodes)
+        return min(cap.live_nodes, pool.max_nodes)
     return pool.max_nodes
 
 

@@ -281,6 +281,51 @@ def resolved_problems(specs: Sequence[tuple[int, PoolSpec]]) -> list[Problem]:
     return problems
 
 
+def unqueued_pods_warnings(specs: Sequence[tuple[int, PoolSpec]]) -> list[str]:
+    """A pool of `queues.pools` has no taint of the queue's own (its nodes keep the GPU taint
+    every GPU pod tolerates): Kueue counts only the Jobs it admits (ResourceFlavor: it adds the
+    flavor's node labels and tolerations to admitted pods only; manageJobsWithoutQueueName is
+    off), so any other pod that selects the pool takes GPUs the quota still lends."""
+    found: list[str] = []
+    for index, spec in specs:
+        queue = spec.queue
+        if queue is None or queue.requested:
+            continue
+        found.append(
+            f"gpuPools[{index}]: pods without the label kueue.x-k8s.io/queue-name="
+            f"{queue.local_queue} (in namespace {' or '.join(queue.namespaces)}) can still "
+            f"run on pool {spec.name} (its nodes carry no taint of the queue's own) and take "
+            f"GPUs that ClusterQueue {queue.cluster_queue} counts as free: the Jobs it admits "
+            "then stay Pending; run only queue-labelled Jobs there (`consumers` leaves the pool "
+            "out of JupyterHub, FiftyOne and Flyte settings)"
+        )
+    return found
+
+
+def ended_reservation_warnings(specs: Sequence[tuple[int, PoolSpec]]) -> list[str]:
+    """A pool with a Kueue queue whose reservation ended (a Capacity Block past its end or in
+    its drain window): its ClusterQueue's quota leaves those nodes out (kueue.quota_nodes), from
+    the `pulumi up` of this plan on; Jobs admitted onto the block before stay Pending."""
+    found: list[str] = []
+    for index, spec in specs:
+        queue, cap = spec.queue, spec.reservation_cap
+        if queue is None or cap is None or not cap.ended_nodes:
+            continue
+        then = (
+            f"its Jobs borrow pool {queue.borrow_from}'s unused quota"
+            if queue.borrow_from
+            else "its Jobs wait in the queue (no borrowFrom)"
+        )
+        found.append(
+            f"gpuPools[{index}]: queue {queue.local_queue} (ClusterQueue {queue.cluster_queue}) "
+            f"gets no quota from {cap.ended}, which has ended or drains today: its quota is "
+            f"{queue.quota_nodes} nodes' worth from the next `pulumi up` and {then}; Jobs Kueue "
+            "admitted onto the block before keep its quota with their pods Pending (Kueue's "
+            "waitForPodsReady is off): delete them so they requeue"
+        )
+    return found
+
+
 def _borrowing_problems(specs: Sequence[tuple[int, PoolSpec]]) -> list[Problem]:
     """A borrower's ClusterQueue lists the lender's flavor for the resources it covers itself
     (Kueue: every flavor of a resource group has the group's coveredResources), so the two pools'

@@ -8,6 +8,7 @@ annotates with the classes here and reads a cloud's section through that cloud's
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -213,6 +214,9 @@ class StackConfig:
     warnings: tuple[str, ...] = ()
     queues: QueuesConfig = field(default_factory=QueuesConfig)
     cost: CostConfig = field(default_factory=CostConfig)
+    # The day the stack is planned on (a Capacity Block that has ended by then gives no quota
+    # and costs nothing); None: not known, every reservation counted as live.
+    today: date | None = None
 
 
 Section = TypeVar("Section", bound=ConfigModel)

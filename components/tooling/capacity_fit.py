@@ -26,7 +26,7 @@ from components.tooling.gang_fit import (
     plural,
     pods_per_node,
 )
-from components.tooling.queue_fit import Routing, quota_reasons, quota_source
+from components.tooling.queue_fit import Routing, quota_reasons, quota_source, quota_use
 from components.tooling.scheduling.model import NodeTemplate
 from components.tooling.scheduling.workload_objects import PodSet
 
@@ -128,10 +128,16 @@ def _admitted(
     reserved_only = cap is not None and set(spec.capacity) <= RESERVED_ONLY
     sets = workload.pod_sets or (PodSet("pod", pod_spec, workload.pods),)
     quota_nodes = spec.queue.quota_nodes if spec.queue is not None else spec.max_nodes
+    by_quota = spec.queue is not None and not spec.queue.requested
     # Identical pods that pack within the quota's nodes are within the quota too: the amounts
-    # matter when the workload's other pod sets (a JobSet's) come with them.
-    reasons = quota_reasons(spec, sets, amounts=nodes <= quota_nodes)
-    if nodes > spec.max_nodes:
+    # matter when the workload's other pod sets (a JobSet's) come with them. A queue without
+    # an admission check admits by the amounts alone, whatever the nodes hold.
+    reasons = quota_reasons(spec, sets, amounts=by_quota or nodes <= quota_nodes)
+    most = min(spec.max_nodes, cap.nodes) if reserved_only and cap is not None else spec.max_nodes
+    if by_quota and nodes > most:
+        if not reasons:
+            reasons.append(_stranded(spec, sets, workload.pods, per_node, most))
+    elif nodes > spec.max_nodes:
         reasons.append(
             f"Kueue admits a Job whole or not at all: its {pods} need "
             f"{plural(nodes, 'node')} ({per_node} per node), more than the pool's "
@@ -161,6 +167,25 @@ def _admitted(
             f"{plural(nodes, 'node')} for its {pods} can be had at once ({autoscaler}); "
             "then its pods start together",
         )
+    )
+
+
+def _stranded(spec: PoolSpec, sets: tuple[PodSet, ...], pods: int, per_node: int, most: int) -> str:
+    """A Job its quota admits whose pods the pool's nodes cannot all hold: Kueue counts
+    amounts, not nodes, so the Job holds the quota while its last pods stay Pending."""
+    running = min(pods, most * per_node)
+    gpus = spec.allocatable_per_node.get(spec.gpu_resource, 0)
+    per_gpu = gpus if isinstance(gpus, int) else 0
+    sizes = [str(n) for n in range(1, per_gpu + 1) if per_gpu % n == 0]
+    instead = (
+        f"pods of {', '.join(sizes[:-1])} or {sizes[-1]} GPUs" if len(sizes) > 1 else "smaller pods"
+    )
+    return (
+        f"Kueue admits the Job on this pool by quota ({quota_use(spec, sets)}), but its "
+        f"{plural(pods, 'pod')} need {plural(nodes_needed(pods, per_node), 'node')} "
+        f"({per_node} per node) and the pool has at most {plural(most, 'node')}: {running} "
+        f"run, {pods - running} {'stays' if pods - running == 1 else 'stay'} Pending for good "
+        f"while the Job holds the quota; use {instead}, or fewer pods"
     )
 
 

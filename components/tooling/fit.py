@@ -38,7 +38,7 @@ from components.tooling.fabric_fit import fabric_reasons
 from components.tooling.gang_fit import ZONE_KEYS, one_zone
 from components.tooling.machine_fit import MachineHint, machine_hints, render_hints
 from components.tooling.pool_views import PoolCheck, stack_pool_checks
-from components.tooling.queue_fit import Routing, route
+from components.tooling.queue_fit import Routing, by_quota, route
 from components.tooling.scheduling import (
     PodTemplate,
     WorkloadError,
@@ -257,7 +257,7 @@ def fit_templates(
     indexes = {c.name: i for i, c in enumerate(c for c in checks if c.spec.kind == "gpu")}
     for template in templates:
         workload = workload_of(template)
-        routing = route(workload.labels, workload.namespace, specs)
+        routing = by_quota(route(workload.labels, workload.namespace, specs), specs, template)
         verdict = TemplateVerdict(
             template.source,
             tuple(

@@ -28,13 +28,13 @@ v0.19.2):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from components.model import kueue
 from components.model.capacity import QUEUE_LABEL
 from components.model.pool_spec import PoolSpec
 from components.tooling.gang_fit import plural
-from components.tooling.scheduling import quantity
+from components.tooling.scheduling import PodTemplate, quantity
 from components.tooling.scheduling.resources import pod_requests
 from components.tooling.scheduling.workload_objects import PodSet
 
@@ -50,9 +50,13 @@ class Routing:
     notes: tuple[str, ...] = ()
     # The pool its queue borrows from when its own quota is used up (queues.pools borrowFrom).
     borrow: str | None = None
+    # The one pool Kueue assigns by quota, of `pool` and `borrow` (`by_quota`); None: either.
+    flavor: str | None = None
 
     def admits_to(self, pool: str) -> bool:
         """Whether Kueue may place the workload's pods on this pool."""
+        if self.flavor is not None:
+            return pool == self.flavor
         return pool in (self.pool, self.borrow)
 
 
@@ -118,6 +122,64 @@ def route(labels: Mapping[str, str], namespace: str | None, specs: Sequence[Pool
     )
 
 
+def by_quota(routing: Routing, specs: Sequence[PoolSpec], template: PodTemplate) -> Routing:
+    """The pool Kueue assigns a borrower's workload to, as Kueue does: flavors in order, the
+    first whose quota holds the workload's requests ends the search (whenCanBorrow
+    MayStopSearch, the default: apis/kueue/v1beta2/clusterqueue_types.go), so a workload within
+    the pool's own quota never borrows, even where its pods cannot pack on the pool's nodes;
+    one beyond it borrows the lender's. Judged on empty queues, the pod sets' requests summed."""
+    own = next((spec for spec in specs if spec.name == routing.pool), None)
+    if own is None or routing.borrow is None:
+        return routing
+    pod_sets = template.pod_sets or (PodSet("pod", template.spec, template.pods),)
+    reasons = quota_reasons(own, pod_sets)
+    if any("does not cover" in reason for reason in reasons):
+        return routing  # neither flavor covers it: each pool's verdict says so
+    use = quota_use(own, pod_sets)
+    cluster_queue = _cluster_queue(own)
+    if reasons:
+        return replace(
+            routing,
+            flavor=routing.borrow,
+            elsewhere=(
+                f"ClusterQueue {cluster_queue}'s own quota cannot hold it ({use}), so Kueue "
+                f"admits it on pool {routing.borrow} by borrowing that pool's quota, not here"
+            ),
+        )
+    return replace(
+        routing,
+        flavor=own.name,
+        elsewhere=(
+            f"Kueue admits it on pool {own.name}, not here: ClusterQueue {cluster_queue}'s own "
+            f"quota holds it ({use}), and Kueue takes the first flavor whose quota fits without "
+            "borrowing (whenCanBorrow: MayStopSearch), whether or not its pods pack on that "
+            "pool's nodes"
+        ),
+    )
+
+
+def _totals(pod_sets: Sequence[PodSet]) -> dict[str, int]:
+    """What a workload requests in all, per resource, as Kueue counts it against quota."""
+    totals: dict[str, int] = {}
+    for pod_set in pod_sets:
+        requested, _ = pod_requests(pod_set.spec)
+        for name, amount in requested.items():
+            if amount.total > 0:
+                totals[name] = totals.get(name, 0) + amount.total * pod_set.count
+    return totals
+
+
+def quota_use(spec: PoolSpec, pod_sets: Sequence[PodSet]) -> str:
+    """The workload's GPUs against the pool's quota, e.g. "15 of 16 nvidia.com/gpu"."""
+    quota, totals = _quota(spec), _totals(pod_sets)
+    shown = [
+        f"{_shown(name, totals.get(name, 0))} of {_shown(name, quota[name])} {name}"
+        for name in sorted(spec.extended_resources)
+        if name in quota
+    ]
+    return ", ".join(shown) or "no GPUs"
+
+
 def _quota(spec: PoolSpec) -> dict[str, int]:
     """The ClusterQueue's nominal quota, in the simulator's units (millicores, bytes, counts)."""
     quota: dict[str, int] = {}
@@ -149,12 +211,7 @@ def quota_reasons(spec: PoolSpec, pod_sets: Sequence[PodSet], *, amounts: bool =
     workload: a resource its quota does not cover, or (with `amounts`) more of one than its
     quota's nodes' worth."""
     quota = _quota(spec)
-    totals: dict[str, int] = {}
-    for pod_set in pod_sets:
-        requested, _ = pod_requests(pod_set.spec)
-        for name, amount in requested.items():
-            if amount.total > 0:
-                totals[name] = totals.get(name, 0) + amount.total * pod_set.count
+    totals = _totals(pod_sets)
     pods = sum(pod_set.count for pod_set in pod_sets)
     reasons = []
     uncovered = sorted(name for name in totals if name not in quota)

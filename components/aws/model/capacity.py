@@ -50,7 +50,7 @@ autoscaler's side: `components/aws/model/provisioning_requests.py`.
 from __future__ import annotations
 
 import re
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from components.aws.model import config as aws_config
@@ -190,6 +190,16 @@ def parse_end_time(text: str) -> datetime | None:
     return value.astimezone(UTC)
 
 
+def block_ended(end_time: str | None, today: date | None) -> bool:
+    """Whether a Capacity Block ending at `end_time` gives no nodes on `today`: planning is per
+    day, so a block whose drain starts today (DRAIN_LEAD_MINUTES before its end: EKS scales
+    its group to 0, Karpenter drains) or earlier counts as ended. An unknown end or day: live."""
+    end = parse_end_time(end_time) if end_time is not None else None
+    if end is None or today is None:
+        return False
+    return (end - timedelta(minutes=DRAIN_LEAD_MINUTES)).date() <= today
+
+
 def warnings(cluster: ClusterConfig, pool: GpuPoolConfig, path: str, today: date) -> list[str]:
     """What `plan` says of a pool's Capacity Blocks: an end near or past, an end it does not
     know (the pool's kind adds its own: `EksPoolKind.reservation_warnings`)."""
@@ -233,8 +243,9 @@ def warnings(cluster: ClusterConfig, pool: GpuPoolConfig, path: str, today: date
     return found
 
 
-def reservation_cap(pool: GpuPoolConfig) -> ReservationCap | None:
-    """The pool's reservations' instances, when the config shows every one (no tags)."""
+def reservation_cap(pool: GpuPoolConfig, today: date | None = None) -> ReservationCap | None:
+    """The pool's reservations' instances, when the config shows every one (no tags), with
+    those of Capacity Blocks that have ended by `today` (`block_ended`)."""
     word = reservation_word(order_of(pool))
     options = aws_config.pool_options(pool)
     reservations = options.capacity_reservations or []
@@ -250,7 +261,17 @@ def reservation_cap(pool: GpuPoolConfig) -> ReservationCap | None:
         for entry in reservations
     ]
     plural = "s" if len(parts) > 1 else ""
-    return ReservationCap(nodes, f"{kind}{plural} {', '.join(parts)}")
+    ended = [
+        entry
+        for entry in reservations
+        if word == CAPACITY_BLOCK and block_ended(entry.end_time, today)
+    ]
+    return ReservationCap(
+        nodes,
+        f"{kind}{plural} {', '.join(parts)}",
+        ended_nodes=sum(entry.instance_count or 0 for entry in ended),
+        ended=", ".join(f"{entry.id} (endTime {entry.end_time})" for entry in ended),
+    )
 
 
 def selector_terms(pool: GpuPoolConfig) -> list[dict[str, Any]]:

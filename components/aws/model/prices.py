@@ -69,8 +69,16 @@ class EksPricing(Pricing):
             return None
         options = pool_options(pool)
         reservations = options.capacity_reservations or []
-        known = [r for r in reservations if r.instance_count]
-        unknown_count = len(known) < len(reservations) or bool(options.capacity_reservation_tags)
+        # A Capacity Block that has ended (or drains today) bills nothing more (block_ended).
+        ended = [
+            r
+            for r in reservations
+            if word == capacity.CAPACITY_BLOCK and capacity.block_ended(r.end_time, config.today)
+        ]
+        known = [r for r in reservations if r.instance_count and r not in ended]
+        unknown_count = len(known) < len(reservations) - len(ended) or bool(
+            options.capacity_reservation_tags
+        )
         nodes = sum(r.instance_count or 0 for r in known)
         rates = [
             self.table().machine(r.instance_type or pool.machine_type or "", config.cluster.region)
@@ -86,7 +94,9 @@ class EksPricing(Pricing):
                 / nodes
             )
         what = capacity.noun(word)
-        counted = f"{nodes} reserved instance(s) of {what}" if nodes else f"no count for {what}"
+        counted = (
+            f"{nodes} reserved instance(s) of {what}" if nodes or ended else f"no count for {what}"
+        )
         if word == capacity.CAPACITY_BLOCK:
             note = (
                 f"{counted}, paid upfront for the block's window whether or not nodes run; "
@@ -102,6 +112,11 @@ class EksPricing(Pricing):
             note += (
                 "; reservations without instanceCount (or found by tags) are not counted: "
                 "set instanceCount on each to include them"
+            )
+        if ended:
+            note += "; " + ", ".join(
+                f"{r.id} (endTime {r.end_time}) is not counted: the block has ended or drains today"
+                for r in ended
             )
         if per_node is None and nodes:
             note += "; no price for the reserved instance type"

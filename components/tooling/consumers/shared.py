@@ -169,12 +169,19 @@ def unreachable_pools(pools: Sequence[PoolSpec], every_pool: Sequence[PoolSpec])
     only through ProvisioningRequests (GKE's queued provisioning) they would never get one, and
     where the pool's own taint keeps unadmitted pods off (AKS), tolerating it would start them
     outside the queue; Flyte's tolerations go to every GPU task, so tasks for any pool would
-    land there (review issue 30, Flyte on queued pools)."""
+    land there (review issue 30, Flyte on queued pools). A pool of `queues.pools` (paid
+    capacity under a quota) is left out too: its nodes carry no taint of the queue's own, so an
+    unlabelled pod would run there uncounted by Kueue and take GPUs its admitted Jobs then wait
+    for (Kueue adds a flavor's tolerations and node labels to admitted pods only)."""
     return [
         spec
         for spec in pools
         if spec.queue is not None
-        and (spec.queue.only_requested or queue_guard(spec, every_pool) is not None)
+        and (
+            spec.queue.only_requested
+            or not spec.queue.requested
+            or queue_guard(spec, every_pool) is not None
+        )
     ]
 
 
@@ -186,6 +193,13 @@ def left_out(spec: PoolSpec, what: str, guard: Taint | None = None) -> str:
         f"Jobs labelled {QUEUE_LABEL}={queue.local_queue} in namespace "
         f"{' or '.join(queue.namespaces)}"
     )
+    if not queue.requested:
+        return (
+            f"pool {spec.name}: no {what}: its GPUs are the quota of Kueue queue "
+            f"{queue.local_queue} (queues.pools), which counts only {job}; these settings "
+            "carry no queue label, so their pods would take the pool's GPUs uncounted and "
+            "the Jobs Kueue admits there would stay Pending; use --for pod for such a Job"
+        )
     if queue.only_requested or guard is None:
         return (
             f"pool {spec.name}: no {what}: its nodes come only through ProvisioningRequests "

@@ -216,7 +216,7 @@ class EksPoolKind(PoolKind):
         return warnings + capacity.warnings(cluster, pool, path, today)
 
     def reservation_cap(self, config: StackConfig, pool: GpuPoolConfig) -> ReservationCap | None:
-        return capacity.reservation_cap(pool)
+        return capacity.reservation_cap(pool, config.today)
 
     def max_pods(self, machines: list[MachineType]) -> int | None:
         """The pods a node may run where the kind caps them below the network's figure."""
