@@ -289,3 +289,22 @@ def test_the_nccl_test_leaves_device_rdma_to_libfabric() -> None:
         command, _ = _nccl_on(accelerator, machine)
         assert not any("FI_EFA_USE_DEVICE_RDMA" in part for part in command)
         assert "FI_PROVIDER=efa" in command
+
+
+def test_interactive_profiles_ask_for_the_gpu_not_the_fabric() -> None:
+    """g6.48xlarge: 1 EFA device for 8 GPUs. A notebook or FiftyOne operation asking for it
+    would hold the node's only device, so one 1-GPU pod per node; they ask for the GPU only."""
+    from components.tooling.consumers.fiftyone import fiftyone_entry
+    from components.tooling.consumers.jupyterhub import jupyterhub_profile
+
+    raw = copy.deepcopy(dict(load_stack(STACK).gpufleet))
+    raw["gpuPools"][0].update(accelerator="l4", machineTypes=["g6.48xlarge"])
+    config = parse_config(raw)
+    spec = resolve_pool(config, config.gpu_pools[0])
+    assert spec.fabric is not None and spec.allocatable_per_node[fabric.EFA_RESOURCE] == 1
+    override = jupyterhub_profile(spec)["kubespawner_override"]
+    assert override["extra_resource_limits"] == {"nvidia.com/gpu": "1"}
+    assert "extra_annotations" not in override
+    resources = fiftyone_entry(spec)["resources"]
+    assert fabric.EFA_RESOURCE not in resources["limits"]
+    assert resources["limits"]["nvidia.com/gpu"] == 1
