@@ -258,3 +258,31 @@ def test_a_one_node_fabric_pool_is_warned_and_gets_no_nccl_test(
     printed = capsys.readouterr().out
     assert "# NCCL test of fabric pool h100 " in printed
     assert "no NCCL test" not in printed
+
+
+def test_every_fabric_types_test_fits_its_gpus() -> None:
+    """Every machine type with a fabric, on every cloud: the largest message of its NCCL test
+    reaches the published figure's size, and GKE's fixed one fits. GKE's recipe runs all_gather to a fixed 8G
+    (cluster-toolkit), whose receive and expected buffers are 8 GiB each: taken as three to be
+    safe, on every GKE fabric type's GPU."""
+    from components.aws.model.catalog import CATALOG as AWS_CATALOG
+    from components.aws.model.fabric import EFA_TYPES
+    from components.azure.model.catalog import CATALOG as AZURE_CATALOG
+    from components.azure.model.fabric import FABRIC_FACTS as ND_FACTS
+    from components.gcp.model.catalog import CATALOG as GCP_CATALOG
+    from components.gcp.model.fabric import FABRICS
+    from components.model.catalog.gpus import GPU_MODELS
+
+    def memory(catalog: Any, machine: str) -> int:
+        (gpu,) = set(catalog.carriers_of(machine))
+        return GPU_MODELS[gpu].memory_gb
+
+    for machine, efa in EFA_TYPES.items():
+        # Where AWS published a figure, the test still reaches its message size.
+        if efa.nccl is not None:
+            largest = largest_message_bytes(memory(AWS_CATALOG, machine), 3)
+            assert efa.nccl.message_bytes <= largest, machine
+    for machine in ND_FACTS:
+        assert largest_message_bytes(memory(AZURE_CATALOG, machine), 2) >= 8 << 30, machine
+    for machine in FABRICS:
+        assert largest_message_bytes(memory(GCP_CATALOG, machine), 3) >= 8 << 30, machine
