@@ -22,15 +22,26 @@ from typing import Any
 DATA_DIR = Path(__file__).resolve().parent / "price_data"
 AGREEMENT = 0.005  # relative difference of on-demand prices still taken as the same list price
 
+# skypilot-org/skypilot-catalog's README (read @0082b0435f39) states no licence and no LICENSE
+# file is among its stored paths; the Apache-2.0 of SkyPilot's code repository is another
+# repository's. The rows are list prices, kept as facts with their source.
+SKYPILOT_CATALOG_LICENCE = (
+    "none stated in skypilot-org/skypilot-catalog (README @0082b043, no LICENSE file among its "
+    "stored paths); SkyPilot itself (skypilot-org/skypilot) is Apache-2.0; list prices kept as "
+    "facts"
+)
+
 SNAPSHOTS: Mapping[str, Mapping[str, str]] = {
     "aws": {
         "file": "skypilot_aws_v7.csv",
         "name": "skypilot-org/skypilot-catalog catalogs/v7/aws/vms.csv",
         "url": "https://github.com/skypilot-org/skypilot-catalog/blob/"
         "001367d22a0033fac286a8c71aeac7109e431bcb/catalogs/v7/aws/vms.csv",
-        "licence": "Apache-2.0",
+        "licence": SKYPILOT_CATALOG_LICENCE,
         "read": "2026-11-28",
         "taken": "between 2024-12 and 2025-05 (dated by its content: see the data file)",
+        # The latest day `taken` allows: the price-age rule counts from it.
+        "takenBy": "2025-05-31",
         "onDemandEstimate": "{region} list price in SkyPilot's AWS catalog snapshot (taken "
         "before June 2025; its us-east-1 prices of this type equal the table's)",
         "spotEstimate": "Spot: the highest zone price in {region} in SkyPilot's AWS catalog "
@@ -41,7 +52,7 @@ SNAPSHOTS: Mapping[str, Mapping[str, str]] = {
         "name": "skypilot-org/skypilot-catalog catalogs/v6/azure/vms.csv",
         "url": "https://github.com/skypilot-org/skypilot-catalog/blob/"
         "098741e70562f65d7af1cceb81e33b284f742604/catalogs/v6/azure/vms.csv",
-        "licence": "Apache-2.0",
+        "licence": SKYPILOT_CATALOG_LICENCE,
         "read": "2026-11-28",
         "taken": "date unknown (see the data file); US regions only",
         "onDemandEstimate": "{region} pay-as-you-go price in SkyPilot's Azure catalog snapshot "

@@ -17,7 +17,8 @@ Sources (public catalogs built from the clouds' own price APIs; data, not code, 
 - EKS: aws/karpenter-provider-aws `pkg/providers/pricing/zz_generated.pricing_aws.go`
   (Apache-2.0), generated from the AWS Price List API: on-demand Linux, shared tenancy, for the
   regions it lists (us-east-1), and its `generated at` line. No Spot prices.
-- EKS `snapshot` (estimates): SkyPilot's AWS catalog (Apache-2.0), rows kept in
+- EKS `snapshot` (estimates): SkyPilot's AWS catalog (no licence stated in its repository;
+  SkyPilot itself is Apache-2.0; list prices kept as facts), rows kept in
   `scripts/price_data/skypilot_aws_v7.csv` and written by `scripts/price_snapshot.py`: the
   regions Karpenter's table does not price, and Spot prices, labelled as estimates (the
   snapshot predates June 2025).

@@ -282,8 +282,9 @@ def test_the_nccl_test_runs_one_worker_per_node_with_every_gpu_and_hca() -> None
     }
     launcher = job["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]
     assert {"name": "NUMBER_OF_PROCESSES", "value": "24"} in launcher["env"]
-    assert test.expected is not None and test.expected.busbw_gbytes_per_s == 187.22
-    assert any("VM size" in source or "size" in r for source in test.sources for r in test.requires)
+    # ND H100 v5 is NDR: the guide's HDR-era figure is not its own, the links' rate is said.
+    assert test.expected is None
+    assert any("400 GB/s" in need for need in test.requires)
     # A pool without the fabric gets no NCCL test.
     assert AZURE.nccl_test(config, dataclasses.replace(spec, fabric=None), 2) is None
 
@@ -427,3 +428,47 @@ def test_an_adopted_cluster_is_told_an_existing_network_operator_is_not_checked(
     assert fabric.fabric_warnings(parse_config(raw_of(), PINNED_TODAY).gpu_pools, False)
     (_, existing) = fabric.fabric_warnings(parse_config(raw_of(), PINNED_TODAY).gpu_pools, True)
     assert "Network Operator" in existing and "not checked" in existing
+
+
+def nccl_test_on(accelerator: str, size: str) -> Any:
+    raw = raw_of()
+    raw["gpuPools"][0].update(accelerator=accelerator, machineType=size)
+    config = parse_config(raw, PINNED_TODAY)
+    (pool,) = resolve_pools(config)
+    test = AZURE.nccl_test(config, pool, 2)
+    assert test is not None
+    return test
+
+
+def all_reduce_of(test: Any) -> str:
+    (job,) = test.manifests
+    launcher = job["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]
+    return str(launcher["command"][-1])
+
+
+def test_the_guides_figure_is_attached_to_the_hdr_sizes_only() -> None:
+    """187.22 GB/s is 94 % of eight HDR links' 200 GB/s and 47 % of eight NDR links' 400 GB/s:
+    on an NDR size it would pass a fabric at half speed."""
+    for size, facts in fabric.FABRIC_FACTS.items():
+        hdr = facts.kind == "InfiniBand HDR"
+        assert (facts.expected_busbw == fabric.GUIDE_FIGURE) is hdr, size
+    test = nccl_test_on("a100-40gb", "Standard_ND96asr_v4")
+    assert test.expected == fabric.GUIDE_FIGURE
+    assert fabric.GUIDE_FIGURE.source in test.sources
+    assert any("below 180 GB/s" in need for need in test.requires)
+
+
+def test_the_largest_message_fits_the_gpu_and_keeps_the_figures_8_gib_row() -> None:
+    """`-c 0`: two buffers of the largest size per GPU. On A100 40 GB, 16 GiB (32 GiB of
+    buffers) leaves no room, so the test stops at 8 GiB, the figure's size; on 80 GB it keeps
+    the recipe's 16G (whose last `-f 4` row from 8 B is 8 GiB too)."""
+    a100 = all_reduce_of(nccl_test_on("a100-40gb", "Standard_ND96asr_v4"))
+    assert " -c 0 -b 8 -e 8G -f 4 " in a100
+    h100 = all_reduce_of(nccl_test_on("h100-80gb", "Standard_ND96isr_H100_v5"))
+    assert " -c 0 -b 8 -e 16G -f 4 " in h100
+
+
+def test_each_unchecked_need_says_not_checked_once() -> None:
+    test = nccl_test_on("h100-80gb", "Standard_ND96isr_H100_v5")
+    assert all("not checked" not in need for need in test.requires), test.requires
+    assert any(":latest" in need and "no other tag" in need for need in test.requires)

@@ -246,3 +246,65 @@ def test_a_fabric_pool_in_two_zones_is_refused_once_by_the_shared_rule() -> None
         zone_problems = [p for p in refused.value.problems if p.path.endswith("zones")]
         assert [p.path for p in zone_problems] == ["gpuPools[0].zones"], group
     assert _kind_problems(MANAGED, zones=["us-east-1a"]) == []
+
+
+def _nccl_on(accelerator: str, machine: str) -> tuple[list[str], str]:
+    """The launcher's command and the result command of the NCCL test on a fabric pool of
+    `machine` (the example's first pool, retyped)."""
+    raw = copy.deepcopy(dict(load_stack(STACK).gpufleet))
+    raw["gpuPools"][0].update(accelerator=accelerator, machineTypes=[machine])
+    config = parse_config(raw)
+    pool = resolve_pool(config, config.gpu_pools[0])
+    test = AWS.nccl_test(config, pool, 2)
+    assert test is not None
+    (job,) = test.manifests
+    launcher = job["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]
+    return list(launcher["command"]), test.result_command
+
+
+@pytest.mark.parametrize(
+    ("accelerator", "machine", "end", "row"),
+    [
+        # 3 buffers (data check on) of 16 GiB = 48 GiB: fits 80 GB, the recipe's p5 size.
+        ("h100-80gb", "p5.48xlarge", "16G", 17_179_869_184),
+        # A100 40 GB and L40S 48 GB would run out of memory at 16 GiB.
+        ("a100-40gb", "p4d.24xlarge", "8G", 8_589_934_592),
+        ("l40s", "g6e.48xlarge", "8G", 8_589_934_592),
+        ("l4", "g6.12xlarge", "4G", 4_294_967_296),
+        ("t4", "g4dn.12xlarge", "2G", 2_147_483_648),
+    ],
+)
+def test_the_nccl_tests_largest_message_fits_the_pools_gpus(
+    accelerator: str, machine: str, end: str, row: int
+) -> None:
+    command, result = _nccl_on(accelerator, machine)
+    assert command[command.index("-e") + 1] == end
+    assert f"|{row}'" in result
+
+
+def test_the_nccl_test_leaves_device_rdma_to_libfabric() -> None:
+    """`FI_EFA_USE_DEVICE_RDMA=1` aborts on an EFA device without RDMA (libfabric fi_efa.7);
+    the cited recipe leaves it unset, and so does the sample, on every EFA type."""
+    for accelerator, machine in (("h100-80gb", "p5.48xlarge"), ("l4", "g6.48xlarge")):
+        command, _ = _nccl_on(accelerator, machine)
+        assert not any("FI_EFA_USE_DEVICE_RDMA" in part for part in command)
+        assert "FI_PROVIDER=efa" in command
+
+
+def test_interactive_profiles_ask_for_the_gpu_not_the_fabric() -> None:
+    """g6.48xlarge: 1 EFA device for 8 GPUs. A notebook or FiftyOne operation asking for it
+    would hold the node's only device, so one 1-GPU pod per node; they ask for the GPU only."""
+    from components.tooling.consumers.fiftyone import fiftyone_entry
+    from components.tooling.consumers.jupyterhub import jupyterhub_profile
+
+    raw = copy.deepcopy(dict(load_stack(STACK).gpufleet))
+    raw["gpuPools"][0].update(accelerator="l4", machineTypes=["g6.48xlarge"])
+    config = parse_config(raw)
+    spec = resolve_pool(config, config.gpu_pools[0])
+    assert spec.fabric is not None and spec.allocatable_per_node[fabric.EFA_RESOURCE] == 1
+    override = jupyterhub_profile(spec)["kubespawner_override"]
+    assert override["extra_resource_limits"] == {"nvidia.com/gpu": "1"}
+    assert "extra_annotations" not in override
+    resources = fiftyone_entry(spec)["resources"]
+    assert fabric.EFA_RESOURCE not in resources["limits"]
+    assert resources["limits"]["nvidia.com/gpu"] == 1

@@ -21,7 +21,15 @@ import yaml
 
 from components.model import pod_security
 from components.model.catalog.charts import NCCL_NAMESPACE, SAMPLES_NAMESPACE
-from components.model.fabric import DNS_LABEL_MAX, MPI_NAME_RESERVE, nccl_name
+from components.model.config import parse_config
+from components.model.fabric import (
+    DNS_LABEL_MAX,
+    MPI_NAME_RESERVE,
+    NcclFigure,
+    figure_size_note,
+    largest_message_bytes,
+    nccl_name,
+)
 from components.model.labels import POOL_LABEL
 from components.tooling import fit, samples_command
 
@@ -198,3 +206,83 @@ def test_nccl_pods_pass_the_pod_security_of_the_namespace_they_are_printed_into(
     stricter = pod_security.LEVELS[pod_security.LEVELS.index(level) + 1]
     nccl = [d for d in documents if d["metadata"].get("namespace") == NCCL_NAMESPACE]
     assert any(pod_security.violations(s, stricter) for d in nccl for s in pod_specs_of(d))
+
+
+def test_the_largest_message_is_the_largest_whose_buffers_fit_at_the_edge() -> None:
+    """Three 16 GiB buffers in three quarters of the GPU need 68.72 GB: 69 GB takes 16 GiB,
+    68 GB one step less; two buffers (data check off) of 16 GiB need 45.81 GB."""
+    sixteen = 16 << 30
+    assert largest_message_bytes(69, 3) == sixteen
+    assert largest_message_bytes(68, 3) == sixteen // 2
+    assert largest_message_bytes(46, 2) == sixteen
+    assert largest_message_bytes(45, 2) == sixteen // 2
+
+
+def test_a_figure_at_a_larger_size_than_the_test_reaches_is_said() -> None:
+    figure = NcclFigure("all_reduce", 487.1, 16 << 30, 2, "src")
+    assert figure_size_note(figure, 16 << 30) == ()
+    (note,) = figure_size_note(figure, 8 << 30)
+    assert "16GB" in note and "8GB" in note
+    assert figure_size_note(None, 1) == ()
+
+
+def efa_stack(max_nodes: int) -> Path:
+    """aws-efa with its on-demand fabric pool at `max_nodes`."""
+    document = yaml.safe_load((STACKS / "Pulumi.aws-efa.yaml").read_text())
+    document["config"]["gpufleet:gpuPools"][0]["maxNodes"] = max_nodes
+    path = Path("/tmp/s6-11") / f"Pulumi.efa{max_nodes}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(document))
+    return path
+
+
+def test_a_one_node_fabric_pool_is_warned_and_gets_no_nccl_test(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A fabric links nodes: maxNodes 1 buys nothing and the two-node test cannot schedule;
+    maxNodes 2 (the example's h100-block, and h100 set to 2) gets its test."""
+    one = efa_stack(1)
+    raw = yaml.safe_load(one.read_text())["config"]
+    config = parse_config({k.split(":", 1)[1]: v for k, v in raw.items()})
+    assert [w for w in config.warnings if w.startswith("gpuPools[0].maxNodes: 1: ")]
+    assert samples_command.main([str(one)]) == 0
+    printed = capsys.readouterr().out
+    assert "# no NCCL test for fabric pool h100: maxNodes 1, and the test needs 2 nodes" in printed
+    assert "# NCCL test of fabric pool h100 " not in printed
+    assert "# NCCL test of fabric pool h100-block " in printed
+    two = efa_stack(2)
+    raw = yaml.safe_load(two.read_text())["config"]
+    config = parse_config({k.split(":", 1)[1]: v for k, v in raw.items()})
+    assert not [w for w in config.warnings if "maxNodes" in w and "fabric" in w]
+    assert samples_command.main([str(two)]) == 0
+    printed = capsys.readouterr().out
+    assert "# NCCL test of fabric pool h100 " in printed
+    assert "no NCCL test" not in printed
+
+
+def test_every_fabric_types_test_fits_its_gpus() -> None:
+    """Every machine type with a fabric, on every cloud: the largest message of its NCCL test
+    reaches the published figure's size, and GKE's fixed one fits. GKE's recipe runs all_gather to a fixed 8G
+    (cluster-toolkit), whose receive and expected buffers are 8 GiB each: taken as three to be
+    safe, on every GKE fabric type's GPU."""
+    from components.aws.model.catalog import CATALOG as AWS_CATALOG
+    from components.aws.model.fabric import EFA_TYPES
+    from components.azure.model.catalog import CATALOG as AZURE_CATALOG
+    from components.azure.model.fabric import FABRIC_FACTS as ND_FACTS
+    from components.gcp.model.catalog import CATALOG as GCP_CATALOG
+    from components.gcp.model.fabric import FABRICS
+    from components.model.catalog.gpus import GPU_MODELS
+
+    def memory(catalog: Any, machine: str) -> int:
+        (gpu,) = set(catalog.carriers_of(machine))
+        return GPU_MODELS[gpu].memory_gb
+
+    for machine, efa in EFA_TYPES.items():
+        # Where AWS published a figure, the test still reaches its message size.
+        if efa.nccl is not None:
+            largest = largest_message_bytes(memory(AWS_CATALOG, machine), 3)
+            assert efa.nccl.message_bytes <= largest, machine
+    for machine in ND_FACTS:
+        assert largest_message_bytes(memory(AZURE_CATALOG, machine), 2) >= 8 << 30, machine
+    for machine in FABRICS:
+        assert largest_message_bytes(memory(GCP_CATALOG, machine), 3) >= 8 << 30, machine

@@ -222,6 +222,7 @@ def parse_config(raw: Mapping[str, Any], today: date | None = None) -> StackConf
             kind = cloud.pool_kind(cluster, pool)
             warnings += kind.capacity_warnings(cluster, pool, path, today or clock_today())
             checked += fabric_checks.fabric_problems(cloud, cluster, pool, path)
+            warnings += fabric_checks.fabric_warnings(pool, path)
     if cloud is not None and cluster is not None:
         warnings += cloud.pools_warnings(cluster, indexed_pools)
         checked += cloud.pools_problems(cluster, indexed_pools)

@@ -34,7 +34,7 @@ from typing import Any, Literal
 from components.model.capacity import ON_DEMAND, CapacityOrder
 from components.model.pool_spec import PoolSpec
 from components.model.pools import resolve_pool, system_pool
-from components.model.prices import Commitment, ControlPlaneFee, Pricing
+from components.model.prices import Commitment, ControlPlaneFee, PriceTable, Pricing
 from components.model.registry import cloud_of
 from components.model.schema import StackConfig
 
@@ -194,6 +194,13 @@ def stack_cost(config: StackConfig, today: date) -> StackCost:
         for spec, order, commitment, max_nodes in pools
     )
     warnings += pricing.notes(config)
+    table = pricing.table()
+    if any(
+        table.from_snapshot(machine, config.cluster.region, "spot" in order)
+        for spec, order, _, _ in pools
+        for machine in spec.machine_types
+    ):
+        warnings += stale_snapshot(table, today)
     # An adopted cluster's network is its owner's.
     owned = fee.counted
     network_idle = _network(pricing, config, sum(p.min_nodes for p in priced), owned, warnings)
@@ -234,6 +241,25 @@ def stale_prices(config: StackConfig, today: date) -> str | None:
         f"{MAX_PRICE_AGE_DAYS}): costs may be out of date; to refresh them run "
         f"`.venv/bin/python scripts/prices.py --help` (docs/cost.md, The price tables)"
     )
+
+
+def stale_snapshot(table: PriceTable, today: date) -> list[str]:
+    """The price-age rule on the older snapshot the stack's estimates come from: its latest
+    possible day older than MAX_PRICE_AGE_DAYS, or no date at all, is said."""
+    taken = table.snapshot_taken_by
+    if taken is None:
+        return [
+            f"the estimates taken from the price snapshot ({table.snapshot_name}) are undated: "
+            f"they may be more than {MAX_PRICE_AGE_DAYS} days old"
+        ]
+    age = (today - taken).days
+    if age <= MAX_PRICE_AGE_DAYS:
+        return []
+    return [
+        f"the estimates taken from the price snapshot ({table.snapshot_name}) are from {taken} "
+        f"or before (at least {age} days old, more than {MAX_PRICE_AGE_DAYS}): the snapshot's "
+        "date, not the table's"
+    ]
 
 
 def _control_plane(

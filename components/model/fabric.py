@@ -112,6 +112,48 @@ class NcclTest:
     sources: tuple[str, ...] = ()
 
 
+# The fewest nodes a fabric joins: it carries traffic between nodes only, so a one-node pool gains
+# nothing from it, and its NCCL test (two nodes, the published figures' setup) cannot schedule.
+FABRIC_MIN_NODES = 2
+
+
+# nccl-tests allocates its buffers at the largest size (`-e`) on every GPU before the first row
+# (NVIDIA/nccl-tests src/common.cu `AllocateBuffs`: send, receive, and the expected result while
+# the data check is on, `-c 1`, the default). At most this share of a GPU's memory goes to them;
+# the rest is the CUDA context and NCCL's own buffers.
+NCCL_BUFFER_SHARE = 0.75
+
+
+def largest_message_bytes(gpu_memory_gb: int, buffers: int) -> int:
+    """The largest power-of-two message size whose `buffers` buffers fit in `NCCL_BUFFER_SHARE`
+    of a GPU of `gpu_memory_gb` GB (decimal, as the catalog lists it: the smaller reading)."""
+    budget = gpu_memory_gb * 1e9 * NCCL_BUFFER_SHARE / buffers
+    size = 1
+    while size * 2 <= budget:
+        size *= 2
+    return size
+
+
+def size_flag(size: int) -> str:
+    """A power-of-two byte count as nccl-tests' `-b`/`-e` take it: 16G, 512M, 8."""
+    for suffix, scale in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale}{suffix}"
+    return str(size)
+
+
+def figure_size_note(figure: NcclFigure | None, largest: int) -> tuple[str, ...]:
+    """What a test whose largest message is below the published figure's must say (nothing when
+    the figure's size is among its rows)."""
+    if figure is None or figure.message_bytes <= largest:
+        return ()
+    return (
+        f"the published figure was measured at {size_flag(figure.message_bytes)}B messages, "
+        f"more than this pool's GPUs hold; this test stops at {size_flag(largest)}B, where "
+        "busbw is lower",
+    )
+
+
 # A Service's or Pod's name, and a label value, is a DNS label: at most 63 characters.
 DNS_LABEL_MAX = 63
 # The MPI Operator names an MPIJob's launcher Job `<name>-launcher` and its worker pods

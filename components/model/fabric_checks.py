@@ -10,7 +10,7 @@ provisioner cannot build (`PoolKind.fabric_problems`).
 from __future__ import annotations
 
 from components.model.cloud import Cloud
-from components.model.fabric import FabricFacts
+from components.model.fabric import FABRIC_MIN_NODES, FabricFacts
 from components.model.problems import Problem
 from components.model.schema import ClusterConfig, GpuPoolConfig
 
@@ -104,3 +104,16 @@ def fabric_problems(
         )
     problems += cloud.pool_kind(cluster, pool).fabric_problems(cluster, pool, path)
     return problems
+
+
+def fabric_warnings(pool: GpuPoolConfig, path: str) -> list[str]:
+    """What `plan` says of a fabric pool that cannot use its fabric: fewer than
+    `FABRIC_MIN_NODES` nodes (the fabric links nodes, and `samples` prints no NCCL test)."""
+    if pool.interconnect != "fabric" or pool.max_nodes >= FABRIC_MIN_NODES:
+        return []
+    return [
+        f"{path}.maxNodes: {pool.max_nodes}: a fabric carries traffic between nodes, so a pool "
+        f"of fewer than {FABRIC_MIN_NODES} nodes gains nothing from interconnect: fabric, and "
+        f"`samples` prints no NCCL test for it; raise maxNodes to {FABRIC_MIN_NODES} or more, "
+        "or set interconnect: none"
+    ]

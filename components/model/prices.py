@@ -83,6 +83,18 @@ class PriceTable:
     snapshot: Mapping[str, Mapping[str, tuple[float, float | None]]] = field(default_factory=dict)
     snapshot_on_demand: str = ""  # how a snapshot on-demand price was made ({region} filled in)
     snapshot_spot: str = ""  # how a snapshot Spot price was made ({region} filled in)
+    snapshot_name: str = ""  # the snapshot's source, as its `source.name` says
+    # The latest day the snapshot can be from (None: undated), for the price-age rule.
+    snapshot_taken_by: date | None = None
+
+    def from_snapshot(self, name: str, region: str | None, spot: bool) -> bool:
+        """Whether `machine` prices `name` in `region` from the snapshot: its on-demand price,
+        or, when `spot`, its Spot price."""
+        older = self.snapshot.get(name, {}).get(region or "")
+        if older is None or name in self.unknown or name not in self.machines:
+            return False
+        exact = self.machines[name].get(region or "")
+        return exact is None or (spot and exact[1] is None and older[1] is not None)
 
     def machine(self, name: str, region: str | None) -> NodePrice:
         price = self._lookup(self.machines, name, region, "machine type")
@@ -183,6 +195,12 @@ def load_table(path: Path) -> PriceTable:
         snapshot=_prices(snapshot.get("machines", {})),
         snapshot_on_demand=snapshot.get("onDemandEstimate", ""),
         snapshot_spot=snapshot.get("spotEstimate", ""),
+        snapshot_name=str(snapshot.get("source", {}).get("name", "")),
+        snapshot_taken_by=(
+            date.fromisoformat(snapshot["source"]["takenBy"])
+            if snapshot.get("source", {}).get("takenBy")
+            else None
+        ),
         fees={
             name: Fee(float(entry["perHour"]), str(entry["source"]))
             for name, entry in document.get("fees", {}).items()

@@ -133,9 +133,10 @@ def render_cost(cost: Mapping[str, Any]) -> str:
         why = f" (no price for pool {', '.join(missing)})" if total is None and missing else ""
         lines.append(f"{label}: {money(total)}{why}{cost_range(cost, name)}")
     lines.append(
-        f"{cost['currency']}, prices as of {cost['pricesAsOf']} (Spot prices, where known, "
-        f"are a snapshot of that day); a month is {HOURS_PER_MONTH} hours; storage, egress and "
-        "discounts are not included; estimates are named in the warnings"
+        f"{cost['currency']}, prices as of {cost['pricesAsOf']} (a Spot price is a snapshot of "
+        "that day, or of an older catalog where its estimate below says so); a month is "
+        f"{HOURS_PER_MONTH} hours; storage, egress and discounts are not included; estimates "
+        "are named in the warnings"
     )
     lines += [f"  ! {warning}" for warning in cost["warnings"]]
     return "\n".join(lines)

@@ -128,7 +128,10 @@ def _span_lines(change: CostChange) -> list[str]:
     for label, key, _ in TOTALS:
         old, new = (_span(side, key) for side in (change.old, change.new))
         if (old or new) and old != new:
-            lines.append(f"    {label} over the fallback capacity: {old or '-'} -> {new or '-'}")
+            lines.append(
+                f"    {label} over the fallback capacity: {_span_side(change.old, key)} -> "
+                f"{_span_side(change.new, key)}"
+            )
     return lines
 
 
@@ -138,6 +141,16 @@ def _span(cost: Mapping[str, Any] | None, key: str) -> str:
     if not span or span[0] == span[1]:
         return ""
     return "..".join("unknown" if v is None else f"${v:,.4f}/h" for v in span)
+
+
+def _span_side(cost: Mapping[str, Any] | None, key: str) -> str:
+    """One side of a range that moved: the range, or why there is none ("-": no cost at all)."""
+    if cost is None:
+        return "-"
+    span = cost.get(f"{key}Range")
+    if not span:
+        return "no fallback (one capacity)"
+    return _span(cost, key) or "one price (the fallback costs the same)"
 
 
 def cost_markdown(change: CostChange) -> list[str]:
@@ -167,7 +180,8 @@ def cost_markdown(change: CostChange) -> list[str]:
         spans = [_span(side, key) for side in (change.old, change.new)]
         if any(spans) and spans[0] != spans[1]:
             rows.append(
-                f"| {label} over the fallback capacity | {spans[0] or '-'} | {spans[1] or '-'} | |"
+                f"| {label} over the fallback capacity | {_span_side(change.old, key)} "
+                f"| {_span_side(change.new, key)} | |"
             )
     released = released_commitment(change)
     return rows + (["", f"Note: {released}."] if released else [])

@@ -7,7 +7,9 @@ restrictive Pod Security level their pods pass (computed with `pod_security`): t
 need root, host paths or added capabilities, which the CUDA samples' restricted namespace
 refuses, and that namespace is not loosened for them.
 
-A cloud without a test for the pool (None) prints nothing for it: no placeholder.
+A cloud without a test for the pool (None) prints nothing for it: no placeholder. A pool whose
+maxNodes is below the test's nodes gets no test, which could never schedule, but one comment
+line saying so (`nccl_left_out`).
 """
 
 from __future__ import annotations
@@ -19,14 +21,14 @@ import yaml
 
 from components.model import pod_security
 from components.model.catalog.charts import NCCL_NAMESPACE
-from components.model.fabric import NcclFigure, NcclTest
+from components.model.fabric import FABRIC_MIN_NODES, NcclFigure, NcclTest
 from components.model.pool_spec import PoolSpec
 from components.model.registry import cloud_of
 from components.model.schema import StackConfig
 from components.tooling.scheduling.workload_objects import mpi_replicas
 
 # Two nodes: the smallest test that crosses the fabric (the published figures are two-node).
-NCCL_TEST_NODES = 2
+NCCL_TEST_NODES = FABRIC_MIN_NODES
 
 
 def message_size(size: int) -> str:
@@ -119,12 +121,22 @@ def fabric_tests(config: StackConfig, pools: Sequence[PoolSpec]) -> list[tuple[P
     cloud = cloud_of(config)
     found = []
     for pool in pools:
-        if pool.fabric is None:
+        if pool.fabric is None or pool.max_nodes < NCCL_TEST_NODES:
             continue
         test = cloud.nccl_test(config, pool, NCCL_TEST_NODES)
         if test is not None:
             found.append((pool, test))
     return found
+
+
+def nccl_left_out(pools: Sequence[PoolSpec]) -> list[str]:
+    """One line per fabric pool too small for the test: why `samples` prints none for it."""
+    return [
+        f"no NCCL test for fabric pool {pool.name}: maxNodes {pool.max_nodes}, and the test "
+        f"needs {NCCL_TEST_NODES} nodes"
+        for pool in pools
+        if pool.fabric is not None and pool.max_nodes < NCCL_TEST_NODES
+    ]
 
 
 def nccl_tests(config: StackConfig, pools: Sequence[PoolSpec]) -> list[str]:

@@ -10,7 +10,7 @@ from components.kubernetes.sample_manifests import NAMESPACE, has_samples, manif
 from components.model.pools import resolve_pools
 from components.tooling.commands import load_validated, select_gpu_pools
 from components.tooling.consumers.shared import left_out
-from components.tooling.nccl_sample import nccl_documents
+from components.tooling.nccl_sample import nccl_documents, nccl_left_out
 
 
 def main(argv: list[str]) -> int:
@@ -34,6 +34,8 @@ def main(argv: list[str]) -> int:
     for pool in pools:
         if not has_samples(pool):
             print(f"# {left_out(pool, 'samples')}")
+    for line in nccl_left_out(pools):
+        print(f"# {line}")
     print(yaml.safe_dump_all(manifests(pools), sort_keys=False), end="")
     for test in nccl_documents(config, pools):
         print("---")

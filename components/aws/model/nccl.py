@@ -3,7 +3,7 @@
 The shape is aws-samples/awsome-distributed-training
 `micro-benchmarks/nccl-tests/kubernetes/nccl-tests.yaml` @50820097a734ff9300a05149b6a60ed5eb7f91af:
 a Kubeflow `MPIJob` (kubeflow.org/v2beta1) with one launcher running `mpirun` over
-`slotsPerWorker` ranks per worker, `FI_PROVIDER=efa`, `FI_EFA_USE_DEVICE_RDMA=1`, and workers
+`slotsPerWorker` ranks per worker, `FI_PROVIDER=efa`, `FI_EFA_FORK_SAFE=1`, and workers
 asking for every GPU and EFA device of a node (`vpc.amazonaws.com/efa`). The recipe also asks
 for 5120Mi of 2 MiB huge pages; this sample does not: the pool's nodes, as gpufleet models
 them, advertise no `hugepages-2Mi` (nothing it creates sets `vm.nr_hugepages`), so the request
@@ -11,6 +11,14 @@ would leave the workers Pending, and libfabric's EFA provider falls back to regu
 README's "Amazon EKS" section, `micro-benchmarks/nccl-tests/README.md` @0162aacd:
 efa1.43.2, aws-ofi-nccl v1.16.3, NCCL v2.27.7-1, nccl-tests v2.16.9). gpufleet does not install
 the MPI Operator that runs an MPIJob: `requires` says so.
+
+`FI_EFA_USE_DEVICE_RDMA` is left unset, as the recipe leaves it: libfabric's EFA provider then
+uses RDMA where the device has it, while `1` on a device without RDMA aborts the application
+(ofiwg/libfabric man/fi_efa.7.md), and which G-family types lack it was not verified.
+
+The largest message (`-e`) is sized from the pool's GPU memory (`largest_message_bytes`, three
+buffers: the data check stays on): the recipe's 16 GiB on 80 GB GPUs, less on smaller ones,
+which would run out of memory at 16 GiB (3 x 16 GiB).
 """
 
 from __future__ import annotations
@@ -19,11 +27,22 @@ from typing import Any, Final
 
 from components.aws.model.fabric import EFA_RESOURCE, fabric_facts
 from components.model.catalog.charts import NCCL_NAMESPACE
-from components.model.fabric import MPI_NAME_RESERVE, NcclTest, nccl_metadata, nccl_name
+from components.model.catalog.gpus import GPU_MODELS
+from components.model.fabric import (
+    MPI_NAME_RESERVE,
+    NcclTest,
+    figure_size_note,
+    largest_message_bytes,
+    nccl_metadata,
+    nccl_name,
+    size_flag,
+)
 from components.model.labels import POOL_LABEL
 from components.model.pool_spec import PoolSpec
 
 IMAGE: Final = "public.ecr.aws/hpc-cloud/nccl-tests:efa1.43.2-ofiv1.16.3-ncclv2.27.7-1-testsv2.16.9"
+# Send, receive and expected buffers: the recipe keeps the data check on.
+BUFFERS: Final = 3
 # The MPIJob is `<pool>-nccl-allreduce-efa`: one per fabric pool.
 NAME_SUFFIX: Final = "nccl-allreduce-efa"
 MANIFEST_SOURCE: Final = (
@@ -40,7 +59,6 @@ HUGEPAGES_NOTE: Final = (
 )
 MPIRUN_ENV: Final = (
     "FI_PROVIDER=efa",
-    "FI_EFA_USE_DEVICE_RDMA=1",
     "FI_EFA_FORK_SAFE=1",
     "NCCL_DEBUG=INFO",
     "NCCL_BUFFSIZE=8388608",
@@ -48,7 +66,7 @@ MPIRUN_ENV: Final = (
 )
 
 
-def _mpirun(ranks: int, per_node: int) -> list[str]:
+def _mpirun(ranks: int, per_node: int, largest: int) -> list[str]:
     command = ["/opt/amazon/openmpi/bin/mpirun", "--allow-run-as-root", "--tag-output"]
     command += ["-np", str(ranks), "-N", str(per_node), "--bind-to", "none"]
     command += ["-x", "PATH", "-x", "LD_LIBRARY_PATH"]
@@ -56,8 +74,10 @@ def _mpirun(ranks: int, per_node: int) -> list[str]:
         command += ["-x", setting]
     command += ["--mca", "pml", "^cm,ucx", "--mca", "btl", "tcp,self"]
     command += ["--mca", "btl_tcp_if_exclude", "lo,docker0,veth_def_agent"]
-    # 8 B to 16 GiB, doubling: the published figure is the 16 GiB row.
-    return [*command, "/opt/nccl-tests/build/all_reduce_perf", "-b", "8", "-e", "16G", "-f", "2"]
+    # 8 B to `largest`, doubling: every power of two, so the published figure's row is printed
+    # whenever it fits.
+    end = size_flag(largest)
+    return [*command, "/opt/nccl-tests/build/all_reduce_perf", "-b", "8", "-e", end, "-f", "2"]
 
 
 def nccl_test(pool: PoolSpec, nodes: int) -> NcclTest | None:
@@ -66,6 +86,7 @@ def nccl_test(pool: PoolSpec, nodes: int) -> NcclTest | None:
     if facts is None or nodes < 2:
         return None
     gpus = pool.gpus_per_node
+    largest = largest_message_bytes(GPU_MODELS[pool.accelerator].memory_gb, BUFFERS)
     scheduling = pool.pod_scheduling
     name = nccl_name(pool.name, NAME_SUFFIX, MPI_NAME_RESERVE)
     labels = {POOL_LABEL: pool.name}
@@ -111,7 +132,7 @@ def nccl_test(pool: PoolSpec, nodes: int) -> NcclTest | None:
                                 "/usr/local/nvidia/lib",
                             },
                         ],
-                        "command": _mpirun(gpus * nodes, gpus),
+                        "command": _mpirun(gpus * nodes, gpus, largest),
                     }
                 ],
             },
@@ -131,9 +152,9 @@ def nccl_test(pool: PoolSpec, nodes: int) -> NcclTest | None:
         manifests=(job,),
         result_command=(
             f"kubectl -n {NCCL_NAMESPACE} logs -f job/{name}-launcher "
-            "| grep -E 'Avg bus bandwidth|17179869184'"
+            f"| grep -E 'Avg bus bandwidth|{largest}'"
         ),
-        requires=(MPI_OPERATOR, HUGEPAGES_NOTE),
+        requires=(MPI_OPERATOR, HUGEPAGES_NOTE, *figure_size_note(facts.expected_busbw, largest)),
         expected=facts.expected_busbw,
         sources=(MANIFEST_SOURCE, facts.source),
     )

@@ -19,9 +19,7 @@ from components.tooling.consumers.shared import (
     camel,
     comment,
     describe,
-    fabric_annotations,
     gpu_name,
-    gpu_request,
     keep_running,
     to_yaml,
 )
@@ -61,13 +59,15 @@ def fiftyone_entry(spec: PoolSpec) -> dict[str, Any]:
     share = fiftyone_share(spec)
     if share:
         amounts = {"cpu": share.cpu, "memory": share.memory}
-    amounts.update(gpu_request(spec))
+    # The GPU only: an operation is one pod on one node and never uses a fabric pool's GPU
+    # network, whose device request could hold a whole node (1 EFA for 8 GPUs on g6.48xlarge).
+    amounts.update(scheduling["resources"].get("limits", {}))
     entry: dict[str, Any] = {
         "nodeSelector": dict(scheduling["nodeSelector"]),
         "tolerations": list(scheduling["tolerations"]),
         "resources": {"limits": dict(amounts), "requests": dict(amounts)},
     }
-    annotations = {**keep_running([spec]), **fabric_annotations(spec)}
+    annotations = keep_running([spec])
     if annotations:
         # A running operation is not evicted to consolidate nodes (podAnnotations: the chart's
         # delegated-operator-job-configmap.yaml and -instance-deployment.yaml at 2.22.1).

@@ -10,6 +10,10 @@ jupyterhub_config.py`: `matchNodePurpose: require` appends a required node affin
 other value replaces it; `make_pod` applies `extra_pod_config` last, replacing each pod spec
 field it names). Hence each profile sets `node_affinity_required: []` and
 `extra_pod_config.nodeSelector`, so those two chart settings cannot keep it off its pool.
+
+A notebook is one pod on one node and never uses a fabric pool's GPU network, so its profile
+asks for the GPU only: no fabric device or network, which on a type with fewer fabric devices
+than GPUs (1 EFA for 8 GPUs on g6.48xlarge) would hold a whole node per notebook.
 """
 
 from __future__ import annotations
@@ -21,9 +25,7 @@ from components.tooling.consumers.shared import (
     Request,
     comment,
     describe,
-    fabric_annotations,
     gpu_name,
-    gpu_request,
     python_literal,
     to_yaml,
 )
@@ -43,16 +45,15 @@ def jupyterhub_profile(spec: PoolSpec) -> dict[str, Any]:
     scheduling = spec.pod_scheduling
     selector = dict(scheduling["nodeSelector"])
     override: dict[str, Any] = {
-        # KubeSpawner puts these into the notebook container's resources.limits.
-        "extra_resource_limits": {name: str(count) for name, count in gpu_request(spec).items()},
+        # KubeSpawner puts these into the notebook container's resources.limits: the GPU only.
+        "extra_resource_limits": {
+            name: str(count) for name, count in scheduling["resources"].get("limits", {}).items()
+        },
         "node_selector": selector,
         "tolerations": list(scheduling["tolerations"]),
     }
     if spec.container_env:
         override["environment"] = dict(spec.container_env)
-    if fabric_annotations(spec):
-        # KubeSpawner's extra_annotations: the fabric pool's networks (GKE multi-networking).
-        override["extra_annotations"] = fabric_annotations(spec)
     # Replaces the node-purpose term `matchNodePurpose: require` adds (lists are replaced).
     override["node_affinity_required"] = []
     # Applied to the pod spec last: the pool's selector, not merged with singleuser.nodeSelector.
