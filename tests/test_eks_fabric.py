@@ -246,3 +246,30 @@ def test_a_fabric_pool_in_two_zones_is_refused_once_by_the_shared_rule() -> None
         zone_problems = [p for p in refused.value.problems if p.path.endswith("zones")]
         assert [p.path for p in zone_problems] == ["gpuPools[0].zones"], group
     assert _kind_problems(MANAGED, zones=["us-east-1a"]) == []
+
+
+def test_turning_the_fabric_off_is_refused_unless_the_pool_is_empty() -> None:
+    """EC2 refuses to delete a placement group with instances in it and a security group an
+    interface uses: the `up` would stop half-applied, so `diff` refuses it (review eks-6 E6-1)."""
+    for node_group in ("managed", "self-managed"):
+        on = _raw_pools()
+        on[0]["aws"]["nodeGroup"] = node_group
+        off = copy.deepcopy(on)
+        off[0]["interconnect"] = "none"
+        before = plan_of(STACK, {"gpufleet:gpuPools": on})
+        after = plan_of(STACK, {"gpufleet:gpuPools": off})
+        result = diff_plans(before.to_json(), after.to_json())
+        (template,) = [c for c in result.changed if c.name.endswith("h100-template")]
+        assert template.verdict == "reject", node_group
+        (refusal,) = template.refusals
+        assert "refused unless the pool's groups are at 0 nodes" in refusal
+        assert "scale its groups to 0" in refusal and "remove the pool" in refusal
+        removed = {r.type for r in result.removed}
+        assert PLACEMENT in removed and "aws:ec2/securityGroup:SecurityGroup" in removed
+        # The other fabric pool keeps its fabric: nothing of it is refused.
+        assert not [c for c in result.changed if "block" in c.name and c.verdict == "reject"]
+    # Removing the pool altogether is not refused: its groups go before their network.
+    pools = _raw_pools()
+    after = plan_of(STACK, {"gpufleet:gpuPools": pools[1:]})
+    gone = diff_plans(plan_of(STACK).to_json(), after.to_json())
+    assert not [c for c in gone.changed if c.verdict == "reject"]
