@@ -63,9 +63,8 @@ def test_every_fabric_template_has_one_efa_interface_per_network_card() -> None:
         # Security groups go on each interface (not the template); no public IP anywhere.
         assert "vpcSecurityGroupIds" not in inputs
         efa_group = _one("aws:ec2/securityGroup:SecurityGroup", suffix.replace("template", "efa"))
+        assert primary["securityGroups"][-1] == f"sg-{efa_group.name}"
         for interface in interfaces:
-            assert len(interface["securityGroups"]) == 2
-            assert interface["securityGroups"][1] == f"sg-{efa_group.name}"
             assert interface["associatePublicIpAddress"] == "false"
         # What every node keeps: IMDSv2 and encrypted disks.
         assert inputs["metadataOptions"]["httpTokens"] == "required"
@@ -273,3 +272,51 @@ def test_turning_the_fabric_off_is_refused_unless_the_pool_is_empty() -> None:
     after = plan_of(STACK, {"gpufleet:gpuPools": pools[1:]})
     gone = diff_plans(plan_of(STACK).to_json(), after.to_json())
     assert not [c for c in gone.changed if c.verdict == "reject"]
+
+
+def _adopted_with_groups(extra: int, fabric_pool: bool, quota: int | None = None) -> list[str]:
+    """The problems of aws-existing with `extra` owner's node security groups, and a p5 fabric
+    pool (or its t4 pool alone), as `plan` reports them."""
+    raw = copy.deepcopy(dict(load_stack("aws-existing").gpufleet))
+    ids = [f"sg-{index:017x}" for index in range(1, extra + 1)]
+    raw["cluster"]["existing"] = {"nodeSecurityGroupIds": ids}
+    if quota is not None:
+        raw["cluster"]["aws"] = {"securityGroupsPerInterfaceQuota": quota}
+    pools = raw["gpuPools"][:1]
+    if fabric_pool:
+        pools = [{**_raw_pools()[0], "zones": ["us-east-1a"]}]
+    raw["gpuPools"] = pools
+    try:
+        parse_config(raw)
+    except ConfigError as refused:
+        return [str(p) for p in refused.problems]
+    return []
+
+
+def test_a_node_interface_over_the_security_group_quota_is_refused_at_the_edge() -> None:
+    """EC2 allows 5 security groups per network interface by default (Amazon VPC quotas): the
+    cluster group, the owner's ids and a fabric pool's EFA group must fit (review eks-6 E6-2)."""
+    # Fabric: 1 + 3 + EFA = 5 passes; 1 + 4 + EFA = 6 is refused with what to do.
+    assert _adopted_with_groups(3, fabric_pool=True) == []
+    (problem,) = _adopted_with_groups(4, fabric_pool=True)
+    assert problem.startswith("cluster.existing.nodeSecurityGroupIds: puts 6 security groups")
+    assert "EFA security group" in problem and "Drop 1 of the ids" in problem
+    assert "--service-code vpc --quota-code L-2AFB9258 --desired-value 6" in problem
+    assert "cluster.aws.securityGroupsPerInterfaceQuota: 6" in problem
+    # A raised quota the stack states lets it through.
+    assert _adopted_with_groups(4, fabric_pool=True, quota=6) == []
+    # Without fabric: 1 + 4 = 5 passes, 1 + 5 = 6 is refused.
+    assert _adopted_with_groups(4, fabric_pool=False) == []
+    (plain,) = _adopted_with_groups(5, fabric_pool=False)
+    assert "puts 6 security groups" in plain and "EFA" not in plain
+
+
+def test_efa_only_interfaces_carry_the_efa_security_group_alone() -> None:
+    """AWS PCS's EFA launch template: every EFA gets the EFA group, the other groups only the
+    primary interface (the EFA-only ones have no IP address)."""
+    for suffix in ("h100-template", "h100-block-template"):
+        primary, *secondaries = _one(TEMPLATE, suffix).inputs["networkInterfaces"]
+        assert len(primary["securityGroups"]) == 2
+        efa_group = primary["securityGroups"][-1]
+        assert all(s["interfaceType"] == "efa-only" for s in secondaries)
+        assert all(s["securityGroups"] == [efa_group] for s in secondaries)

@@ -52,10 +52,8 @@ NCCL_SOURCE: Final = (
 DEVICE_PLUGIN: Final = ChartPin(
     "aws-efa-k8s-device-plugin", "v0.5.30", "https://aws.github.io/eks-charts", "kube-system"
 )
-DEVICE_PLUGIN_IMAGE: Final = (
-    "602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/aws-efa-k8s-device-plugin"
-)
-DEVICE_PLUGIN_TAG: Final = "v0.5.20"
+# The chart's image (its default repository, a us-west-2 ECR registry) is listed with the other
+# charts' images in components/model/catalog/images.py for `mirror-list`.
 DELIVERED_BY: Final = f"{DEVICE_PLUGIN.chart} {DEVICE_PLUGIN.version} (Helm chart, gpufleet)"
 
 # The placement that keeps a fabric pool's nodes close: one cluster placement group per pool
@@ -169,6 +167,10 @@ class EfaInterface:
     interface_type: str
 
 
+EFA_WITH_ENA: Final = "efa"
+EFA_ONLY: Final = "efa-only"
+
+
 def efa_interfaces(machine_type: str) -> tuple[EfaInterface, ...]:
     """The launch template's interfaces: one per network card, as terraform-aws-modules/eks
     lays them out with `enable_efa_support` (modules/eks-managed-node-group/main.tf L43-87 @bef29c4d):
@@ -177,7 +179,7 @@ def efa_interfaces(machine_type: str) -> tuple[EfaInterface, ...]:
     network card, as many as the type's EFA count."""
     efa = EFA_TYPES[machine_type]
     return tuple(
-        EfaInterface(card, 0, "efa") if card == 0 else EfaInterface(card, 1, "efa-only")
+        EfaInterface(card, 0, EFA_WITH_ENA) if card == 0 else EfaInterface(card, 1, EFA_ONLY)
         for card in range(efa.network_cards)
     )
 
