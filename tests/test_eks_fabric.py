@@ -228,7 +228,7 @@ def test_the_pool_fabric_names_its_placement() -> None:
     on_demand, block = config.gpu_pools
     assert AWS.pool_fabric(config, on_demand, facts, "us-east-1a").placement == fabric.PLACEMENT
     reserved = AWS.pool_fabric(config, block, facts, "us-east-1b")
-    assert reserved.placement == fabric.RESERVATION_PLACEMENT
+    assert reserved.placement == fabric.BLOCK_PLACEMENT
     assert reserved.placement_max_nodes is None
 
 
@@ -320,3 +320,38 @@ def test_efa_only_interfaces_carry_the_efa_security_group_alone() -> None:
         efa_group = primary["securityGroups"][-1]
         assert all(s["interfaceType"] == "efa-only" for s in secondaries)
         assert all(s["securityGroups"] == [efa_group] for s in secondaries)
+
+
+def _odcr_warnings(capacity: Any) -> list[str]:
+    """The config warnings of aws-efa with its second pool on an ODCR (self-managed)."""
+    raw = copy.deepcopy(dict(load_stack(STACK).gpufleet))
+    pool = raw["gpuPools"][1]
+    pool["capacity"] = capacity
+    pool["aws"] = {
+        "nodeGroup": "self-managed",
+        "capacityReservations": [
+            {"id": "cr-0f1e2d3c4b5a69788", "instanceType": "p5.48xlarge", "instanceCount": 2}
+        ],
+    }
+    config = parse_config(raw)
+    spec = resolve_pool(config, config.gpu_pools[1])
+    assert spec.fabric is not None and spec.fabric.placement == fabric.ODCR_PLACEMENT
+    return [w for w in config.warnings if w.startswith("gpuPools[1].interconnect: ")]
+
+
+def test_plan_warns_of_a_fabric_pools_notes_and_an_odcrs_placement() -> None:
+    """The cloud's fabric notes reach `plan` (config warnings, printed on stderr) for each fabric
+    pool; an ODCR places nothing unless created in a placement group, and on-demand fallback
+    nodes land in none (EC2 user guide cr-cpg, using-cpg-odcr-crg; review eks-6 E6-3)."""
+    only = _odcr_warnings("reserved")
+    day_two, placement = only
+    assert "`diff` refuses it unless the pool is at 0 nodes" in day_two
+    assert "only if it was created in one" in placement and "not checked" in placement
+    assert "on-demand beyond the reservation" not in placement
+    (_, with_fallback) = _odcr_warnings(["reserved", "on-demand"])
+    assert "land in no placement group" in with_fallback
+    # The aws-efa stack: both pools carry the day-two note, the block pool no ODCR note.
+    warnings = parse_config(dict(load_stack(STACK).gpufleet)).warnings
+    notes = [w.split(":")[0] for w in warnings if "EFA interfaces are set when" in w]
+    assert notes == ["gpuPools[0].interconnect", "gpuPools[1].interconnect"]
+    assert not [w for w in warnings if "On-Demand Capacity Reservation places" in w]
