@@ -7,6 +7,7 @@ it with what to do; turning it on for a running pool rolls or only reaches new n
 from __future__ import annotations
 
 import copy
+from datetime import date
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from components.aws.model.kinds.karpenter import KARPENTER
 from components.aws.model.kinds.managed import MANAGED
 from components.aws.model.kinds.self_managed import SELF_MANAGED
 from components.model.config import parse_config
+from components.model.cost import stack_cost
 from components.model.pools import POOL_LABEL, resolve_pool
 from components.model.problems import ConfigError
 from components.model.schema import StackConfig
@@ -28,6 +30,7 @@ from components.tooling.stacks import load_stack
 from tests.conftest import plan_of
 
 STACK = "aws-efa"
+TODAY = date(2026, 11, 28)
 TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 GROUP = "aws:autoscaling/group:Group"
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
@@ -355,3 +358,34 @@ def test_plan_warns_of_a_fabric_pools_notes_and_an_odcrs_placement() -> None:
     notes = [w.split(":")[0] for w in warnings if "EFA interfaces are set when" in w]
     assert notes == ["gpuPools[0].interconnect", "gpuPools[1].interconnect"]
     assert not [w for w in warnings if "On-Demand Capacity Reservation places" in w]
+
+
+def _block_pool_cost(capacity: Any, max_nodes: int) -> tuple[Any, float | None]:
+    """aws-efa's second pool on an ODCR of 2 instances, as `plan`'s cost prices it."""
+    raw = copy.deepcopy(dict(load_stack(STACK).gpufleet))
+    pool = raw["gpuPools"][1]
+    pool.update(capacity=capacity, maxNodes=max_nodes)
+    pool["aws"] = {
+        "nodeGroup": "self-managed",
+        "capacityReservations": [
+            {"id": "cr-0f1e2d3c4b5a69788", "instanceType": "p5.48xlarge", "instanceCount": 2}
+        ],
+    }
+    cost = stack_cost(parse_config(raw), TODAY)
+    (priced,) = [p for p in cost.pools if p.name == "h100-block"]
+    return priced, cost.max
+
+
+def test_a_pool_confined_to_its_reservation_costs_no_more_than_it_holds() -> None:
+    """`capacity: reserved` launches into the ODCR or fails (components/aws/model/capacity.py):
+    full scale counts the reservation's 2 nodes, not maxNodes (review eks-6 E6-4)."""
+    at_cap, total_at_cap = _block_pool_cost("reserved", 2)
+    assert at_cap.full_scale_nodes == 2 and at_cap.reachable_nodes is None
+    over, total_over = _block_pool_cost("reserved", 3)
+    assert over.full_scale_nodes == 2 and total_over == total_at_cap
+    # With on-demand fallback the pool reaches maxNodes: the diff shows the dearer full scale.
+    fallback, total_fallback = _block_pool_cost(["reserved", "on-demand"], 3)
+    assert fallback.full_scale_nodes == 3
+    assert total_fallback is not None and total_at_cap is not None
+    assert fallback.per_node_hour is not None
+    assert round(total_fallback - total_at_cap, 4) == round(fallback.per_node_hour, 4)
