@@ -131,9 +131,6 @@ class StackCost:
                     "name": pool.name,
                     "minNodes": pool.min_nodes,
                     "maxNodes": pool.max_nodes,
-                    # The nodes its full scale counts (below maxNodes for a pool confined
-                    # to reservations that hold fewer).
-                    "fullScaleNodes": pool.full_scale_nodes,
                     "perNodeHour": pool.per_node_hour,
                     "capacity": list(pool.capacity),
                     "perNodeHourRange": list(pool.per_node_range),

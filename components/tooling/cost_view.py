@@ -61,11 +61,6 @@ def _times(pool: Mapping[str, Any], nodes: int, cheapest: bool = False) -> str:
     return _rate(pool_at(pool, nodes, cheapest))
 
 
-def _full_scale_nodes(pool: Mapping[str, Any]) -> int:
-    """The nodes a pool's full scale counts (a plan from before `fullScaleNodes`: maxNodes)."""
-    return int(pool.get("fullScaleNodes", pool["maxNodes"]))
-
-
 def cost_range(cost: Mapping[str, Any], key: str) -> str:
     """`; $a/h to $b/h over the fallback capacity` where a fallback spans prices, else ``."""
     span = cost.get(f"{key}Range")
@@ -99,7 +94,7 @@ def render_cost(cost: Mapping[str, Any]) -> str:
                 _priced_at(pool),
                 _rate(per_node),
                 _times(pool, pool["minNodes"]),
-                _times(pool, _full_scale_nodes(pool)),
+                _times(pool, pool["maxNodes"]),
             )
         )
         if falls_back(pool):
@@ -111,7 +106,7 @@ def render_cost(cost: Mapping[str, Any]) -> str:
                     "",
                     _rate(cheapest_rate(pool)),
                     _times(pool, pool["minNodes"], cheapest=True),
-                    _times(pool, _full_scale_nodes(pool), cheapest=True),
+                    _times(pool, pool["maxNodes"], cheapest=True),
                 )
             )
         if pool.get("committedNodes"):
