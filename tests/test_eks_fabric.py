@@ -7,6 +7,7 @@ it with what to do; turning it on for a running pool rolls or only reaches new n
 from __future__ import annotations
 
 import copy
+from datetime import date
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from components.aws.model.kinds.karpenter import KARPENTER
 from components.aws.model.kinds.managed import MANAGED
 from components.aws.model.kinds.self_managed import SELF_MANAGED
 from components.model.config import parse_config
+from components.model.cost import stack_cost
 from components.model.pools import POOL_LABEL, resolve_pool
 from components.model.problems import ConfigError
 from components.model.schema import StackConfig
@@ -28,6 +30,7 @@ from components.tooling.stacks import load_stack
 from tests.conftest import plan_of
 
 STACK = "aws-efa"
+TODAY = date(2026, 11, 28)
 TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 GROUP = "aws:autoscaling/group:Group"
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
@@ -63,9 +66,8 @@ def test_every_fabric_template_has_one_efa_interface_per_network_card() -> None:
         # Security groups go on each interface (not the template); no public IP anywhere.
         assert "vpcSecurityGroupIds" not in inputs
         efa_group = _one("aws:ec2/securityGroup:SecurityGroup", suffix.replace("template", "efa"))
+        assert primary["securityGroups"][-1] == f"sg-{efa_group.name}"
         for interface in interfaces:
-            assert len(interface["securityGroups"]) == 2
-            assert interface["securityGroups"][1] == f"sg-{efa_group.name}"
             assert interface["associatePublicIpAddress"] == "false"
         # What every node keeps: IMDSv2 and encrypted disks.
         assert inputs["metadataOptions"]["httpTokens"] == "required"
@@ -229,7 +231,7 @@ def test_the_pool_fabric_names_its_placement() -> None:
     on_demand, block = config.gpu_pools
     assert AWS.pool_fabric(config, on_demand, facts, "us-east-1a").placement == fabric.PLACEMENT
     reserved = AWS.pool_fabric(config, block, facts, "us-east-1b")
-    assert reserved.placement == fabric.RESERVATION_PLACEMENT
+    assert reserved.placement == fabric.BLOCK_PLACEMENT
     assert reserved.placement_max_nodes is None
 
 
@@ -308,3 +310,144 @@ def test_interactive_profiles_ask_for_the_gpu_not_the_fabric() -> None:
     resources = fiftyone_entry(spec)["resources"]
     assert fabric.EFA_RESOURCE not in resources["limits"]
     assert resources["limits"]["nvidia.com/gpu"] == 1
+
+
+def test_turning_the_fabric_off_is_refused_unless_the_pool_is_empty() -> None:
+    """EC2 refuses to delete a placement group with instances in it and a security group an
+    interface uses: the `up` would stop half-applied, so `diff` refuses it (review eks-6 E6-1)."""
+    for node_group in ("managed", "self-managed"):
+        on = _raw_pools()
+        on[0]["aws"]["nodeGroup"] = node_group
+        off = copy.deepcopy(on)
+        off[0]["interconnect"] = "none"
+        before = plan_of(STACK, {"gpufleet:gpuPools": on})
+        after = plan_of(STACK, {"gpufleet:gpuPools": off})
+        result = diff_plans(before.to_json(), after.to_json())
+        (template,) = [c for c in result.changed if c.name.endswith("h100-template")]
+        assert template.verdict == "reject", node_group
+        (refusal,) = template.refusals
+        assert "refused unless the pool's groups are at 0 nodes" in refusal
+        assert "scale its groups to 0" in refusal and "remove the pool" in refusal
+        removed = {r.type for r in result.removed}
+        assert PLACEMENT in removed and "aws:ec2/securityGroup:SecurityGroup" in removed
+        # The other fabric pool keeps its fabric: nothing of it is refused.
+        assert not [c for c in result.changed if "block" in c.name and c.verdict == "reject"]
+    # Removing the pool altogether is not refused: its groups go before their network.
+    pools = _raw_pools()
+    after = plan_of(STACK, {"gpufleet:gpuPools": pools[1:]})
+    gone = diff_plans(plan_of(STACK).to_json(), after.to_json())
+    assert not [c for c in gone.changed if c.verdict == "reject"]
+
+
+def _adopted_with_groups(extra: int, fabric_pool: bool, quota: int | None = None) -> list[str]:
+    """The problems of aws-existing with `extra` owner's node security groups, and a p5 fabric
+    pool (or its t4 pool alone), as `plan` reports them."""
+    raw = copy.deepcopy(dict(load_stack("aws-existing").gpufleet))
+    ids = [f"sg-{index:017x}" for index in range(1, extra + 1)]
+    raw["cluster"]["existing"] = {"nodeSecurityGroupIds": ids}
+    if quota is not None:
+        raw["cluster"]["aws"] = {"securityGroupsPerInterfaceQuota": quota}
+    pools = raw["gpuPools"][:1]
+    if fabric_pool:
+        pools = [{**_raw_pools()[0], "zones": ["us-east-1a"]}]
+    raw["gpuPools"] = pools
+    try:
+        parse_config(raw)
+    except ConfigError as refused:
+        return [str(p) for p in refused.problems]
+    return []
+
+
+def test_a_node_interface_over_the_security_group_quota_is_refused_at_the_edge() -> None:
+    """EC2 allows 5 security groups per network interface by default (Amazon VPC quotas): the
+    cluster group, the owner's ids and a fabric pool's EFA group must fit (review eks-6 E6-2)."""
+    # Fabric: 1 + 3 + EFA = 5 passes; 1 + 4 + EFA = 6 is refused with what to do.
+    assert _adopted_with_groups(3, fabric_pool=True) == []
+    (problem,) = _adopted_with_groups(4, fabric_pool=True)
+    assert problem.startswith("cluster.existing.nodeSecurityGroupIds: puts 6 security groups")
+    assert "EFA security group" in problem and "Drop 1 of the ids" in problem
+    assert "--service-code vpc --quota-code L-2AFB9258 --desired-value 6" in problem
+    assert "cluster.aws.securityGroupsPerInterfaceQuota: 6" in problem
+    # A raised quota the stack states lets it through.
+    assert _adopted_with_groups(4, fabric_pool=True, quota=6) == []
+    # Without fabric: 1 + 4 = 5 passes, 1 + 5 = 6 is refused.
+    assert _adopted_with_groups(4, fabric_pool=False) == []
+    (plain,) = _adopted_with_groups(5, fabric_pool=False)
+    assert "puts 6 security groups" in plain and "EFA" not in plain
+
+
+def test_efa_only_interfaces_carry_the_efa_security_group_alone() -> None:
+    """AWS PCS's EFA launch template: every EFA gets the EFA group, the other groups only the
+    primary interface (the EFA-only ones have no IP address)."""
+    for suffix in ("h100-template", "h100-block-template"):
+        primary, *secondaries = _one(TEMPLATE, suffix).inputs["networkInterfaces"]
+        assert len(primary["securityGroups"]) == 2
+        efa_group = primary["securityGroups"][-1]
+        assert all(s["interfaceType"] == "efa-only" for s in secondaries)
+        assert all(s["securityGroups"] == [efa_group] for s in secondaries)
+
+
+def _odcr_warnings(capacity: Any) -> list[str]:
+    """The config warnings of aws-efa with its second pool on an ODCR (self-managed)."""
+    raw = copy.deepcopy(dict(load_stack(STACK).gpufleet))
+    pool = raw["gpuPools"][1]
+    pool["capacity"] = capacity
+    pool["aws"] = {
+        "nodeGroup": "self-managed",
+        "capacityReservations": [
+            {"id": "cr-0f1e2d3c4b5a69788", "instanceType": "p5.48xlarge", "instanceCount": 2}
+        ],
+    }
+    config = parse_config(raw)
+    spec = resolve_pool(config, config.gpu_pools[1])
+    assert spec.fabric is not None and spec.fabric.placement == fabric.ODCR_PLACEMENT
+    return [w for w in config.warnings if w.startswith("gpuPools[1].interconnect: ")]
+
+
+def test_plan_warns_of_a_fabric_pools_notes_and_an_odcrs_placement() -> None:
+    """The cloud's fabric notes reach `plan` (config warnings, printed on stderr) for each fabric
+    pool; an ODCR places nothing unless created in a placement group, and on-demand fallback
+    nodes land in none (EC2 user guide cr-cpg, using-cpg-odcr-crg; review eks-6 E6-3)."""
+    only = _odcr_warnings("reserved")
+    day_two, placement = only
+    assert "`diff` refuses it unless the pool is at 0 nodes" in day_two
+    assert "only if it was created in one" in placement and "not checked" in placement
+    assert "on-demand beyond the reservation" not in placement
+    (_, with_fallback) = _odcr_warnings(["reserved", "on-demand"])
+    assert "land in no placement group" in with_fallback
+    # The aws-efa stack: both pools carry the day-two note, the block pool no ODCR note.
+    warnings = parse_config(dict(load_stack(STACK).gpufleet)).warnings
+    notes = [w.split(":")[0] for w in warnings if "EFA interfaces are set when" in w]
+    assert notes == ["gpuPools[0].interconnect", "gpuPools[1].interconnect"]
+    assert not [w for w in warnings if "On-Demand Capacity Reservation places" in w]
+
+
+def _block_pool_cost(capacity: Any, max_nodes: int) -> tuple[Any, float | None]:
+    """aws-efa's second pool on an ODCR of 2 instances, as `plan`'s cost prices it."""
+    raw = copy.deepcopy(dict(load_stack(STACK).gpufleet))
+    pool = raw["gpuPools"][1]
+    pool.update(capacity=capacity, maxNodes=max_nodes)
+    pool["aws"] = {
+        "nodeGroup": "self-managed",
+        "capacityReservations": [
+            {"id": "cr-0f1e2d3c4b5a69788", "instanceType": "p5.48xlarge", "instanceCount": 2}
+        ],
+    }
+    cost = stack_cost(parse_config(raw), TODAY)
+    (priced,) = [p for p in cost.pools if p.name == "h100-block"]
+    return priced, cost.max
+
+
+def test_a_pool_confined_to_its_reservation_costs_no_more_than_it_holds() -> None:
+    """`capacity: reserved` launches into the ODCR or fails (components/aws/model/capacity.py):
+    full scale counts the reservation's 2 nodes, not maxNodes (review eks-6 E6-4)."""
+    at_cap, total_at_cap = _block_pool_cost("reserved", 2)
+    assert at_cap.full_scale_nodes == 2 and at_cap.reachable_nodes is None
+    over, total_over = _block_pool_cost("reserved", 3)
+    assert over.full_scale_nodes == 2 and total_over == total_at_cap
+    # With on-demand fallback the pool reaches maxNodes: the diff shows the dearer full scale.
+    fallback, total_fallback = _block_pool_cost(["reserved", "on-demand"], 3)
+    assert fallback.full_scale_nodes == 3
+    assert total_fallback is not None and total_at_cap is not None
+    assert fallback.per_node_hour is not None
+    assert round(total_fallback - total_at_cap, 4) == round(fallback.per_node_hour, 4)

@@ -11,8 +11,12 @@ from itself, and a second identical rule is refused by EC2 (InvalidPermission.Du
 
 With network interfaces in a launch template, security groups go on each interface and not on
 the template (docs.aws.amazon.com/pcs/latest/userguide/working-with_networking_efa_create-lt.html;
-terraform-aws-modules/eks main.tf L267-323), so every interface carries the node security
-groups and the EFA group; none gets a public IP.
+terraform-aws-modules/eks main.tf L267-323). The primary interface (EFA with ENA, the node's IP)
+carries the node security groups and the EFA group; the EFA-only ones carry the EFA group alone,
+as AWS PCS's EFA launch template does ("Every EFA needs the security group that enables EFA
+traffic ... Other security groups ... only need to be attached to the primary network
+interface", same page): they have no IP address, so no IP traffic for the other groups to
+filter. None gets a public IP.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components.aws.model.autoscaler_tags import default_tags
-from components.aws.model.fabric import PLACEMENT_STRATEGY, EksFabric
+from components.aws.model.fabric import EFA_ONLY, PLACEMENT_STRATEGY, EksFabric
 
 
 @dataclass(frozen=True)
@@ -90,16 +94,23 @@ def fabric_network(
 
 
 def network_interfaces(
-    fabric: EksFabric, security_group_ids: Sequence[pulumi.Input[str]]
+    fabric: EksFabric,
+    node_security_group_ids: Sequence[pulumi.Input[str]],
+    efa_security_group_id: pulumi.Input[str],
 ) -> list[aws.ec2.LaunchTemplateNetworkInterfaceArgs]:
-    """One interface per network card (components/aws/model/fabric.py `efa_interfaces`), each
-    with every security group of the node; strings where pulumi-aws takes them."""
+    """One interface per network card (components/aws/model/fabric.py `efa_interfaces`): the
+    primary with the node's security groups and the EFA group, the EFA-only ones with the EFA
+    group alone; strings where pulumi-aws takes them."""
     return [
         aws.ec2.LaunchTemplateNetworkInterfaceArgs(
             network_card_index=interface.network_card_index,
             device_index=interface.device_index,
             interface_type=interface.interface_type,
-            security_groups=list(security_group_ids),
+            security_groups=(
+                [efa_security_group_id]
+                if interface.interface_type == EFA_ONLY
+                else [*node_security_group_ids, efa_security_group_id]
+            ),
             associate_public_ip_address="false",
             delete_on_termination="true",
         )

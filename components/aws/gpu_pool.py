@@ -198,8 +198,10 @@ class SelfManagedGpuPool(pulumi.ComponentResource):
         fabric = args.settings.fabric
         if self.fabric_network is None or fabric is None:
             return {"vpc_security_group_ids": args.security_group_ids}
-        groups = [*args.security_group_ids, self.fabric_network.security_group.id]
-        return {"network_interfaces": network_interfaces(fabric, groups)}
+        efa_group = self.fabric_network.security_group.id
+        return {
+            "network_interfaces": network_interfaces(fabric, args.security_group_ids, efa_group)
+        }
 
     def _instances(self, pool: PoolSpec, reserved: bool) -> dict[str, Any]:
         """What the group launches: the template alone (a reservation's one instance type), or

@@ -134,8 +134,10 @@ class ManagedGpuPool(pulumi.ComponentResource):
         if self.fabric_network is None or fabric is None:
             return {"vpc_security_group_ids": args.security_group_ids}
         assert args.security_group_ids is not None, "a fabric pool names its security groups"
-        groups = [*args.security_group_ids, self.fabric_network.security_group.id]
-        return {"network_interfaces": network_interfaces(fabric, groups)}
+        efa_group = self.fabric_network.security_group.id
+        return {
+            "network_interfaces": network_interfaces(fabric, args.security_group_ids, efa_group)
+        }
 
     def __init__(
         self, name: str, args: ManagedGpuPoolArgs, opts: pulumi.ResourceOptions | None = None

@@ -32,6 +32,7 @@ from components.model.config_hints import (
     kubeconfig_problem,
     system_machine_problems,
 )
+from components.model.fabric import PoolFabric
 from components.model.pools import resolve_pool
 from components.model.problems import ConfigError, Problem
 from components.model.registry import CLOUDS
@@ -258,7 +259,17 @@ def parse_config(raw: Mapping[str, Any], today: date | None = None) -> StackConf
         cost=sections["cost"].model,
         today=today or clock_today(),
     )
-    # What only the resolved pools show (a queued pool's flavor within Kueue's limits).
+    # What only the resolved pools show: a fabric pool's notes from its cloud (what the cloud
+    # does on day two, what gpufleet cannot check), said as warnings; a queued pool's flavor
+    # within Kueue's limits.
+    fabric_notes = [
+        f"gpuPools[{index}].interconnect: {note}"
+        for index, pool in indexed_pools
+        if pool.interconnect == "fabric"
+        for note in _notes(resolve_pool(config, pool).fabric)
+    ]
+    if fabric_notes:
+        config = replace(config, warnings=(*config.warnings, *fabric_notes))
     queued = [
         (i, resolve_pool(config, p))
         for i, p in indexed_pools
@@ -274,6 +285,10 @@ def parse_config(raw: Mapping[str, Any], today: date | None = None) -> StackConf
     if not resolved_warnings:
         return config
     return replace(config, warnings=(*config.warnings, *resolved_warnings))
+
+
+def _notes(fabric: PoolFabric | None) -> tuple[str, ...]:
+    return fabric.notes if fabric is not None else ()
 
 
 # Keys whose type errors should also say which values are allowed (the type alone does not).

@@ -7,9 +7,10 @@ pools as resolved for the cloud:
   minimum, the stack's own network charges (NAT gateways, load balancers, public addresses),
   every GPU pool at `minNodes`, and capacity a pool is committed to (reservations, Capacity
   Blocks), billed at its count whether or not nodes run;
-- full scale: the same with every pool at the most nodes it may run, its `maxNodes` (a GKE
-  compute class: each of its node pools at `maxNodes`; a node in committed capacity is billed
-  once).
+- full scale: the same with every pool at the most nodes it may run: its `maxNodes` (a GKE
+  compute class: each of its node pools at `maxNodes`), or its reservations' count when it
+  launches into reservations alone and the config shows that count; a node in committed
+  capacity is billed once.
 
 Each pool is priced per node at the most expensive machine type it may launch; a Spot pool at
 its Spot price, unless it may fall back to on-demand nodes. A Spot price the table does not have
@@ -31,7 +32,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Literal
 
-from components.model.capacity import ON_DEMAND, CapacityOrder
+from components.model.capacity import ON_DEMAND, RESERVATIONS, CapacityOrder
 from components.model.pool_spec import PoolSpec
 from components.model.pools import resolve_pool, system_pool
 from components.model.prices import Commitment, ControlPlaneFee, PriceTable, Pricing
@@ -65,6 +66,13 @@ class PoolCost:
     capacity: tuple[str, ...] = ()
     # Per node, its cheapest capacity (None: unknown); `per_node_hour` is its dearest.
     cheapest_per_node_hour: float | None = None
+    # The nodes it can reach at full scale when fewer than max_nodes (a pool confined to its
+    # reservations); None: max_nodes.
+    reachable_nodes: int | None = None
+
+    @property
+    def full_scale_nodes(self) -> int:
+        return self.max_nodes if self.reachable_nodes is None else self.reachable_nodes
 
     def at(
         self, nodes: int, per_node: float | Literal["dearest"] | None = "dearest"
@@ -204,19 +212,21 @@ def stack_cost(config: StackConfig, today: date) -> StackCost:
     # An adopted cluster's network is its owner's.
     owned = fee.counted
     network_idle = _network(pricing, config, sum(p.min_nodes for p in priced), owned, warnings)
-    network_max = _network(pricing, config, sum(p.max_nodes for p in priced), owned, None)
+    network_max = _network(pricing, config, sum(p.full_scale_nodes for p in priced), owned, None)
     base = fee.per_hour if fee.counted else 0.0
     committed = _sum([p.committed_per_hour for p in priced])
     return StackCost(
         prices_as_of=pricing.table().as_of,
         control_plane=fee.per_hour,
         idle=_total(base, network_idle, [p.at(p.min_nodes) for p in priced]),
-        max=_total(base, network_max, [p.at(p.max_nodes) for p in priced]),
+        max=_total(base, network_max, [p.at(p.full_scale_nodes) for p in priced]),
         idle_cheapest=_total(
             base, network_idle, [p.at(p.min_nodes, p.cheapest_per_node_hour) for p in priced]
         ),
         max_cheapest=_total(
-            base, network_max, [p.at(p.max_nodes, p.cheapest_per_node_hour) for p in priced]
+            base,
+            network_max,
+            [p.at(p.full_scale_nodes, p.cheapest_per_node_hour) for p in priced],
         ),
         pools=priced,
         warnings=tuple(warnings),
@@ -337,6 +347,14 @@ def _pool_cost(
             else round(commitment.nodes * commitment.per_node, 6)
         )
         warnings.append(f"pool {spec.name}: {commitment.note}")
+    reachable = _reachable_nodes(spec, order)
+    if reachable is not None:
+        warnings.append(
+            f"pool {spec.name}: full scale counts {reachable} nodes, not maxNodes "
+            f"{spec.max_nodes}: it launches into its reservations alone, which hold "
+            f"{reachable} ({spec.reservation_cap.source if spec.reservation_cap else ''}); "
+            "add on-demand to its capacity to reach maxNodes"
+        )
     return PoolCost(
         spec.name,
         spec.min_nodes,
@@ -347,7 +365,18 @@ def _pool_cost(
         committed_cost,
         capacity=tuple(order),
         cheapest_per_node_hour=cheapest,
+        reachable_nodes=reachable,
     )
+
+
+def _reachable_nodes(spec: PoolSpec, order: CapacityOrder) -> int | None:
+    """The nodes a pool confined to its reservations can run, when fewer than its maxNodes (None:
+    it can reach maxNodes, or the config does not show the reservations' count)."""
+    cap = spec.reservation_cap
+    confined = bool(order) and all(word in RESERVATIONS for word in order)
+    if cap is None or not confined or cap.nodes >= spec.max_nodes:
+        return None
+    return cap.nodes
 
 
 def _dearest(rates: Sequence[float | None]) -> float | None:

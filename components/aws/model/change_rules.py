@@ -202,9 +202,36 @@ UNSAFE_MOVES: Final[tuple[UnsafeMove, ...]] = (
     ),
 )
 
+# Turning `interconnect: fabric` off on a group pool (review eks-6 E6-1): the launch template
+# loses its EFA interfaces (components/aws/fabric_network.py), and the same `up` deletes the
+# pool's cluster placement groups and EFA security group. The running instances stay in those
+# groups and keep their interfaces (gpufleet starts no instance refresh; a managed group's roll
+# may not be done), and EC2 refuses both deletes while they do: "Before you can delete a
+# placement group, it must contain no instances" (EC2 user guide, delete-placement-group), and
+# DeleteSecurityGroup fails with DependencyViolation while a network interface uses the group
+# (EC2 API reference, DeleteSecurityGroup). Pulumi would stop the `up` half-applied. Keeping the
+# groups while the pool exists would leave them behind for good once the fabric is off (Pulumi
+# has no "delete later"), so gpufleet refuses the change unless the pool is empty.
+_FABRIC_OFF_REFUSAL: Final = Refusal(
+    "networkInterfaces",
+    "refused unless the pool's groups are at 0 nodes: turning the fabric off deletes the "
+    "pool's cluster placement group and EFA security group in the same `up`, and EC2 refuses "
+    "both while the pool's instances are in them ('Before you can delete a placement group, it "
+    "must contain no instances', EC2 user guide, delete-placement-group; DeleteSecurityGroup "
+    "fails with DependencyViolation while an interface uses the group), so `pulumi up` would "
+    "stop half-applied",
+    "wait until the pool is empty (its jobs done and the autoscaler has scaled it in), or "
+    "drain its nodes and scale its groups to 0 (minNodes: 0; aws autoscaling "
+    "set-desired-capacity / aws eks update-nodegroup-config --scaling-config desiredSize=0), "
+    "then turn the fabric off and run `pulumi up`; or remove the pool from gpuPools (its "
+    "groups go first, then the placement and security groups)",
+    trigger="removed",
+)
+
 REFUSED_IN_PLACE: Final[Mapping[str, tuple[Refusal, ...]]] = MappingProxyType(
     {
         "aws:eks/cluster:Cluster": _EKS_VERSION_REFUSALS,
+        "aws:ec2/launchTemplate:LaunchTemplate": (_FABRIC_OFF_REFUSAL,),
         "aws:eks/nodeGroup:NodeGroup": (
             # No refusal of a raised minimum: gpufleet sends the live desired size, raised
             # to the new minimum (components/aws/model/groups.py, scaling_to_send).

@@ -62,6 +62,7 @@ class Aws(ManagedCloud):
         "autoscaler_expander",
         "managed_node_group_quota",
         "nodes_per_managed_node_group_quota",
+        "security_groups_per_interface_quota",
     )
     pool_options = aws_config.AwsPoolOptions
     stack_module = "components.aws.stack"

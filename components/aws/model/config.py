@@ -82,6 +82,9 @@ class AwsClusterOptions(ConfigModel):
     # managed node groups per cluster and 450 nodes per group; components/aws/model/quotas.py).
     managed_node_group_quota: int | None = Field(default=None, ge=1)
     nodes_per_managed_node_group_quota: int | None = Field(default=None, ge=1)
+    # The account's raised VPC quota of security groups per network interface (unset: 5; at
+    # most 16, Amazon VPC quotas), which a node's primary interface counts against.
+    security_groups_per_interface_quota: int | None = Field(default=None, ge=1, le=16)
 
 
 class AwsExistingOptions(ConfigModel):

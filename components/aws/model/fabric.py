@@ -52,10 +52,8 @@ NCCL_SOURCE: Final = (
 DEVICE_PLUGIN: Final = ChartPin(
     "aws-efa-k8s-device-plugin", "v0.5.30", "https://aws.github.io/eks-charts", "kube-system"
 )
-DEVICE_PLUGIN_IMAGE: Final = (
-    "602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/aws-efa-k8s-device-plugin"
-)
-DEVICE_PLUGIN_TAG: Final = "v0.5.20"
+# The chart's image (its default repository, a us-west-2 ECR registry) is listed with the other
+# charts' images in components/model/catalog/images.py for `mirror-list`.
 DELIVERED_BY: Final = f"{DEVICE_PLUGIN.chart} {DEVICE_PLUGIN.version} (Helm chart, gpufleet)"
 
 # The placement that keeps a fabric pool's nodes close: one cluster placement group per pool
@@ -65,12 +63,18 @@ DELIVERED_BY: Final = f"{DEVICE_PLUGIN.chart} {DEVICE_PLUGIN.version} (Helm char
 # (limitations-placement-groups.html).
 PLACEMENT: Final = "cluster placement group"
 PLACEMENT_STRATEGY: Final = "cluster"
-# A pool on a reservation gets no gpufleet placement group: a Capacity Block's instances "are
+# A pool on a reservation gets no gpufleet placement group. A Capacity Block's instances "are
 # automatically placed close together inside Amazon EC2 UltraClusters"
-# (docs.aws.amazon.com/AWSEC2/latest/APIReference/API_CapacityBlock.html), and an On-Demand
-# Capacity Reservation keeps the placement group it was created in (to reserve capacity in a
-# cluster placement group, create the reservation in it: limitations-placement-groups.html).
-RESERVATION_PLACEMENT: Final = "the reservation's own placement"
+# (docs.aws.amazon.com/AWSEC2/latest/APIReference/API_CapacityBlock.html). An On-Demand Capacity
+# Reservation places its instances in a cluster placement group only if it was created in one
+# (EC2 user guide cr-cpg: "To reserve capacity in a placement group, you must create the
+# Capacity Reservation in the placement group"; an existing one cannot be moved into one), and
+# instances that find no room in it "run using On-Demand capacity and they are not placed in any
+# cluster placement group" (using-cpg-odcr-crg).
+BLOCK_PLACEMENT: Final = "the Capacity Block's EC2 UltraCluster"
+ODCR_PLACEMENT: Final = (
+    "no placement group, unless the On-Demand Capacity Reservation was created in one (not checked)"
+)
 
 
 @dataclass(frozen=True)
@@ -169,6 +173,10 @@ class EfaInterface:
     interface_type: str
 
 
+EFA_WITH_ENA: Final = "efa"
+EFA_ONLY: Final = "efa-only"
+
+
 def efa_interfaces(machine_type: str) -> tuple[EfaInterface, ...]:
     """The launch template's interfaces: one per network card, as terraform-aws-modules/eks
     lays them out with `enable_efa_support` (modules/eks-managed-node-group/main.tf L43-87 @bef29c4d):
@@ -177,7 +185,7 @@ def efa_interfaces(machine_type: str) -> tuple[EfaInterface, ...]:
     network card, as many as the type's EFA count."""
     efa = EFA_TYPES[machine_type]
     return tuple(
-        EfaInterface(card, 0, "efa") if card == 0 else EfaInterface(card, 1, "efa-only")
+        EfaInterface(card, 0, EFA_WITH_ENA) if card == 0 else EfaInterface(card, 1, EFA_ONLY)
         for card in range(efa.network_cards)
     )
 
@@ -238,23 +246,37 @@ AUTO_MODE_WHY: Final = (
 
 def pool_fabric(pool: GpuPoolConfig, facts: FabricFacts, zone: str) -> PoolFabric:
     """A fabric group pool's EFA in `zone`: its cluster placement group, or a reservation's."""
+    word = capacity.reservation_word(capacity.order_of(pool))
     reserved = capacity.launch_target(pool) is not None
     notes: tuple[str, ...] = (
         "EFA interfaces are set when an instance launches (they cannot be attached to a running "
         "one, docs.aws.amazon.com/AWSEC2/latest/UserGuide/create-efa.html): turning the fabric "
-        "on or off makes a new launch template version; EKS rolls a managed group's nodes onto "
-        "it, a self-managed group's running nodes keep the old interfaces until replaced",
+        "on makes a new launch template version, onto which EKS rolls a managed group's nodes "
+        "while a self-managed group's running nodes keep their interfaces until replaced; "
+        "turning it off deletes the pool's placement and EFA security groups, which EC2 refuses "
+        "while instances use them, so `diff` refuses it unless the pool is at 0 nodes",
     )
-    if reserved:
+    placement = PLACEMENT
+    if reserved and word == capacity.CAPACITY_BLOCK:
+        placement = BLOCK_PLACEMENT
+    elif reserved:
+        placement = ODCR_PLACEMENT
+        fallback = len(capacity.order_of(pool)) > 1
         notes += (
-            "no gpufleet placement group: the reservation places the instances (a Capacity "
-            "Block inside an EC2 UltraCluster; an On-Demand Capacity Reservation in the "
-            "placement group it was created in, if any: not checked)",
+            "no gpufleet placement group: the On-Demand Capacity Reservation places its "
+            "instances in a cluster placement group only if it was created in one (EC2 user "
+            "guide, cr-cpg; not checked), else anywhere in the zone"
+            + (
+                "; nodes launched on-demand beyond the reservation land in no placement group "
+                "(using-cpg-odcr-crg), so a job spanning both runs across placements"
+                if fallback
+                else ""
+            ),
         )
     return PoolFabric(
         facts=facts,
         zone=zone,
-        placement=RESERVATION_PLACEMENT if reserved else PLACEMENT,
+        placement=placement,
         placement_max_nodes=None,
         notes=notes,
     )

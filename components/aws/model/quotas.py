@@ -1,4 +1,5 @@
-"""EKS service quotas a stack's managed node groups count against, checked before `pulumi up`.
+"""Service quotas a stack's nodes count against, checked before `pulumi up`: EKS's managed node
+group quotas, and the VPC's security groups per network interface.
 
 Under the cluster autoscaler a managed pool is one EKS managed node group per zone (S2-7), and
 the cluster gpufleet creates has one more, the system group. EKS refuses CreateNodegroup past
@@ -10,7 +11,8 @@ Sources: AWS General Reference, "Amazon Elastic Kubernetes Service endpoints and
 EKS and Fargate service quotas" (service-quotas.adoc): both adjustable, per cluster and per
 group, with the Service Quotas codes below; defaults as read on 2026-11-28. An account's raised
 value is not visible offline: a stack states it (`cluster.aws.managedNodeGroupQuota`,
-`cluster.aws.nodesPerManagedNodeGroupQuota`). Self-managed groups are plain auto scaling groups,
+`cluster.aws.nodesPerManagedNodeGroupQuota`, `cluster.aws.securityGroupsPerInterfaceQuota`).
+Self-managed groups are plain auto scaling groups,
 limited per region and account (500 by default, EC2 Auto Scaling quotas), which gpufleet cannot
 count for the account: not checked.
 """
@@ -22,6 +24,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from components.aws.model import config as aws_config
+from components.aws.model.config import existing_options
+from components.aws.model.fabric import fabric_group
 from components.aws.model.groups import group_max_sizes
 from components.aws.model.kinds import cluster_kind, pool_kind
 from components.aws.model.kinds.managed import MANAGED
@@ -32,14 +36,16 @@ from components.model.schema import ClusterConfig, GpuPoolConfig
 @dataclass(frozen=True)
 class Quota:
     default: int
-    code: str  # the Service Quotas code (service `eks`)
+    code: str  # the Service Quotas code (of `service`)
     name: str
     key: str  # the stack key that states a raised value (under cluster.aws)
+    service: str = "eks"
 
     def request(self, needed: int, region: str) -> str:
         return (
             f"raise the quota (Service Quotas console, or `aws service-quotas "
-            f"request-service-quota-increase --service-code eks --quota-code {self.code} "
+            f"request-service-quota-increase --service-code {self.service} "
+            f"--quota-code {self.code} "
             f"--desired-value {needed} --region {region}`) and, once granted, set "
             f"cluster.aws.{self.key}: {needed}"
         )
@@ -50,6 +56,18 @@ MANAGED_NODE_GROUPS: Final = Quota(
 )
 NODES_PER_MANAGED_GROUP: Final = Quota(
     450, "L-BD136A63", "Nodes per managed node group", "nodesPerManagedNodeGroupQuota"
+)
+# Amazon VPC quotas (docs.aws.amazon.com/vpc/latest/userguide/amazon-vpc-limits.html, "Security
+# groups"): "Security groups per network interface", default 5, adjustable up to 16; EC2 refuses
+# to launch an instance whose interface names more (EC2 API ValidateSecurityGroupQuotasForInterface
+# checks exactly this). Every node's primary interface carries the cluster security group and
+# cluster.existing.nodeSecurityGroupIds, and a fabric node's also the pool's EFA group.
+SECURITY_GROUPS_PER_INTERFACE: Final = Quota(
+    5,
+    "L-2AFB9258",
+    "Security groups per network interface",
+    "securityGroupsPerInterfaceQuota",
+    service="vpc",
 )
 
 
@@ -77,12 +95,38 @@ def concurrent_limits(cluster: ClusterConfig, adopted: bool) -> dict[str, dict[s
 
 def quota(cluster: ClusterConfig, which: Quota) -> int:
     options = aws_config.cluster_options(cluster)
-    stated = (
-        options.managed_node_group_quota
-        if which is MANAGED_NODE_GROUPS
-        else options.nodes_per_managed_node_group_quota
-    )
+    stated = {
+        MANAGED_NODE_GROUPS.key: options.managed_node_group_quota,
+        NODES_PER_MANAGED_GROUP.key: options.nodes_per_managed_node_group_quota,
+        SECURITY_GROUPS_PER_INTERFACE.key: options.security_groups_per_interface_quota,
+    }[which.key]
     return stated or which.default
+
+
+def security_group_problems(
+    cluster: ClusterConfig, pools: Sequence[tuple[int, GpuPoolConfig]], adopted: bool
+) -> list[Problem]:
+    """More security groups on a node's primary interface than the VPC quota allows: the
+    cluster's, the adopted cluster's extra ones and, on a fabric pool, its EFA group."""
+    extra = list(existing_options(cluster).node_security_group_ids or []) if adopted else []
+    fabric = any(fabric_group(pool) is not None for _, pool in pools)
+    count = 1 + len(extra) + int(fabric)
+    limit = quota(cluster, SECURITY_GROUPS_PER_INTERFACE)
+    if count <= limit:
+        return []
+    efa = ", and a fabric pool's EFA security group" if fabric else ""
+    return [
+        Problem(
+            "cluster.existing.nodeSecurityGroupIds",
+            f"puts {count} security groups on each node's primary network interface (the "
+            f"cluster security group, the {len(extra)} listed here{efa}) where an interface may "
+            f"have {limit} ('{SECURITY_GROUPS_PER_INTERFACE.name}' VPC quota "
+            f"{SECURITY_GROUPS_PER_INTERFACE.code}, at most 16): EC2 would refuse every launch "
+            f"of the pools' nodes. Drop {count - limit} of the ids, or "
+            + SECURITY_GROUPS_PER_INTERFACE.request(count, cluster.region or ""),
+            extra,
+        )
+    ]
 
 
 def _managed(cluster: ClusterConfig, pool: GpuPoolConfig) -> bool:
@@ -105,8 +149,9 @@ def gpu_groups(cluster: ClusterConfig, pools: Sequence[tuple[int, GpuPoolConfig]
 def quota_problems(
     cluster: ClusterConfig, pools: Sequence[tuple[int, GpuPoolConfig]], adopted: bool
 ) -> list[Problem]:
-    """More managed groups than the cluster's quota, and groups that may grow past theirs."""
-    problems = []
+    """More managed groups than the cluster's quota, groups that may grow past theirs, and
+    interfaces with more security groups than the VPC's quota."""
+    problems = security_group_problems(cluster, pools, adopted)
     region = cluster.region or ""
     groups = gpu_groups(cluster, pools)
     # The system group: on a cluster gpufleet creates, under every provisioner.
