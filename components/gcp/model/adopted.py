@@ -27,6 +27,12 @@
   VPC or an authorized range gpufleet cannot tell: it says so, with the owner's one-line fix
   (`gcloud container clusters update --enable-dns-access` opens the DNS endpoint, IAM-authorised;
   review gke-3.md R3-3).
+- GPUDirect (`interconnect: fabric`) pools need the cluster's Dataplane V2 and multi-networking
+  (GKE docs how-to/setup-multinetwork-support-for-pods, Requirements): without them the
+  `Network` kinds are not served and GKE refuses a node pool with additional node networks.
+  Dataplane V2 is chosen at creation (terraform-provider-google @e03b7622
+  resource_container_cluster.go L2438-2446: `datapath_provider` ForceNew); multi-networking is
+  turned on in place (L2478-2483, L4283-4295), by the owner (review rev-gke6 G6-3).
 - Pool names are unique in a cluster: a GPU pool named like one of the owner's pools fails at
   `up` (409, already exists). A pool whose nodes carry `gpufleet.io/pool` with its own name is
   gpufleet's, from an earlier `up`, and not refused (review gke-2.md N2).
@@ -61,6 +67,10 @@ class GkeClusterFacts:
     ip_endpoint: str
     ca_certificate: str
     autopilot: bool = False
+    # `networkConfig.datapathProvider` (ADVANCED_DATAPATH: Dataplane V2; None: GKE's default,
+    # the legacy datapath) and multi-networking.
+    datapath_provider: str | None = None
+    multi_networking: bool = False
     # The cluster's node pools and their Kubernetes node labels.
     node_pools: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     # Private nodes, and the control plane's range their firewall rules admit (masterIpv4CidrBlock;
@@ -78,9 +88,12 @@ class GkeClusterFacts:
 
 
 def adoption_problems(
-    facts: GkeClusterFacts, cluster: ClusterConfig, pool_names: Sequence[str] = ()
+    facts: GkeClusterFacts,
+    cluster: ClusterConfig,
+    pool_names: Sequence[str] = (),
+    fabric_pools: Sequence[str] = (),
 ) -> list[Problem]:
-    problems = []
+    problems = _fabric_problems(facts, fabric_pools)
     version = version_problem(facts.name, cluster.kubernetes_version, facts.master_version)
     if version is not None and not _upgraded_by_its_channel(facts, cluster):
         problems.append(version)
@@ -127,6 +140,41 @@ def adoption_problems(
             )
         )
     return problems
+
+
+DATAPLANE_V2 = "ADVANCED_DATAPATH"
+
+
+def _fabric_problems(facts: GkeClusterFacts, fabric_pools: Sequence[str]) -> list[Problem]:
+    """What keeps GPUDirect pools off the cluster: Dataplane V2 (set only at creation), then
+    multi-networking (its owner turns it on)."""
+    if not fabric_pools:
+        return []
+    pools = ", ".join(fabric_pools)
+    if facts.datapath_provider != DATAPLANE_V2:
+        return [
+            Problem(
+                "cluster.existing",
+                f"cluster {facts.name} runs without Dataplane V2 (datapathProvider "
+                f"{facts.datapath_provider or 'unset, the legacy datapath'}), which the "
+                f"GPUDirect pools ({pools}, interconnect: fabric) need for multi-networking; GKE "
+                "sets it only when a cluster is created: run them on a new cluster created with "
+                "Dataplane V2 (one gpufleet creates), or set interconnect: none",
+                has_value=False,
+            )
+        ]
+    if not facts.multi_networking:
+        return [
+            Problem(
+                "cluster.existing",
+                f"cluster {facts.name} has multi-networking off, which the GPUDirect pools "
+                f"({pools}, interconnect: fabric) need; its owner turns it on with `gcloud "
+                f"container clusters update {facts.name} --location {facts.location} "
+                "--enable-multi-networking`",
+                has_value=False,
+            )
+        ]
+    return []
 
 
 def _upgraded_by_its_channel(facts: GkeClusterFacts, cluster: ClusterConfig) -> bool:
