@@ -78,6 +78,10 @@ class World:
     # GKE: the cluster's location is this zone of the stack's region (a zonal cluster; None:
     # the region). A lookup elsewhere finds nothing, as GKE's API answers.
     gke_zone: str | None = None
+    # GKE: the cluster's datapath (`networkConfig.datapathProvider`; ADVANCED_DATAPATH is
+    # Dataplane V2) and multi-networking, which a GPUDirect (fabric) pool needs.
+    gke_datapath_provider: str = "ADVANCED_DATAPATH"
+    gke_multi_networking: bool = True
     # Every cluster, created or adopted, presents another API endpoint and CA (a credential
     # rotation, GKE's move between its IP and DNS endpoints): what each mock cloud lists in its
     # ROTATED table is answered rotated.

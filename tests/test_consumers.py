@@ -23,6 +23,7 @@ import yaml
 
 from components.model.config import StackConfig, parse_config
 from components.model.pools import PoolSpec, resolve_pools
+from components.model.registry import cloud_of
 from components.tooling.capacity_fit import Workload
 from components.tooling.cli import main
 from components.tooling.consumers.fiftyone import fiftyone_key, fiftyone_share
@@ -946,3 +947,69 @@ def test_a_queued_pool_with_its_own_taint_is_left_out_of_a_tools_settings(
     ) in err
     # `--for pod` still gives the queued pool's Job its fragment and the label it needs.
     assert "kueue.x-k8s.io/queue-name: train" in emitted(capsys, "azure-reserved", "pod")
+
+
+# --------------------------------------------------------------------------- GPUDirect pods
+
+DEVICE_ANNOTATION = "devices.gke.io/container."
+
+
+def test_gpudirect_pod_fragment_has_every_container_its_device_annotation_names(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The fragment's header says the pod carries `devices.gke.io/container.<name>`: the
+    container <name> is in the fragment (TCPXO, built as the NCCL sample builds it), or the
+    header names the file to copy it from (TCPX, which gpufleet does not build)."""
+    stack = yaml.safe_load(Path(load_stack("gcp-gpudirect").path).read_text())
+    stack["config"]["gpufleet:gpuPools"].append(
+        {
+            **stack["config"]["gpufleet:gpuPools"][0],
+            "name": "a3-high",
+            "machineType": "a3-highgpu-8g",
+            "maxNodes": 2,
+        }
+    )
+    path = tmp_path / "Pulumi.gd-high.yaml"
+    path.write_text(yaml.safe_dump(stack))
+    text = emitted(capsys, str(path), "pod")
+    checked = set()
+    for document in text.split("\n---\n"):
+        header = [line for line in document.splitlines() if line.startswith("#")]
+        fragment = yaml.safe_load(document)
+        names = [c["name"] for c in fragment["containers"]]
+        volumes = {v["name"] for v in fragment.get("volumes", [])}
+        for line in header:
+            if DEVICE_ANNOTATION not in line:
+                continue
+            sidecar = line.split(DEVICE_ANNOTATION, 1)[1].split(":", 1)[0]
+            checked.add(sidecar)
+            if sidecar not in names:
+                assert any(
+                    f"copy the container `{sidecar}` of https://github.com/" in h for h in header
+                ), header
+                continue
+            # Every volume a container mounts is in the fragment.
+            for container in fragment["containers"]:
+                assert {m["name"] for m in container.get("volumeMounts", [])} <= volumes
+            if sidecar == "tcpxo-daemon":
+                # The same sidecar, volumes and env as the NCCL sample's pod.
+                sample = sample_pod("gcp-gpudirect")
+                assert [c for c in fragment["containers"] if c["name"] == sidecar] == [
+                    c for c in sample["containers"] if c["name"] == sidecar
+                ]
+                assert fragment["volumes"] == sample["volumes"]
+                (nccl,) = [c for c in sample["containers"] if c["name"] == "nccl-test"]
+                (main_container,) = [c for c in fragment["containers"] if c["name"] == "main"]
+                assert main_container["env"] == nccl["env"]
+                assert main_container["volumeMounts"] == nccl["volumeMounts"]
+    assert checked == {"tcpxo-daemon", "tcpx-daemon"}
+
+
+def sample_pod(stack: str) -> dict[str, Any]:
+    """The first Pod of the NCCL test `samples` prints for the stack's first pool."""
+    config = config_of(stack)
+    (spec, *_) = resolve_pools(config)
+    test = cloud_of(config).nccl_test(config, spec, 2)
+    assert test is not None
+    (pod, *_) = [m for m in test.manifests if m["kind"] == "Pod"]
+    return dict(pod["spec"])

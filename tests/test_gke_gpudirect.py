@@ -21,10 +21,13 @@ import pytest
 from components.gcp.model import fabric as gke_fabric
 from components.gcp.model import gpudirect_installer
 from components.gcp.model.cloud import GCP
+from components.mock_world import World
 from components.model.config import ConfigError, parse_config
 from components.model.labels import POOL_LABEL
 from components.model.pools import resolve_pool
+from components.tooling.commands import BadInput
 from components.tooling.diff import diff_plans, render_text
+from components.tooling.engine import plan_stack
 from components.tooling.stacks import load_stack
 from tests.conftest import plan_of
 
@@ -250,3 +253,134 @@ def test_a_fabric_pool_with_a_capacity_list_is_refused_one_capacity_passes() -> 
         parse_config(_raw(capacity=["spot", "on-demand"]))
     assert [p.path for p in refused.value.problems] == ["gpuPools[0].capacity"]
     assert "a fabric pool is one node pool" in str(refused.value)
+
+
+# --------------------------------------------------------------------------- day two (rev-gke6)
+
+FIREWALL = "gcp:compute/firewall:Firewall"
+A3_HIGH = {
+    "name": "a3-high",
+    "accelerator": "h100-80gb",
+    "machineType": "a3-highgpu-8g",
+    "maxNodes": 2,
+    "zones": ["us-central1-a"],
+    "diskSizeGb": 500,
+    "interconnect": "fabric",
+}
+
+
+def _fabric_networks(overrides: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """The GPU VPCs, subnets and firewalls of a plan, by URN."""
+    plan = plan_of(STACK, overrides)
+    return {
+        r.urn: dict(r.inputs)
+        for kind in (NETWORK, SUBNET, FIREWALL)
+        for r in plan.of_type(kind)
+        if "-tcpx" in r.inputs["name"] or "-rdma" in r.inputs["name"]
+    }
+
+
+@pytest.mark.parametrize(
+    "added",
+    [
+        # ("tcpx", a) sorts before the running ("tcpxo", a): once, that moved its subnets.
+        A3_HIGH,
+        # Another zone, and an RDMA group sorting before tcpxo's key.
+        {
+            **A3_HIGH,
+            "name": "a3-ultra",
+            "machineType": "a3-ultragpu-8g",
+            "accelerator": "h200-141gb",
+            "zones": ["us-central1-b"],
+            "capacity": "spot",
+        },
+    ],
+    ids=["a3-high", "a3-ultra"],
+)
+def test_adding_or_removing_a_fabric_group_never_moves_a_running_subnet(
+    added: dict[str, Any],
+) -> None:
+    running = _fabric_networks(None)
+    both = {"gpufleet:gpuPools": [*_pools()["gpufleet:gpuPools"], added]}
+    grown = _fabric_networks(both)
+    assert len(grown) > len(running)
+    assert {urn: grown[urn] for urn in running} == running
+    # The way back: removing the first-sorting group leaves the other's subnets as they were.
+    alone = {"gpufleet:gpuPools": [added]}
+    kept = _fabric_networks(alone)
+    assert {urn: grown[urn] for urn in kept} == kept
+    diff = diff_plans(plan_of(STACK).to_json(), plan_of(STACK, both).to_json())
+    assert not [c for c in diff.changed if c.type in (SUBNET, NETWORK, FIREWALL)]
+
+
+def _with_gpu_subnet_range(cidr: str) -> dict[str, Any]:
+    after = copy.deepcopy(plan_of(STACK).to_json())
+    for resource in after["resources"]:
+        if resource["type"] == SUBNET and resource["inputs"]["name"].endswith("-tcpxo-a-1"):
+            resource["inputs"]["ipCidrRange"] = cidr
+    return after
+
+
+@pytest.mark.parametrize(
+    ("cidr", "replaced"),
+    [
+        ("192.168.0.0/23", False),  # contains 192.168.0.0/24: the provider widens it in place
+        ("192.168.0.0/16", False),
+        ("192.168.0.0/25", True),  # shrunk
+        ("192.168.16.0/24", True),  # moved
+        ("192.168.1.0/23", True),  # wider, but not containing the old range (it is 1.0-2.255)
+    ],
+)
+def test_diff_replaces_a_subnet_whose_new_range_does_not_contain_the_old(
+    cidr: str, replaced: bool
+) -> None:
+    diff = diff_plans(plan_of(STACK).to_json(), _with_gpu_subnet_range(cidr))
+    (subnet,) = [c for c in diff.changed if c.type == SUBNET]
+    assert ("ipCidrRange" in subnet.replace_paths) is replaced
+    if replaced:
+        # Recreated under its own name while the old one (and the node pool's NICs) hold it.
+        assert any("same name" in r for r in subnet.refusals), subnet.refusals
+    else:
+        assert subnet.verdict != "replace" and not subnet.refusals
+
+
+def test_diff_refuses_only_turning_dataplane_v2_on_not_off() -> None:
+    on, off = plan_of(STACK).to_json(), plan_of(STACK, _pools(interconnect="none")).to_json()
+    (cluster,) = [c for c in diff_plans(off, on).changed if c.type == CLUSTER]
+    assert [r.split(":")[0] for r in cluster.refusals] == [
+        "datapathProvider",
+        "enableMultiNetworking",
+    ]
+    assert "Not checked" in cluster.refusals[0]
+    # On -> off: ignored on the running cluster, nothing sent, nothing refused.
+    assert not [c for c in diff_plans(on, off).changed if c.type == CLUSTER and c.refusals]
+
+
+def _adopted_with_fabric(world: World) -> str:
+    """gcp-existing plus gcp-gpudirect's A3 Mega fabric pool, planned on the mock's cluster:
+    what refuses it ("" when it plans)."""
+    existing = load_stack("gcp-existing")
+    pools = [*existing.gpufleet["gpuPools"], *_raw()["gpuPools"]]
+    try:
+        plan_stack(existing, {"gpufleet:gpuPools": pools}, world=world)
+    except BadInput as refused:
+        return str(refused)
+    return ""
+
+
+def test_an_adopted_cluster_needs_dataplane_v2_and_multi_networking_for_a_fabric_pool() -> None:
+    assert _adopted_with_fabric(World("1.35.2")) == ""
+    legacy = _adopted_with_fabric(World("1.35.2", gke_datapath_provider="LEGACY_DATAPATH"))
+    assert "runs without Dataplane V2 (datapathProvider LEGACY_DATAPATH)" in legacy
+    assert "a new cluster" in legacy and "--enable-multi-networking" not in legacy
+    off = _adopted_with_fabric(World("1.35.2", gke_multi_networking=False))
+    assert "multi-networking off" in off and "(a3-mega, interconnect: fabric)" in off
+    assert (
+        "gcloud container clusters update platform-prod --location us-central1 "
+        "--enable-multi-networking" in off
+    )
+    # Without a fabric pool neither setting matters: gcp-existing plans on a legacy cluster.
+    plan_stack(
+        load_stack("gcp-existing"),
+        world=World("1.35.2", gke_datapath_provider="LEGACY_DATAPATH", gke_multi_networking=False),
+    )

@@ -36,6 +36,8 @@ class AdoptedGkeClusterArgs:
     config: ClusterConfig
     # The node pools gpufleet adds (GKE refuses a name the cluster already has).
     node_pools: tuple[GpufleetNodePool, ...] = ()
+    # The GPUDirect (fabric) pools gpufleet adds: they need Dataplane V2 and multi-networking.
+    fabric_pools: tuple[str, ...] = ()
     # The ports the control plane must reach Kueue on beyond GKE's own firewall rule.
     kueue_ports: tuple[int, ...] = ()
     # Project roles the node account needs for the pools (image streaming's).
@@ -91,6 +93,8 @@ def facts_of(found: Any) -> GkeClusterFacts:
         ip_endpoint=found.endpoint or "",
         ca_certificate=getattr(_first(found.master_auths), "cluster_ca_certificate", "") or "",
         autopilot=bool(found.enable_autopilot),
+        datapath_provider=getattr(found, "datapath_provider", None) or None,
+        multi_networking=bool(getattr(found, "enable_multi_networking", False)),
         node_pools={
             pool.name: dict(getattr(_first(pool.node_configs), "labels", None) or {})
             for pool in found.node_pools or []
@@ -133,7 +137,10 @@ class AdoptedGkeCluster(pulumi.ComponentResource):
         firewall = adopted_kueue_warning(facts, args.kueue_ports)
         stop_unless_adoptable(
             cfg.name,
-            [*adoption_problems(facts, cfg), *owner_pool_problems(facts, args.node_pools)],
+            [
+                *adoption_problems(facts, cfg, args.fabric_pools),
+                *owner_pool_problems(facts, args.node_pools),
+            ],
             [*adoption_warnings(facts, cfg), *([firewall] if firewall else [])],
         )
         super().__init__("gpufleet:gcp:AdoptedCluster", name, None, opts)

@@ -170,6 +170,8 @@ def _get_cluster(args: Mapping[str, Any], world: World) -> dict[str, Any]:
             ]
         ),
         "enableAutopilot": world.autopilot,
+        "datapathProvider": world.gke_datapath_provider,
+        "enableMultiNetworking": world.gke_multi_networking,
         "nodePools": [
             *({"name": pool, "nodeConfigs": [{"labels": {}}]} for pool in world.node_pools),
             *(

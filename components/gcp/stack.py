@@ -18,7 +18,7 @@ from components.gcp.model.cluster_needs import kueue_ports, node_account_roles, 
 from components.gcp.model.compute_class import ORDERS as class_orders
 from components.gcp.model.compute_class import compute_class
 from components.gcp.model.config import GcpPoolOptions, cluster_options, pool_options
-from components.gcp.model.fabric import fabric_groups, node_pool_fabric
+from components.gcp.model.fabric import fabric_groups, fabric_pools, node_pool_fabric
 from components.gcp.model.image_start import node_pool_image_start
 from components.gcp.model.node_pool_names import gpufleet_node_pools
 from components.kubernetes.cluster import ClusterHandle
@@ -65,6 +65,7 @@ def _adopt_cluster(config: StackConfig) -> ClusterHandle:
         AdoptedGkeClusterArgs(
             config=config.cluster,
             node_pools=gpufleet_node_pools(list(enumerate(config.gpu_pools))),
+            fabric_pools=tuple(fabric_pools(config)),
             kueue_ports=kueue_ports(
                 config.gpu_pools, [entry.pool for entry in config.queues.pools]
             ),

@@ -79,6 +79,15 @@ class PoolFabric:
     capabilities: tuple[str, ...] = ()
     shared_memory: bool = False
     notes: tuple[str, ...] = ()
+    # What the pod runs and mounts beside its GPU container (GKE's TCPX/TCPXO receive-datapath
+    # sidecar), and what the GPU container sets and mounts, as `consumers` prints them; where
+    # they come from, and whether gpufleet builds them (False: the pod copies them from there).
+    sidecars: tuple[Mapping[str, Any], ...] = ()
+    volumes: tuple[Mapping[str, Any], ...] = ()
+    container_env: tuple[Mapping[str, Any], ...] = ()
+    container_mounts: tuple[Mapping[str, Any], ...] = ()
+    pod_source: str = ""
+    pod_rendered: bool = True
 
     @property
     def resource(self) -> str | None:

@@ -71,6 +71,9 @@ def merged(tables: Iterable[Mapping[Key, Value]]) -> Mapping[Key, Value]:
 REPLACEMENT_PATHS: Final[Mapping[str, tuple[str, ...]]] = merged(
     k.replacement_paths for k in KNOWLEDGE
 )
+_UNLESS_WIDENED: Final[Mapping[str, tuple[str, ...]]] = merged(
+    k.replaced_unless_widened for k in KNOWLEDGE
+)
 _REFUSED: Final[Mapping[str, tuple[Refusal, ...]]] = merged(k.refused_in_place for k in KNOWLEDGE)
 _REFUSAL_INSTEAD: Final[Mapping[str, str]] = merged(k.refusal_instead for k in KNOWLEDGE)
 _NAME_INPUTS: Final[Mapping[str, str]] = merged(k.name_inputs for k in KNOWLEDGE)
@@ -107,6 +110,12 @@ REMOVAL_EFFECTS: Final[Mapping[str, RemovalEffect]] = merged(k.removal_effects f
 SPLIT_FROM_ROLL: Final[Mapping[str, SplitFromRoll]] = merged(k.split_from_roll for k in KNOWLEDGE)
 GRANT_WAITS: Final[Mapping[tuple[str, str], str]] = merged(k.grant_waits for k in KNOWLEDGE)
 MOCK_MODULES: Final[tuple[str, ...]] = tuple(k.mock_module for k in KNOWLEDGE if k.mock_module)
+
+
+def replaced_unless_widened(type_token: str) -> tuple[str, ...]:
+    """CIDR input paths whose change replaces the resource unless the new range contains the
+    old one."""
+    return _UNLESS_WIDENED.get(type_token, ())
 
 
 def replacement_paths(type_token: str) -> tuple[str, ...]:

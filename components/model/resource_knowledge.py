@@ -69,6 +69,9 @@ class ResourceKnowledge:
 
     # diff, replacements: input paths whose change makes the provider recreate the resource.
     replacement_paths: Mapping[str, tuple[str, ...]] = field(default_factory=_empty)
+    # diff, replacements: CIDR inputs the provider widens in place but replaces on any other
+    # change (a new range that does not contain the old one).
+    replaced_unless_widened: Mapping[str, tuple[str, ...]] = field(default_factory=_empty)
     # diff, refusals: properties the cloud will not change in place.
     refused_in_place: Mapping[str, tuple[Refusal, ...]] = field(default_factory=_empty)
     # A cloud's own advice instead of a shared type's refusals (what to do on its clusters).

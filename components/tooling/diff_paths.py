@@ -4,12 +4,13 @@ replaceOnChanges paths, and what makes the provider replace a resource."""
 from __future__ import annotations
 
 import copy
+import ipaddress
 import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from components.model.resource_index import replacement_paths
+from components.model.resource_index import replaced_unless_widened, replacement_paths
 from components.tooling.diff_model import ABSENT
 
 # A path segment printed bare (``nodeConfig.spot``); anything else, such as a label key with dots
@@ -151,6 +152,16 @@ def is_default_provider(reference: str) -> bool:
     return urn.rsplit("::", 1)[-1].startswith("default")
 
 
+def widens(old: Any, new: Any) -> bool:
+    """Whether CIDR ``new`` contains CIDR ``old`` (a range grown in place); anything that is not
+    two ranges of one family (absent, unknown, unparsable) is not."""
+    try:
+        before, after = ipaddress.ip_network(old), ipaddress.ip_network(new)
+    except (TypeError, ValueError):
+        return False
+    return before.version == after.version and before.subnet_of(after)  # type: ignore[arg-type]
+
+
 def replacement_triggers(
     type_token: str, old_inputs: Any, new_inputs: Any, new_options: Mapping[str, Any]
 ) -> list[str]:
@@ -165,6 +176,10 @@ def replacement_triggers(
     for table_path in replacement_paths(type_token):
         if differs(tuple(table_path.split("."))):
             triggers.append(table_path)
+    for cidr_path in replaced_unless_widened(type_token):
+        path = tuple(cidr_path.split("."))
+        if differs(path) and not widens(lookup(old_inputs, path), lookup(new_inputs, path)):
+            triggers.append(cidr_path)
 
     # The resource's own replaceOnChanges option, as the engine applies it.
     for entry in _option_paths(new_options, "replaceOnChanges"):

@@ -29,11 +29,17 @@
   review gke-3.md R3-3).
 - Node pool names are unique in a cluster: node_pool_names.py checks gpufleet's against the
   owner's (a compute class's node pools too).
+- GPUDirect (`interconnect: fabric`) pools need the cluster's Dataplane V2 and multi-networking
+  (GKE docs how-to/setup-multinetwork-support-for-pods, Requirements): without them the
+  `Network` kinds are not served and GKE refuses a node pool with additional node networks.
+  Dataplane V2 is chosen at creation (terraform-provider-google @e03b7622
+  resource_container_cluster.go L2438-2446: `datapath_provider` ForceNew); multi-networking is
+  turned on in place (L2478-2483, L4283-4295), by the owner (review rev-gke6 G6-3).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from components.model.adoption import minor_of, version_problem
@@ -59,6 +65,10 @@ class GkeClusterFacts:
     ip_endpoint: str
     ca_certificate: str
     autopilot: bool = False
+    # `networkConfig.datapathProvider` (ADVANCED_DATAPATH: Dataplane V2; None: GKE's default,
+    # the legacy datapath) and multi-networking.
+    datapath_provider: str | None = None
+    multi_networking: bool = False
     # The cluster's node pools and their Kubernetes node labels.
     node_pools: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     # Private nodes, and the control plane's range their firewall rules admit (masterIpv4CidrBlock;
@@ -75,8 +85,10 @@ class GkeClusterFacts:
     authorized_on_private: bool = False
 
 
-def adoption_problems(facts: GkeClusterFacts, cluster: ClusterConfig) -> list[Problem]:
-    problems = []
+def adoption_problems(
+    facts: GkeClusterFacts, cluster: ClusterConfig, fabric_pools: Sequence[str] = ()
+) -> list[Problem]:
+    problems = _fabric_problems(facts, fabric_pools)
     version = version_problem(facts.name, cluster.kubernetes_version, facts.master_version)
     if version is not None and not _upgraded_by_its_channel(facts, cluster):
         problems.append(version)
@@ -112,6 +124,41 @@ def adoption_problems(facts: GkeClusterFacts, cluster: ClusterConfig) -> list[Pr
             )
         )
     return problems
+
+
+DATAPLANE_V2 = "ADVANCED_DATAPATH"
+
+
+def _fabric_problems(facts: GkeClusterFacts, fabric_pools: Sequence[str]) -> list[Problem]:
+    """What keeps GPUDirect pools off the cluster: Dataplane V2 (set only at creation), then
+    multi-networking (its owner turns it on)."""
+    if not fabric_pools:
+        return []
+    pools = ", ".join(fabric_pools)
+    if facts.datapath_provider != DATAPLANE_V2:
+        return [
+            Problem(
+                "cluster.existing",
+                f"cluster {facts.name} runs without Dataplane V2 (datapathProvider "
+                f"{facts.datapath_provider or 'unset, the legacy datapath'}), which the "
+                f"GPUDirect pools ({pools}, interconnect: fabric) need for multi-networking; GKE "
+                "sets it only when a cluster is created: run them on a new cluster created with "
+                "Dataplane V2 (one gpufleet creates), or set interconnect: none",
+                has_value=False,
+            )
+        ]
+    if not facts.multi_networking:
+        return [
+            Problem(
+                "cluster.existing",
+                f"cluster {facts.name} has multi-networking off, which the GPUDirect pools "
+                f"({pools}, interconnect: fabric) need; its owner turns it on with `gcloud "
+                f"container clusters update {facts.name} --location {facts.location} "
+                "--enable-multi-networking`",
+                has_value=False,
+            )
+        ]
+    return []
 
 
 def _upgraded_by_its_channel(facts: GkeClusterFacts, cluster: ClusterConfig) -> bool:

@@ -122,10 +122,20 @@ REPLACEMENT_PATHS: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
 )
 
 # The input that holds a resource's fixed (not auto-generated) cloud name.
+# terraform-provider-google @e03b7622 resource_compute_subnetwork.go L62-80, L384-385:
+# `customdiff.ForceNewIfChange("ip_cidr_range", IsShrinkageIpCidr)`: a subnet's range only grows
+# in place (the new range contains the old); any other new range recreates the subnet.
+REPLACED_UNLESS_WIDENED: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
+    {"gcp:compute/subnetwork:Subnetwork": ("ipCidrRange",)}
+)
+
 NAME_INPUTS: Final[Mapping[str, str]] = MappingProxyType(
     {
         "gcp:container/nodePool:NodePool": "name",
         "gcp:container/cluster:Cluster": "name",
+        # gpufleet names its GPUDirect subnets (components/gcp/gpudirect.py): a replacement
+        # created first meets the old one's name.
+        "gcp:compute/subnetwork:Subnetwork": "name",
     }
 )
 
@@ -226,11 +236,17 @@ MANAGED_DOWNTIME: Final[Mapping[str, str]] = MappingProxyType(
 # resource_container_cluster.go @e03b7622 L2438-2483: `datapath_provider` ForceNew), and
 # multi-networking requires it (GKE docs setup-multinetwork-support-for-pods, Requirements).
 # gpufleet ignores both on a running cluster (components/gcp/cluster.py), so adding the first
-# fabric pool never recreates it; `diff` says the change is not applied, and what to do.
+# fabric pool never recreates it; `diff` says the change is not applied, and what to do. Only
+# off -> on is refused: on -> off (the last fabric pool removed) sends nothing, the cluster
+# keeps both, and `diff` shows no change (review rev-gke6 G6-4). Not checked: a cluster that
+# had a fabric pool once still has both, so re-adding one there would work; the plans do not
+# show it, and the refusal says so.
 _FABRIC_INSTEAD = (
     "a GKE cluster gets Dataplane V2 and multi-networking only when it is created: create the "
     "fabric pool in a new stack whose cluster starts with it (gpuPools[].interconnect: fabric "
-    "from the first `up`) and move the training jobs over, or keep interconnect: none here"
+    "from the first `up`) and move the training jobs over, or keep interconnect: none here. "
+    "Not checked: if this cluster was created with a fabric pool (it keeps Dataplane V2 and "
+    "multi-networking after the pool goes), the change works; the plans cannot show that"
 )
 _FABRIC_SOURCE = (
     "terraform-provider-google resource_container_cluster.go @e03b7622 (datapath_provider "
@@ -246,12 +262,14 @@ REFUSED_IN_PLACE: Final[Mapping[str, tuple[Refusal, ...]]] = MappingProxyType(
                 f"cluster is created; gpufleet never recreates a running cluster for it "
                 f"({_FABRIC_SOURCE})",
                 _FABRIC_INSTEAD,
+                trigger="added",
             ),
             Refusal(
                 "enableMultiNetworking",
                 "multi-networking needs Dataplane V2, which is set when the cluster is "
                 f"created ({_FABRIC_SOURCE})",
                 _FABRIC_INSTEAD,
+                trigger="added",
             ),
         ),
     }

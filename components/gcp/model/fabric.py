@@ -35,6 +35,7 @@ from types import MappingProxyType
 from typing import Final, Literal
 
 from components.gcp.model.config import pool_options
+from components.gcp.model.fabric_pod import fabric_pod
 from components.model.fabric import FabricFacts, NcclFigure, PoolFabric
 from components.model.schema import GpuPoolConfig, StackConfig
 
@@ -274,16 +275,27 @@ def _zone_letter(zone: str) -> str:
     return zone.rsplit("-", 1)[-1]
 
 
-def _group(cluster: str, mode: GpuDirectMode, zone: str, index: int) -> FabricGroup:
-    """The networks of one (mode, zone): /24 subnets of 192.168.0.0/16, 16 per group, apart
-    from the cluster's own ranges (10.x, components/gcp/model/config.py)."""
+# Every group numbers its subnets from 192.168.0.0/24, apart from the cluster's own ranges
+# (10.x, components/gcp/model/config.py). A group's ranges depend on nothing but its own
+# (mode, zone), so adding or removing another group never moves a running subnet: the provider
+# replaces a subnet whose new range does not contain the old one (terraform-provider-google
+# @e03b7622 resource_compute_subnetwork.go L62-80, L384-385: ForceNewIfChange
+# IsShrinkageIpCidr), which fails while a node pool's NICs use it (review rev-gke6 G6-1).
+# Ranges repeat across groups, never within one: each group has VPCs of its own, unpeered, and
+# a VM's NICs only join one group's (a pool has one mode and one zone). Overlap is refused only
+# within a VPC and its peers (cloud.google.com/vpc/docs/subnets, "IPv4 subnet ranges") and
+# between the subnets of one VM's NICs (cloud.google.com/vpc/docs/multiple-interfaces-concepts).
+
+
+def _group(cluster: str, mode: GpuDirectMode, zone: str) -> FabricGroup:
+    """The networks of one (mode, zone): /24 subnets 192.168.0.0/24 upwards, one per NIC."""
     prefix = f"{cluster}-{mode.key}-{_zone_letter(zone)}"
     tag = f"{mode.key}-{_zone_letter(zone)}"
     networks: list[FabricNetwork] = []
     nics = mode.node_only_networks + mode.gpu_networks
 
     def cidr(n: int) -> str:
-        return f"192.168.{index * 16 + n}.0/24"
+        return f"192.168.{n}.0/24"
 
     for n in range(mode.node_only_networks):
         name = f"{prefix}-gvnic-{n + 1}"
@@ -310,8 +322,8 @@ def fabric_zone(pool: GpuPoolConfig, cluster_zones: Sequence[str] | None) -> str
 
 
 def fabric_groups(config: StackConfig) -> tuple[FabricGroup, ...]:
-    """Every (mode, zone) of the stack's fabric pools, with the pools using it, in a stable
-    order (a new group goes after the existing ones only if its key sorts after them)."""
+    """Every (mode, zone) of the stack's fabric pools, with the pools using it, sorted by key
+    (the order only lists them: each group's networks depend on its own key alone)."""
     pools: dict[tuple[ModeKey, str], list[str]] = {}
     for pool in config.gpu_pools:
         mode = mode_of(pool.machine_type or "") if pool.interconnect == "fabric" else None
@@ -319,8 +331,8 @@ def fabric_groups(config: StackConfig) -> tuple[FabricGroup, ...]:
         if mode is not None and zone is not None:
             pools.setdefault((mode.key, zone), []).append(pool.name)
     groups = []
-    for index, (key, zone) in enumerate(sorted(pools)):
-        group = _group(config.cluster.name, MODES[key], zone, index)
+    for key, zone in sorted(pools):
+        group = _group(config.cluster.name, MODES[key], zone)
         groups.append(
             FabricGroup(group.mode, zone, group.region, group.networks, tuple(pools[(key, zone)]))
         )
@@ -353,7 +365,7 @@ def pool_fabric(
 ) -> PoolFabric:
     """A fabric pool's placement and pod contract (`Cloud.pool_fabric`)."""
     mode = MODES[FABRICS[facts.machine_type][0]]
-    group = _group(config.cluster.name, mode, zone, 0)
+    group = _group(config.cluster.name, mode, zone)
     for candidate in fabric_groups(config):
         if pool.name in candidate.pools:
             group = candidate
@@ -365,6 +377,7 @@ def pool_fabric(
         notes.append(
             f"pods run the `{mode.sidecar}` receive-datapath sidecar beside NCCL ({mode.source})"
         )
+    pod = fabric_pod(mode.key)
     return PoolFabric(
         facts=facts,
         zone=zone,
@@ -373,6 +386,13 @@ def pool_fabric(
         pod_annotations=pod_annotations(group),
         request_annotation_keys=(INTERFACES_ANNOTATION,),
         notes=tuple(notes),
+        sidecars=pod.sidecars,
+        volumes=pod.volumes,
+        container_env=pod.env,
+        container_mounts=pod.volume_mounts,
+        # Unbuilt: name the sidecar the device annotation is for, to copy from the source.
+        pod_source=pod.source if pod.rendered else f"container `{mode.sidecar}` of {pod.source}",
+        pod_rendered=pod.rendered,
     )
 
 

@@ -9,7 +9,8 @@ x 2(n-1)/n for all_reduce).
 
 Sources (GoogleCloudPlatform/container-engine-accelerators @992db812):
 - TCPXO: gpudirect-tcpxo/nccl-test-latest.yaml (last changed abbe8ddf): the `tcpxo-daemon`
-  sidecar (tcpgpudmarxd-dev:v1.0.21) beside `nccl-test` (nccl-plugin-gpudirecttcpx-dev:v1.0.15,
+  sidecar, volumes and env of components/gcp/model/fabric_pod.py (which `consumers` prints
+  too) beside `nccl-test` (nccl-plugin-gpudirecttcpx-dev:v1.0.15,
   the installer's version), `/scripts/allgather.sh` written at start; run with
   `kubectl exec nccl-test-host-1 -c nccl-test -- /scripts/allgather.sh nccl-host-1 ...`
   (cluster-toolkit @10470803 examples/gke-a3-megagpu/README.md).
@@ -26,23 +27,17 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from components.gcp.model.fabric import FABRICS, MODES
+from components.gcp.model.fabric_pod import SOURCES as POD_SOURCES
+from components.gcp.model.fabric_pod import fabric_pod
 from components.model.catalog.charts import NCCL_NAMESPACE
 from components.model.fabric import NcclTest, nccl_metadata, nccl_name
 from components.model.labels import POOL_LABEL
 from components.model.pool_spec import PoolSpec
 
-CEA = "https://github.com/GoogleCloudPlatform/container-engine-accelerators/blob/992db81257553607f1477945f1b3219632991829"
-_TCPXO_RXDM = "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/tcpgpudmarxd-dev:v1.0.21"
 _TCPXO_NCCL = "us-docker.pkg.dev/gce-ai-infra/gpudirect-tcpxo/nccl-plugin-gpudirecttcpx-dev:v1.0.15"
 _GIB_DIAGNOSTIC = "us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib-diagnostic:v1.1.1"
-SOURCES: Final[Mapping[str, str]] = {
-    "tcpxo": f"{CEA}/gpudirect-tcpxo/nccl-test-latest.yaml",
-    "rdma": f"{CEA}/gpudirect-rdma/nccl-test.yaml",
-}
-
-
-def _host_path(name: str, path: str) -> dict[str, Any]:
-    return {"name": name, "hostPath": {"path": path}}
+# The modes with a test (TCPX: None, see above).
+SOURCES: Final[Mapping[str, str]] = {mode: POD_SOURCES[mode] for mode in ("tcpxo", "rdma")}
 
 
 def _tcpxo_containers(hosts: int) -> list[dict[str, Any]]:
@@ -56,52 +51,22 @@ def _tcpxo_containers(hosts: int) -> list[dict[str, Any]]:
         "/scripts/demo-run-nccl-test-tcpxo-via-mpi.sh\nEOF\n"
         "chmod +x /scripts/allgather.sh\nservice ssh restart;\nsleep infinity;\n"
     )
-    library = {"name": "LD_LIBRARY_PATH", "value": "/usr/local/nvidia/lib64"}
+    pod = fabric_pod("tcpxo")
     return [
-        {
-            "name": "tcpxo-daemon",
-            "image": _TCPXO_RXDM,
-            "command": ["/bin/sh", "-c"],
-            "args": [
-                "set -ex\nchmod 755 /fts/entrypoint_rxdm_container.sh\n"
-                "/fts/entrypoint_rxdm_container.sh --num_hops=2\n"
-            ],
-            "securityContext": {"capabilities": {"add": ["NET_ADMIN", "NET_BIND_SERVICE"]}},
-            "volumeMounts": [
-                {"name": "nvidia", "mountPath": "/usr/local/nvidia/lib64"},
-                {"name": "sys", "mountPath": "/hostsysfs"},
-                {"name": "proc-sys", "mountPath": "/hostprocsysfs"},
-            ],
-            "env": [library],
-        },
+        *(dict(sidecar) for sidecar in pod.sidecars),
         {
             "name": "nccl-test",
             "image": _TCPXO_NCCL,
             "command": ["/bin/sh", "-c", run],
-            "env": [
-                library,
-                {"name": "NCCL_FASTRAK_LLCM_DEVICE_DIRECTORY", "value": "/dev/aperture_devices"},
-            ],
-            "volumeMounts": [
-                {"name": "nvidia", "mountPath": "/usr/local/nvidia/lib64"},
-                {"name": "shared-memory", "mountPath": "/dev/shm"},
-                {"name": "aperture-devices", "mountPath": "/dev/aperture_devices"},
-            ],
+            "env": list(pod.env),
+            "volumeMounts": list(pod.volume_mounts),
             "resources": {"limits": {"nvidia.com/gpu": 8}},
         },
     ]
 
 
-_TCPXO_VOLUMES: Final = [
-    _host_path("nvidia", "/home/kubernetes/bin/nvidia/lib64"),
-    {"name": "shared-memory", "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}},
-    _host_path("sys", "/sys"),
-    _host_path("proc-sys", "/proc/sys"),
-    _host_path("aperture-devices", "/dev/aperture_devices"),
-]
-
-
 def _rdma_containers() -> list[dict[str, Any]]:
+    pod = fabric_pod("rdma")
     return [
         {
             "name": "test",
@@ -111,22 +76,11 @@ def _rdma_containers() -> list[dict[str, Any]]:
                 "/scripts/container_entry.sh shell\n"
                 "source /usr/local/gib/scripts/set_nccl_env.sh\nsleep infinity\n"
             ],
-            "env": [{"name": "LD_LIBRARY_PATH", "value": "/usr/local/nvidia/lib64"}],
-            "volumeMounts": [
-                {"name": "library-dir-host", "mountPath": "/usr/local/nvidia"},
-                {"name": "gib", "mountPath": "/usr/local/gib"},
-                {"name": "shared-memory", "mountPath": "/dev/shm"},
-            ],
+            "env": list(pod.env),
+            "volumeMounts": list(pod.volume_mounts),
             "resources": {"requests": {"cpu": "150m"}, "limits": {"nvidia.com/gpu": 8}},
         }
     ]
-
-
-_RDMA_VOLUMES: Final = [
-    _host_path("library-dir-host", "/home/kubernetes/bin/nvidia"),
-    _host_path("gib", "/home/kubernetes/bin/gib"),
-    {"name": "shared-memory", "emptyDir": {"medium": "Memory", "sizeLimit": "250Gi"}},
-]
 
 
 def nccl_test(pool: PoolSpec, nodes: int) -> NcclTest | None:
@@ -187,7 +141,7 @@ def nccl_test(pool: PoolSpec, nodes: int) -> NcclTest | None:
                     "containers": _tcpxo_containers(nodes)
                     if mode.key == "tcpxo"
                     else _rdma_containers(),
-                    "volumes": list(_TCPXO_VOLUMES if mode.key == "tcpxo" else _RDMA_VOLUMES),
+                    "volumes": list(fabric_pod(mode.key).volumes),
                 },
             }
         )

@@ -86,6 +86,7 @@ def _node_pool(inputs: Mapping[str, Any], name: str) -> list[DeclaredPool]:
 
 RESOURCES: Final = ResourceKnowledge(
     replacement_paths=change_rules.REPLACEMENT_PATHS,
+    replaced_unless_widened=change_rules.REPLACED_UNLESS_WIDENED,
     refused_in_place=change_rules.REFUSED_IN_PLACE,
     name_inputs=change_rules.NAME_INPUTS,
     downtime=change_rules.DOWNTIME,

@@ -26,14 +26,29 @@ def pod_fragment(spec: PoolSpec) -> dict[str, Any]:
     """A pod spec fragment placing one container on the pool (with the pod-level fields the
     pool needs, e.g. `hostIPC` on GKE MPS pools)."""
     scheduling = spec.pod_scheduling
-    volumes = fabric_volumes(spec)
-    return {
+    main: dict[str, Any] = {"name": "main", "resources": _resources(spec), **fabric_container(spec)}
+    fabric = spec.fabric
+    fragment: dict[str, Any] = {
         "nodeSelector": dict(scheduling["nodeSelector"]),
         "tolerations": list(scheduling["tolerations"]),
         **dict(spec.pod_settings),
-        "containers": [{"name": "main", "resources": _resources(spec), **fabric_container(spec)}],
-        **({"volumes": volumes} if volumes else {}),
+        "containers": [main],
     }
+    if fabric is not None:
+        # What the fabric's NCCL plugin needs beside and in the GPU container (GKE's TCPXO
+        # receive-datapath sidecar, its volumes and env), built as the NCCL sample builds it.
+        if fabric.container_env:
+            main["env"] = [dict(item) for item in fabric.container_env]
+        if fabric.container_mounts:
+            main["volumeMounts"] = [
+                *main.get("volumeMounts", []),
+                *(dict(item) for item in fabric.container_mounts),
+            ]
+        fragment["containers"] += [dict(sidecar) for sidecar in fabric.sidecars]
+        volumes = [*fabric_volumes(spec), *(dict(volume) for volume in fabric.volumes)]
+        if volumes:
+            fragment["volumes"] = volumes
+    return fragment
 
 
 def _resources(spec: PoolSpec) -> dict[str, Any]:
@@ -46,9 +61,27 @@ def _resources(spec: PoolSpec) -> dict[str, Any]:
 def _fabric_lines(spec: PoolSpec) -> list[str]:
     """A fabric pool's pod annotations (metadata, not the pod spec this fragment is)."""
     annotations = fabric_annotations(spec)
-    if not annotations:
+    if not annotations or spec.fabric is None:
         return []
+    fabric = spec.fabric
+    if not fabric.pod_rendered:
+        where = (
+            "GPU fabric: gpufleet does not build this mode's receive-datapath sidecar: copy "
+            f"the {fabric.pod_source}, with its volumes and the NCCL container's env and "
+            "volumeMounts"
+        )
+    elif fabric.sidecars or fabric.volumes:
+        names = ", ".join(str(s["name"]) for s in fabric.sidecars)
+        where = (
+            "GPU fabric: the container `main` (the one running NCCL) carries the env and "
+            "volumeMounts below"
+            + (f", beside the sidecar {names}" if names else "")
+            + f" and the volumes, as in {fabric.pod_source}"
+        )
+    else:
+        where = ""
     return [
+        *([where] if where else []),
         "GPU fabric: the pod's metadata.annotations must carry:",
         # One line per annotation: a value may span lines (GKE's device list), and every line
         # of this header is a YAML comment.
