@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
+import ipaddress
 import json
 from typing import Any
 
@@ -384,3 +385,26 @@ def test_an_adopted_cluster_needs_dataplane_v2_and_multi_networking_for_a_fabric
         load_stack("gcp-existing"),
         world=World("1.35.2", gke_datapath_provider="LEGACY_DATAPATH", gke_multi_networking=False),
     )
+
+
+def test_no_two_fabric_groups_of_a_cluster_have_overlapping_subnets() -> None:
+    """GKE refuses Pod-networks of one cluster with overlapping ranges (GKE docs,
+    setup-multinetwork-support-for-pods, General limitations): every (mode, zone letter) group
+    has a block of its own, and TCPXO in zone a keeps the ranges the first stacks got."""
+    subnets = []
+    for mode in gke_fabric.MODES.values():
+        for letter in "abcdefghijklmnop":
+            group = gke_fabric._group("c", mode, f"us-central1-{letter}")
+            subnets += [(mode.key, letter, ipaddress.ip_network(n.cidr)) for n in group.networks]
+    for i, (mode, letter, net) in enumerate(subnets):
+        for other_mode, other_letter, other in subnets[i + 1 :]:
+            assert not net.overlaps(other), (mode, letter, other_mode, other_letter)
+    first = gke_fabric._group("c", gke_fabric.MODES["tcpxo"], "us-central1-a")
+    assert [n.cidr for n in first.networks] == [f"192.168.{n}.0/24" for n in range(8)]
+
+
+def test_a_zone_letter_without_a_subnet_block_is_refused_at_its_edge() -> None:
+    pool = parse_config(_raw()).gpu_pools[0]
+    assert gke_fabric.zone_block_problems(pool, "us-central1-p", "gpuPools[0]") == []
+    (problem,) = gke_fabric.zone_block_problems(pool, "us-central1-q", "gpuPools[0]")
+    assert problem.path == "gpuPools[0].zones"

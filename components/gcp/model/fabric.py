@@ -37,6 +37,7 @@ from typing import Final, Literal
 from components.gcp.model.config import pool_options
 from components.gcp.model.fabric_pod import fabric_pod
 from components.model.fabric import FabricFacts, NcclFigure, PoolFabric
+from components.model.problems import Problem
 from components.model.schema import GpuPoolConfig, StackConfig
 
 MACHINE = "https://cloud.google.com/compute/docs/gpus/gpu-network-bandwidth"
@@ -275,27 +276,57 @@ def _zone_letter(zone: str) -> str:
     return zone.rsplit("-", 1)[-1]
 
 
-# Every group numbers its subnets from 192.168.0.0/24, apart from the cluster's own ranges
-# (10.x, components/gcp/model/config.py). A group's ranges depend on nothing but its own
-# (mode, zone), so adding or removing another group never moves a running subnet: the provider
-# replaces a subnet whose new range does not contain the old one (terraform-provider-google
-# @e03b7622 resource_compute_subnetwork.go L62-80, L384-385: ForceNewIfChange
-# IsShrinkageIpCidr), which fails while a node pool's NICs use it (review rev-gke6 G6-1).
-# Ranges repeat across groups, never within one: each group has VPCs of its own, unpeered, and
-# a VM's NICs only join one group's (a pool has one mode and one zone). Overlap is refused only
-# within a VPC and its peers (cloud.google.com/vpc/docs/subnets, "IPv4 subnet ranges") and
-# between the subnets of one VM's NICs (cloud.google.com/vpc/docs/multiple-interfaces-concepts).
+# Each (mode, zone) group has a block of its own: a /16 per mode (TCPXO keeps 192.168.0.0/16,
+# where the first groups were made) and 16 /24s per zone letter in it, apart from the cluster's
+# own ranges (10.x and the control plane's 172.16.0.0/28, components/gcp/model/config.py). GKE
+# refuses Pod-networks of one cluster with overlapping ranges (GKE docs,
+# setup-multinetwork-support-for-pods, "General limitations"; review fix7-gke F7G-1), and a
+# group's ranges depend on nothing but its own (mode, zone), so adding or removing another group
+# never moves a running subnet: the provider replaces a subnet whose new range does not contain
+# the old one (terraform-provider-google @e03b7622 resource_compute_subnetwork.go L62-80,
+# L384-385: ForceNewIfChange IsShrinkageIpCidr), which fails while a node pool's NICs use it
+# (review rev-gke6 G6-1).
+_MODE_BLOCKS: Final[Mapping[str, str]] = MappingProxyType(
+    {"tcpxo": "192.168", "tcpx": "172.20", "rdma": "172.21"}
+)
+# /24s per zone letter: a group has at most 9 networks (RDMA: 1 gVNIC + 8).
+_ZONE_STRIDE: Final = 16
+
+
+def _letter_index(zone: str) -> int | None:
+    """The zone letter's block (a: 0 ... p: 15); None for a zone with no block."""
+    letter = _zone_letter(zone)
+    return ord(letter) - ord("a") if len(letter) == 1 and "a" <= letter <= "p" else None
+
+
+def _third_octet(zone: str, n: int) -> int:
+    # zone_block_problems refuses a zone without a block before anything is planned.
+    return (_letter_index(zone) or 0) * _ZONE_STRIDE + n
+
+
+def zone_block_problems(pool: GpuPoolConfig, zone: str | None, path: str) -> list[Problem]:
+    """A fabric pool's zone must have a GPU subnet block (zone letters a-p: GCE's are a-f)."""
+    if pool.interconnect != "fabric" or zone is None or _letter_index(zone) is not None:
+        return []
+    return [
+        Problem(
+            f"{path}.zones",
+            "gpufleet gives each fabric zone its own GPU subnet block by the zone's letter "
+            "(a to p); this zone's has none: name a zone of the region that ends in -a to -p",
+            zone,
+        )
+    ]
 
 
 def _group(cluster: str, mode: GpuDirectMode, zone: str) -> FabricGroup:
-    """The networks of one (mode, zone): /24 subnets 192.168.0.0/24 upwards, one per NIC."""
+    """The networks of one (mode, zone): /24 subnets in the group's own block, one per NIC."""
     prefix = f"{cluster}-{mode.key}-{_zone_letter(zone)}"
     tag = f"{mode.key}-{_zone_letter(zone)}"
     networks: list[FabricNetwork] = []
     nics = mode.node_only_networks + mode.gpu_networks
 
     def cidr(n: int) -> str:
-        return f"192.168.{n}.0/24"
+        return f"{_MODE_BLOCKS[mode.key]}.{_third_octet(zone, n)}.0/24"
 
     for n in range(mode.node_only_networks):
         name = f"{prefix}-gvnic-{n + 1}"
@@ -310,7 +341,7 @@ def _group(cluster: str, mode: GpuDirectMode, zone: str) -> FabricGroup:
         else:
             name = f"{prefix}-{g + 1}"
             networks.append(FabricNetwork(name, name, cidr(n), f"{tag}-{g + 1}", mode.device_mode))
-    assert len(networks) == nics <= 16
+    assert len(networks) == nics <= _ZONE_STRIDE
     return FabricGroup(mode, zone, zone.rsplit("-", 1)[0], tuple(networks), ())
 
 

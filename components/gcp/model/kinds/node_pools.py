@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from components.gcp.model import capacity as gke_capacity
 from components.gcp.model import capacity_checks, image_start, node_limits
 from components.gcp.model import config as gcp_config
+from components.gcp.model import fabric as gke_fabric
 from components.gcp.model.catalog import CATALOG
 from components.gcp.model.gpu_zones import zone_rule
 from components.model.capacity import CapacityOrder, ReservationCap, declared_order
@@ -180,6 +181,13 @@ class NodePools(PoolKind):
         return physical if sharing_via == "nvidia" else allocatable
 
     # --- capacity (components/gcp/model/capacity.py) ----------------------------------------
+
+    def fabric_problems(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str
+    ) -> list[Problem]:
+        # GPUDirect's subnets take a block by the zone's letter (components/gcp/model/fabric.py).
+        zone = gke_fabric.fabric_zone(pool, cluster.zones)
+        return gke_fabric.zone_block_problems(pool, zone, path)
 
     def capacity_order(self, pool: GpuPoolConfig) -> CapacityOrder:
         return capacity_order(pool)
