@@ -101,3 +101,14 @@ def test_the_plan_table_says_a_spot_fallback_pool_launches_spot_first(
     cells = {row.split()[0]: row[column:].rsplit("  ", 1)[0].strip() for row in rows[1:]}
     for pool, said in spot.items():
         assert cells[pool] == said, rows
+
+
+def test_on_an_adopted_cluster_the_default_name_is_refused_saying_it_may_be_free() -> None:
+    # gpufleet does not read an adopted cluster's defaultNodePools (review fix7-aks F7A-1).
+    from components.azure.model import nap
+
+    pool = parse_config(_raw()).gpu_pools[0].model_copy(update={"name": "default"})
+    (created,) = nap.pool_problems(pool, "gpuPools[0]")
+    (adopted,) = nap.pool_problems(pool, "gpuPools[0]", adopted=True)
+    assert "already use" in created.message and "cannot tell" not in created.message
+    assert "cannot tell" in adopted.message and adopted.path == "gpuPools[0].name"

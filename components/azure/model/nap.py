@@ -97,17 +97,25 @@ def cluster_problems(cluster: ClusterConfig, adopted: bool) -> list[Problem]:
     return problems
 
 
-def pool_problems(pool: GpuPoolConfig, path: str) -> list[Problem]:
+def pool_problems(pool: GpuPoolConfig, path: str, adopted: bool = False) -> list[Problem]:
     """What an AKSNodeClass and Azure's Karpenter cannot express for the pool."""
     problems = []
     if pool.name in AKS_OWNED_NAMES:
+        # An adopted cluster's defaultNodePools is not read (review fix7-aks F7A-1): the name
+        # is refused there too, saying it may be free, since a clash fails `up` half-way.
+        which = (
+            "AKS's own default NodePools, when the cluster's defaultNodePools is Auto (the "
+            "default; gpufleet does not read it on an adopted cluster, so it cannot tell), use"
+            if adopted
+            else "AKS's own default NodePools (defaultNodePools: Auto) already use"
+        )
         problems.append(
             Problem(
                 f"{path}.name",
-                "AKS's own default NodePools (defaultNodePools: Auto) already use a NodePool and "
-                f"an AKSNodeClass of this name ({', '.join(sorted(AKS_OWNED_NAMES))}), and "
-                "gpufleet names the pool's NodePool and AKSNodeClass after the pool: `pulumi up` "
-                "would fail (AlreadyExists) or fight AKS over them; rename the pool",
+                f"{which} a NodePool and an AKSNodeClass of this name "
+                f"({', '.join(sorted(AKS_OWNED_NAMES))}), and gpufleet names the pool's NodePool "
+                "and AKSNodeClass after the pool: `pulumi up` would fail (AlreadyExists) or "
+                "fight AKS over them; rename the pool",
                 pool.name,
             )
         )

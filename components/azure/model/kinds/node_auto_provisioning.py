@@ -35,10 +35,11 @@ class NodeAutoProvisioning(KarpenterPoolKind):
     def check(
         self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str, warnings: list[str]
     ) -> list[Problem]:
-        if existing_cluster.written(cluster):
+        adopted = existing_cluster.written(cluster)
+        if adopted:
             warnings.append(nap.adopted_name_warning(pool, path))
         problems = self.node_pool_problems(pool, path)
-        problems += nap.pool_problems(pool, path)
+        problems += nap.pool_problems(pool, path, adopted)
         return problems + limits.pool_limit_problems(pool, path)
 
     def node_facts(
