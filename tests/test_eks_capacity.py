@@ -389,14 +389,12 @@ def test_every_bad_reservation_on_node_groups_is_refused_at_once() -> None:
 def test_auto_mode_and_an_owners_autoscaler_refuse_with_the_reason() -> None:
     raw = raw_of("aws-auto-mode")
     raw["gpuPools"][0].pop("spot", None)
-    raw["gpuPools"][0]["capacity"] = "reserved"
-    raw["gpuPools"][0]["aws"] = {"capacityReservations": [{"id": ODCR}]}
+    raw["gpuPools"][0]["capacity"] = "capacity-block"
+    raw["gpuPools"][0]["aws"] = {"capacityReservations": [{"id": BLOCK}]}
     (refused,) = [p for p in problems_of(raw) if p.startswith("gpuPools[0].capacity")]
-    assert "selecting any turns off Auto Mode's use of open ODCRs for every NodeClass" in refused
-    assert "gpufleet builds reservations and Capacity Blocks under cluster.aws.provisioner " in (
-        refused
-    )
-    assert "leave capacity on-demand and make the ODCR open" in refused
+    # Reserved capacity is built there (tests/test_auto_mode_reserved.py); Capacity Blocks not.
+    assert "on EKS Auto Mode gpufleet builds reserved and [reserved, on-demand]" in refused
+    assert "not yet Capacity Blocks or Spot after a reservation: for those use " in refused
     raw = raw_of("aws-existing")
     raw["cluster"]["existing"]["autoscalerInstalled"] = True
     raw["gpuPools"][0].pop("spot")

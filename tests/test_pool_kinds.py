@@ -95,9 +95,12 @@ def test_capacity_orders_differ_per_kind() -> None:
     assert ("reserved", "spot", "on-demand") in KARPENTER.traits(
         config.cluster, pool
     ).capacity_orders
+    # Auto Mode: an ODCR alone or before on-demand (issue 33), no Capacity Block, no Spot after it.
     assert AUTO_MODE.traits(config.cluster, pool).capacity_orders == (
         ("on-demand",),
         ("spot",),
+        ("reserved",),
+        ("reserved", "on-demand"),
     )
 
 

@@ -236,6 +236,7 @@ class AutoModeBuilder(EksNodePoolBuilder):
             disk_size_gb=pool.disk_size_gb,
             subnet_ids=subnet_ids,
             security_group_ids=security_group_ids,
+            capacity_reservations=capacity.selector_terms(pool_config),
         )
 
     def node_pool_options(self, pool: PoolSpec) -> karpenter_pool.NodePoolOptions:

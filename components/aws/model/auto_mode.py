@@ -11,12 +11,13 @@ extra cluster-role permissions, so gpufleet sets none (automode/create-node-clas
 block storage and load balancing are enabled together (automode/auto-enable-existing.adoc) and
 the cluster must not bootstrap self-managed add-ons (the AWS provider's aws_eks_cluster notes).
 The NodeClass fields: role, subnetSelectorTerms, securityGroupSelectorTerms and ephemeralStorage
-(create-node-class.adoc, "Node Class Specification").
+(create-node-class.adoc, "Node Class Specification"), and capacityReservationSelectorTerms for a
+reserved pool (auto-odcr, below).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from components.aws.model.karpenter import selector_terms
@@ -40,16 +41,20 @@ NODE_CLASS_GROUP = "eks.amazonaws.com"
 # v1 docs, concepts/disruption: the maximum node lifetime is the sum of the two). A job that needs
 # longer cannot run on one Auto Mode node.
 MAX_NODE_LIFETIME_HOURS = 21 * 24
-# Reservations (docs.aws.amazon.com/eks/latest/userguide/auto-odcr.html, read 2026-11-28): a
-# NodeClass may select ODCRs and Capacity Blocks (`capacityReservationSelectorTerms`), and its
-# nodes then carry `karpenter.sh/capacity-type: reserved`, tried before on-demand and Spot; but
-# once any NodeClass of the cluster has such terms, Auto Mode stops using open ODCRs for every
-# NodeClass ("If you configure capacityReservationSelectorTerms on a NodeClass in a cluster, EKS
-# Auto Mode will no longer automatically use open ODCRs for any NodeClass in the cluster"), and
-# AWS publishes no CRD of its NodeClass to validate terms against (the page's example only).
-# Without terms, Auto Mode launches into open ODCRs through open matching, labelled on-demand and
-# not preferred. gpufleet refuses `reserved` and `capacity-block` here until it can validate the
-# NodeClass (components/aws/model/kinds/auto_mode.py says what to do instead).
+# Reservations (docs.aws.amazon.com/eks/latest/userguide/auto-odcr.html, read 2026-11-28 in both
+# versions AWS serves, and awsdocs/amazon-eks-user-guide latest/ug/automode/auto-odcr.adoc at
+# 4f3d500): a NodeClass (`eks.amazonaws.com/v1`) selects ODCRs and Capacity Blocks with
+# `capacityReservationSelectorTerms`, each term an `id`, or `tags` with an optional `owner`
+# (account id; Karpenter's own EC2NodeClass spells it `ownerID`); its nodes carry
+# `karpenter.sh/capacity-type: reserved` and "will be prioritized over on-demand and spot", and
+# the page's NodePool example requires `karpenter.sh/capacity-type` In [reserved] ("Enable other
+# capacity types: on-demand, spot"). Both versions warn: "If you configure
+# capacityReservationSelectorTerms on a NodeClass in a cluster, EKS Auto Mode will no longer
+# automatically use open ODCRs for any NodeClass in the cluster". Without terms, Auto Mode
+# launches into open ODCRs through open matching, labelled on-demand and not preferred. AWS
+# publishes no CRD of this NodeClass; the term keys are the page's example's (and AWS's own
+# cdk-eks-blueprints AutoModeNodeClassSpec: id, owner, tags). gpufleet writes ids and tags only.
+RESERVATION_TERM_KEYS = ("id", "tags", "owner")
 RESERVATIONS_SOURCE = (
     "EKS user guide, auto-odcr (Control deployment of workloads into Capacity Reservations)"
 )
@@ -62,13 +67,20 @@ def node_class_spec(
     disk_size_gb: int,
     subnet_ids: Sequence[str],
     security_group_ids: Sequence[str],
+    capacity_reservations: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """A pool's NodeClass: its node role, the cluster's private subnets and node security groups
-    (by id, as Karpenter's: `karpenter.selector_terms`), and the pool's disk as the node's
-    ephemeral storage."""
+    (by id, as Karpenter's: `karpenter.selector_terms`), the pool's disk as the node's
+    ephemeral storage, and the reservations its NodePool may launch into (none: the field is
+    left out, so Auto Mode keeps using open ODCRs)."""
     return {
         "role": node_role,
         "subnetSelectorTerms": selector_terms(subnet_ids),
         "securityGroupSelectorTerms": selector_terms(security_group_ids),
         "ephemeralStorage": {"size": f"{disk_size_gb}Gi"},
+        **(
+            {"capacityReservationSelectorTerms": [dict(t) for t in capacity_reservations]}
+            if capacity_reservations
+            else {}
+        ),
     }

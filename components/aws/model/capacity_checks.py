@@ -80,7 +80,11 @@ def check(
                 )
         return problems
     if not reservations and not tags:
-        how = " (or, under Karpenter, capacityReservationTags)" if word == RESERVED else ""
+        how = (
+            " (or, under Karpenter or EKS Auto Mode, capacityReservationTags)"
+            if word == RESERVED
+            else ""
+        )
         problems.append(
             Problem(
                 key,

@@ -9,10 +9,11 @@ well-known and `eks.amazonaws.com/instance-*` labels as requirements but not `ku
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
-from components.aws.model import auto_mode, fabric, provisioners
+from components.aws.model import auto_mode, capacity, capacity_checks, fabric, provisioners
 from components.aws.model.kinds.node_pool_kinds import NodePoolKind
-from components.model.capacity import QUEUED, CapacityOrder
+from components.model.capacity import ON_DEMAND, QUEUED, SPOT, CapacityOrder
 from components.model.problems import Problem
 from components.model.schema import ClusterConfig, GpuPoolConfig, SoftwareMode
 
@@ -21,6 +22,14 @@ class AutoModeNodePools(NodePoolKind):
     title = "EKS Auto Mode NodePools"
     provisioner = "auto-mode"
     display = "EKS Auto Mode"
+    # An ODCR alone, or first with on-demand after it: the shapes AWS's auto-odcr page shows
+    # (model/auto_mode.py). Spot after a reservation and Capacity Blocks are not built here.
+    capacity_orders: ClassVar[tuple[CapacityOrder, ...]] = (
+        ON_DEMAND,
+        SPOT,
+        (capacity.RESERVED,),
+        capacity.RESERVED_FIRST,
+    )
     # Auto Mode picks its own image: there is no AMI family to choose.
     refused_keys = ("ami_family",)
     cloud_image = True
@@ -81,18 +90,46 @@ class AutoModeNodePools(NodePoolKind):
     def capacity_advice(
         self, cluster: ClusterConfig, pool: GpuPoolConfig, order: CapacityOrder
     ) -> str:
-        if order == QUEUED:
+        if order == QUEUED or capacity.reservation_word(order) is None:
             return super().capacity_advice(cluster, pool, order)
         return (
-            "EKS Auto Mode's NodeClass can select reservations (capacityReservationSelectorTerms), "
-            "but selecting any turns off Auto Mode's use of open ODCRs for every NodeClass of the "
-            "cluster, and AWS publishes no NodeClass CRD gpufleet could validate them against "
-            f"({auto_mode.RESERVATIONS_SOURCE}), so gpufleet builds reservations and Capacity "
-            "Blocks under cluster.aws.provisioner karpenter (the same NodePools, with "
-            "[reserved, on-demand] fallback) or cluster-autoscaler, not EKS Auto Mode; on Auto "
-            "Mode, leave capacity on-demand and make the ODCR open: Auto Mode launches into open "
-            "ODCRs that match, though it does not prefer them"
+            "on EKS Auto Mode gpufleet builds reserved and [reserved, on-demand] (the "
+            "NodeClass's capacityReservationSelectorTerms and the NodePool's reserved capacity "
+            f"type, {auto_mode.RESERVATIONS_SOURCE}), not yet Capacity Blocks or Spot after a "
+            "reservation: for those use cluster.aws.provisioner karpenter (the same NodePools, "
+            "checked against Karpenter's CRDs)"
         )
+
+    def reservation_problems(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, word: str, path: str
+    ) -> list[Problem]:
+        # Auto Mode's NodeClass selects as Karpenter's does; its term limits are Karpenter's
+        # CRD's (AWS publishes none of its own), the zone and type rules hold the same.
+        return capacity_checks.karpenter_problems(cluster, pool, word, path)
+
+    def reservation_warnings(
+        self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str
+    ) -> list[str]:
+        order = capacity.order_of(pool)
+        if capacity.reservation_word(order) is None:
+            return []
+        warnings = [
+            f"{path}.capacity: this pool's NodeClass selects reservations, so EKS Auto Mode stops "
+            'launching into open ODCRs for every NodeClass of the cluster ("If you configure '
+            "capacityReservationSelectorTerms on a NodeClass in a cluster, EKS Auto Mode will no "
+            'longer automatically use open ODCRs for any NodeClass", '
+            f"{auto_mode.RESERVATIONS_SOURCE}): an open ODCR another pool or team relied on now "
+            "sits idle, billed, unless a NodeClass selects it; not checked: gpufleet cannot see "
+            "the cluster's other NodeClasses"
+        ]
+        if order[1:]:
+            warnings.append(
+                f"{path}.capacity: not checked: whether EKS Auto Mode moves work from on-demand nodes "
+                "back into the reservation once it has room (AWS documents only that reserved nodes "
+                "are preferred when launching); a node started on on-demand while the reservation "
+                "is full may keep running, billed beside the reservation, until it is empty"
+            )
+        return warnings
 
 
 AUTO_MODE = AutoModeNodePools()
