@@ -1,8 +1,8 @@
 """EFA on EKS (`gpuPools[].interconnect: fabric`, issue 32): the aws-efa stack gives each fabric
 node one EFA interface per network card behind a security group that lets EFA through, a cluster
 placement group per zone where no reservation places the nodes, the autoscaler's view of the EFA
-devices at zero, and the EFA device plugin on fabric nodes only; Karpenter and Auto Mode refuse
-it with what to do; turning it on for a running pool rolls or only reaches new nodes."""
+devices at zero, and the EFA device plugin on fabric nodes only; Auto Mode refuses it (Karpenter
+builds it: test_karpenter_fabric.py); turning it on for a running pool rolls or reaches new nodes."""
 
 from __future__ import annotations
 
@@ -176,19 +176,16 @@ def _kind_problems(
     return [str(p) for p in kind.fabric_problems(config.cluster, pool, "gpuPools[0]")]
 
 
-def test_auto_mode_and_karpenter_refuse_the_fabric_with_what_to_do() -> None:
+def test_auto_mode_refuses_the_fabric_with_what_to_do_and_karpenter_builds_it() -> None:
     (auto,) = _kind_problems(AUTO_MODE)
     assert auto.startswith("gpuPools[0].interconnect: EKS Auto Mode has no per-interface EFA")
     assert "use cluster.aws.provisioner: cluster-autoscaler" in auto
-    (karpenter,) = _kind_problems(KARPENTER)
-    assert "networkInterfaces" in karpenter and "cluster-autoscaler" in karpenter
+    assert _kind_problems(KARPENTER) == []  # tests/test_karpenter_fabric.py: what it builds
 
 
 def test_a_group_pool_mixing_efa_layouts_is_refused_at_the_edge() -> None:
-    # Same network cards (32 and 32): one launch template fits both.
-    assert _kind_problems(SELF_MANAGED, ["p5.48xlarge", "p5e.48xlarge"]) == []
-    # 32 and 16 cards: refused.
-    (problem,) = _kind_problems(SELF_MANAGED, ["p5.48xlarge", "p5en.48xlarge"])
+    assert _kind_problems(SELF_MANAGED, ["p5.48xlarge", "p5e.48xlarge"]) == []  # 32, 32 cards
+    (problem,) = _kind_problems(SELF_MANAGED, ["p5.48xlarge", "p5en.48xlarge"])  # 32, 16
     assert problem.startswith("gpuPools[0].machineTypes: a fabric pool's launch template")
 
 

@@ -1,4 +1,5 @@
-"""What a fabric group pool's nodes need around them: EFA interfaces in the launch template, a
+"""What a fabric pool's nodes need around them: EFA interfaces in the launch template (group
+pools; a Karpenter pool's are in its EC2NodeClass, components/aws/model/karpenter.py), a
 security group that lets EFA traffic through, and a cluster placement group per zone.
 
 EFA's security group must allow all inbound and all outbound traffic from and to itself

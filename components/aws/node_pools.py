@@ -16,17 +16,19 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import pulumi
 
 from components.aws.auto_mode import AutoModeNodes, AutoModeNodesArgs
+from components.aws.fabric_network import fabric_network
 from components.aws.gpu_pool import POOL_TAG
 from components.aws.karpenter import KARPENTER_GPU_POOL_TYPE, Karpenter, KarpenterArgs
 from components.aws.model import auto_mode, capacity, karpenter
 from components.aws.model.autoscaler_tags import default_tags
 from components.aws.model.config import cluster_options, existing_options, pool_options
+from components.aws.model.fabric import fabric_group
 from components.aws.model.kinds import pool_kind
 from components.aws.node_host import EksNodeHost
 from components.aws.user_data import merged_user_data
@@ -177,6 +179,30 @@ class KarpenterBuilder(EksNodePoolBuilder):
             data_volume_snapshot=start.data_volume_snapshot,
             user_data=merged_user_data(start),
         )["spec"]
+
+    def node_class(
+        self, pool: PoolSpec, pool_config: GpuPoolConfig, node_role: pulumi.Input[str]
+    ) -> NodeClassDocument:
+        """A fabric pool's node class adds its EFA interfaces, EFA security group and cluster
+        placement group (made here, in the pool's one zone, as a group pool's are)."""
+        document = super().node_class(pool, pool_config, node_role)
+        efa = fabric_group(pool_config)
+        if efa is None:
+            return document
+        cluster_name = self.config.cluster.name
+        network = fabric_network(
+            f"{cluster_name}-{pool.name}",
+            efa,
+            pool.zones,
+            self.eks.vpc_id,
+            cluster_name,
+            pulumi.ResourceOptions(provider=self.eks.aws_provider),
+        )
+        (zone,) = pool.zones  # a fabric pool has one zone (fabric_checks)
+        spec = pulumi.Output.all(
+            document.spec, network.security_group.id, network.placement_group_name(zone)
+        ).apply(lambda parts: karpenter.with_fabric(parts[0], efa.efa_devices, parts[1], parts[2]))
+        return replace(document, spec=spec)
 
     def node_pool_options(self, pool: PoolSpec) -> karpenter_pool.NodePoolOptions:
         return karpenter_pool.NodePoolOptions(karpenter.ec2_node_class_ref(pool.name))

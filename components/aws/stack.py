@@ -214,10 +214,12 @@ def build_gpu_pools(
     """The GPU pools, then the autoscaler that owns their sizes."""
     eks = node_host(cluster)
     cfg = config.cluster
+    by_name = {p.name: p for p in config.gpu_pools}
     node_pool_builder = NODE_POOL_BUILDERS.get(cluster_kind(cfg))
     if node_pool_builder is not None:
-        return node_pools.build(node_pool_builder(config, eks), pools, eks)
-    by_name = {p.name: p for p in config.gpu_pools}
+        built_pools = node_pools.build(node_pool_builder(config, eks), pools, eks)
+        _efa_device_plugin(config, pools, eks)
+        return built_pools
     built: list[pulumi.Resource] = []
     spot_groups: list[str] = []
     # Self-managed groups, Spot or on-demand: nothing drains a node EC2 or the group terminates
@@ -230,11 +232,7 @@ def build_gpu_pools(
         spot_groups += group_pool.spot_groups
         self_managed_groups.update(group_pool.drained)
 
-    fabric_pools = [pool for pool in pools if fabric_group(by_name[pool.name]) is not None]
-    if fabric_pools:
-        EfaDevicePlugin(
-            f"{cfg.name}-efa-device-plugin", fabric_pools, eks.k8s_provider, eks.control_plane
-        )
+    _efa_device_plugin(config, pools, eks)
     if not existing_options(cfg).autoscaler_installed:
         queued = any(pool.queue is not None and pool.queue.requested for pool in pools)
         autoscaler = _cluster_autoscaler(config, eks, spot_groups, queued)
@@ -296,3 +294,17 @@ def _needs_self_managed_role(config: StackConfig) -> bool:
     if cluster_kind(config.cluster).node_role_always:
         return True
     return any(pool_kind(config.cluster, p).joins_with_node_role for p in config.gpu_pools)
+
+
+def _efa_device_plugin(config: StackConfig, pools: Sequence[PoolSpec], eks: EksNodeHost) -> None:
+    """The EFA device plugin, on the fabric pools' nodes, when any pool has the fabric (group
+    pools and Karpenter NodePools alike: both label their nodes gpufleet.io/fabric)."""
+    by_name = {p.name: p for p in config.gpu_pools}
+    fabric_pools = [pool for pool in pools if fabric_group(by_name[pool.name]) is not None]
+    if fabric_pools:
+        EfaDevicePlugin(
+            f"{config.cluster.name}-efa-device-plugin",
+            fabric_pools,
+            eks.k8s_provider,
+            eks.control_plane,
+        )

@@ -228,10 +228,25 @@ _FABRIC_OFF_REFUSAL: Final = Refusal(
     trigger="removed",
 )
 
+# The same on a Karpenter pool: its EC2NodeClass loses the interfaces, and the placement and EFA
+# security groups go in the same `up` while the drifted nodes (Drifted budget 0) still use them.
+_KARPENTER_FABRIC_OFF_REFUSAL: Final = Refusal(
+    "spec.networkInterfaces",
+    "refused unless the pool is at 0 nodes: turning the fabric off deletes the pool's cluster "
+    "placement group and EFA security group in the same `up`, and EC2 refuses both while the "
+    "pool's instances are in them (EC2 user guide, delete-placement-group; DeleteSecurityGroup, "
+    "DependencyViolation); gpufleet's NodePool never drains drifted nodes, so they are there",
+    "wait until the pool is empty (Karpenter consolidates idle nodes), or drain its nodes "
+    "(kubectl delete nodeclaims -l karpenter.sh/nodepool=<pool>), then turn the fabric off "
+    "and run `pulumi up`; or remove the pool from gpuPools",
+    trigger="removed",
+)
+
 REFUSED_IN_PLACE: Final[Mapping[str, tuple[Refusal, ...]]] = MappingProxyType(
     {
         "aws:eks/cluster:Cluster": _EKS_VERSION_REFUSALS,
         "aws:ec2/launchTemplate:LaunchTemplate": (_FABRIC_OFF_REFUSAL,),
+        "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass": (_KARPENTER_FABRIC_OFF_REFUSAL,),
         "aws:eks/nodeGroup:NodeGroup": (
             # No refusal of a raised minimum: gpufleet sends the live desired size, raised
             # to the new minimum (components/aws/model/groups.py, scaling_to_send).

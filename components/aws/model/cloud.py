@@ -105,7 +105,8 @@ class Aws(ManagedCloud):
     def pool_fabric(
         self, config: StackConfig, pool: GpuPoolConfig, facts: FabricFacts, zone: str
     ) -> PoolFabric:
-        return aws_fabric.pool_fabric(pool, facts, zone)
+        kind = self.pool_kind(config.cluster, pool)
+        return aws_fabric.pool_fabric(pool, facts, zone, kind.fabric_change_note)
 
     def nccl_test(self, config: StackConfig, pool: PoolSpec, nodes: int) -> NcclTest | None:
         return nccl.nccl_test(pool, nodes)

@@ -213,8 +213,9 @@ def layout_problems(machine_types: Sequence[str], where: str) -> list[Problem]:
     return [
         Problem(
             where,
-            "a fabric pool's launch template has one EFA interface per network card, so every "
-            f"instance type must have the same number of cards; got {cards}: make a pool per type",
+            "a fabric pool's launch template (or EC2NodeClass) has one EFA interface per network "
+            f"card, so every instance type must have the same number of cards; got {cards}: make "
+            "a pool per type",
             list(machine_types),
         )
     ]
@@ -230,11 +231,12 @@ GROUPS_INSTEAD: Final = (
     "self-managed), where gpufleet builds the EFA interfaces, the cluster placement group and "
     "the EFA device plugin"
 )
-KARPENTER_WHY: Final = (
-    "gpufleet does not build EFA under Karpenter yet: Karpenter >= v1.11 can (EC2NodeClass "
-    "spec.networkInterfaces and spec.placementGroupSelector, aws/karpenter-provider-aws PRs "
-    "#9027 and #9030), but gpufleet does not make the per-zone node classes and placement "
-    "groups it needs; without them Karpenter launches EFA nodes in no placement group"
+INSTALLED_KARPENTER_WHY: Final = (
+    "gpufleet builds EFA only on the Karpenter it runs (1.14.1): EC2NodeClass "
+    "spec.networkInterfaces and spec.placementGroupSelector need Karpenter >= v1.11 "
+    "(aws/karpenter-provider-aws PRs #9027 and #9030), and gpufleet cannot check the version "
+    "of the one this cluster runs; let gpufleet run Karpenter "
+    "(cluster.existing.autoscalerInstalled: false)"
 )
 AUTO_MODE_WHY: Final = (
     "EKS Auto Mode has no per-interface EFA settings and no placement groups (its NodeClass "
@@ -244,18 +246,40 @@ AUTO_MODE_WHY: Final = (
 )
 
 
-def pool_fabric(pool: GpuPoolConfig, facts: FabricFacts, zone: str) -> PoolFabric:
-    """A fabric group pool's EFA in `zone`: its cluster placement group, or a reservation's."""
+# What turning the fabric on or off does to a running pool (`PoolFabric.notes`). EFA interfaces
+# are set when an instance launches: they cannot be attached to a running one
+# (docs.aws.amazon.com/AWSEC2/latest/UserGuide/create-efa.html).
+GROUP_CHANGE_NOTE: Final = (
+    "EFA interfaces are set when an instance launches (they cannot be attached to a running "
+    "one, docs.aws.amazon.com/AWSEC2/latest/UserGuide/create-efa.html): turning the fabric "
+    "on makes a new launch template version, onto which EKS rolls a managed group's nodes "
+    "while a self-managed group's running nodes keep their interfaces until replaced; "
+    "turning it off deletes the pool's placement and EFA security groups, which EC2 refuses "
+    "while instances use them, so `diff` refuses it unless the pool is at 0 nodes"
+)
+# Karpenter marks a node Drifted when its node class's hashed fields (networkInterfaces among
+# them), its resolved placement group or its security groups change (aws/karpenter-provider-aws
+# pkg/cloudprovider/drift.go and pkg/apis/v1/ec2nodeclass.go @v1.14.1); gpufleet's NodePools allow 0
+# Drifted disruptions (components/model/karpenter_pool.py), so running nodes stay until empty.
+KARPENTER_CHANGE_NOTE: Final = (
+    "EFA interfaces are set when an instance launches (docs.aws.amazon.com/AWSEC2/latest/"
+    "UserGuide/create-efa.html): turning the fabric on changes the pool's EC2NodeClass, so "
+    "Karpenter marks its running nodes Drifted, and gpufleet's NodePool allows 0 Drifted "
+    "disruptions: they keep running without EFA, outside the placement group, until empty "
+    "(consolidation removes them); new nodes get EFA; turning it off deletes the pool's "
+    "placement and EFA security groups, which EC2 refuses while instances use them, so "
+    "`diff` refuses it unless the pool is at 0 nodes"
+)
+
+
+def pool_fabric(
+    pool: GpuPoolConfig, facts: FabricFacts, zone: str, change_note: str = GROUP_CHANGE_NOTE
+) -> PoolFabric:
+    """A fabric pool's EFA in `zone`: its cluster placement group, or a reservation's;
+    `change_note` says what turning it on or off does to running nodes (the pool kind's)."""
     word = capacity.reservation_word(capacity.order_of(pool))
     reserved = capacity.launch_target(pool) is not None
-    notes: tuple[str, ...] = (
-        "EFA interfaces are set when an instance launches (they cannot be attached to a running "
-        "one, docs.aws.amazon.com/AWSEC2/latest/UserGuide/create-efa.html): turning the fabric "
-        "on makes a new launch template version, onto which EKS rolls a managed group's nodes "
-        "while a self-managed group's running nodes keep their interfaces until replaced; "
-        "turning it off deletes the pool's placement and EFA security groups, which EC2 refuses "
-        "while instances use them, so `diff` refuses it unless the pool is at 0 nodes",
-    )
+    notes: tuple[str, ...] = (change_note,)
     placement = PLACEMENT
     if reserved and word == capacity.CAPACITY_BLOCK:
         placement = BLOCK_PLACEMENT
@@ -304,8 +328,9 @@ def device_plugin_values(tolerations: Sequence[Mapping[str, str]]) -> dict[str, 
 
 
 def fabric_group(pool: GpuPoolConfig) -> EksFabric | None:
-    """A fabric group pool's interfaces (its first type's: the types' layouts match, checked by
-    `layout_problems`), with a placement group unless a reservation places the instances."""
+    """A fabric pool's interfaces (its first type's: the types' layouts match, checked by
+    `layout_problems`), with a placement group unless a reservation places the instances
+    (group pools lay them out in a launch template, Karpenter pools in the EC2NodeClass)."""
     if pool.interconnect != "fabric":
         return None
     machine = capacity.pool_machine_types(pool)[0]

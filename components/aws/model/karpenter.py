@@ -86,6 +86,59 @@ def ami_alias(family: AmiFamily) -> str:
     return f"{family}@{release if release.startswith('v') else 'v' + release}"
 
 
+# EFA under Karpenter (EC2NodeClass spec.networkInterfaces and spec.placementGroupSelector,
+# aws/karpenter-provider-aws PRs #9027 and #9030, both first released in v1.11.0: `git log
+# v1.10.0..v1.11.0`). gpufleet builds a fabric pool's EFA only on a Karpenter it pins itself.
+FABRIC_MIN_VERSION = "1.11"
+# The CRD's interface types (v1.14.1 karpenter.k8s.aws_ec2nodeclasses.yaml, networkInterfaces
+# interfaceType enum). Karpenter passes the type to EC2 as written
+# (pkg/providers/launchtemplate/launchtemplate.go generateNetworkInterfaces @v1.14.1), so the
+# primary `interface` is a plain ENA with the node's IP, not an EFA: every EFA device is an
+# `efa-only` interface, card 0's as device 1 beside the primary, as the v1.14 docs' example
+# lays it out (website docs/concepts/nodeclasses.md, spec.networkInterfaces).
+PRIMARY_INTERFACE = "interface"
+EFA_ONLY_INTERFACE = "efa-only"
+
+
+def builds_fabric(version: str = CHART_VERSION) -> bool:
+    """Whether a Karpenter release builds EFA interfaces and placement groups from its node
+    class (the pinned one by default)."""
+    return _minor_tuple(version)[:2] >= _minor_tuple(FABRIC_MIN_VERSION)
+
+
+def efa_network_interfaces(network_cards: int) -> list[dict[str, Any]]:
+    """A fabric node class's `networkInterfaces`: the primary ENA on card 0, and one EFA-only
+    interface per network card (the CRD's rules: a primary of type `interface` on card 0
+    device 0, no duplicate card and device pair, at most one EFA-only interface per card), so
+    the node has as many EFA devices as the type's EFA count."""
+    primary = {"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": PRIMARY_INTERFACE}
+    efa = [
+        {"networkCardIndex": card, "deviceIndex": 1, "interfaceType": EFA_ONLY_INTERFACE}
+        for card in range(network_cards)
+    ]
+    return [primary, *efa]
+
+
+def with_fabric(
+    spec: Mapping[str, Any],
+    network_cards: int,
+    efa_security_group_id: str,
+    placement_group_name: str | None,
+) -> dict[str, Any]:
+    """A node class spec with a fabric pool's EFA: its interfaces, the EFA security group
+    (Karpenter puts every selected group on every interface, launchtemplate.go), and the pool's
+    cluster placement group by name (none on a reservation, which places the instances)."""
+    fabric_spec = dict(spec)
+    fabric_spec["networkInterfaces"] = efa_network_interfaces(network_cards)
+    fabric_spec["securityGroupSelectorTerms"] = [
+        *spec["securityGroupSelectorTerms"],
+        *selector_terms([efa_security_group_id]),
+    ]
+    if placement_group_name is not None:
+        fabric_spec["placementGroupSelector"] = {"name": placement_group_name}
+    return fabric_spec
+
+
 def ec2_node_class_ref(name: str) -> dict[str, str]:
     """A NodePool's reference to the pool's EC2NodeClass (named after the pool)."""
     return {"group": NODE_CLASS_GROUP, "kind": NODE_CLASS_KIND, "name": name}

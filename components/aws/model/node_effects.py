@@ -227,6 +227,22 @@ _EC2_NODE_CLASS: Final[tuple[NodeEffect, ...]] = (
         _STATIC_DRIFT_SOURCE,
     ),
     NodeEffect(
+        "spec.networkInterfaces",
+        "new-nodes",
+        "EFA interfaces are set at launch: running nodes keep theirs (none, when the fabric was "
+        "just turned on) and are marked drifted, but gpufleet's Drifted budget is 0: they stay "
+        "until they are empty; nodes launched from now on get the new interfaces",
+        _STATIC_DRIFT_SOURCE + "; EC2 user guide, create-efa (EFA attached at launch only)",
+    ),
+    NodeEffect(
+        "spec.placementGroupSelector",
+        "new-nodes",
+        "running nodes stay where they were launched (outside the placement group, when the "
+        "fabric was just turned on) and are marked drifted (PlacementGroupDrift), but gpufleet's "
+        "Drifted budget is 0: they stay until they are empty; new nodes launch into the group",
+        "aws/karpenter-provider-aws v1.14.1 pkg/cloudprovider/drift.go (isPlacementGroupDrifted)",
+    ),
+    NodeEffect(
         "spec.subnetSelectorTerms",
         "new-nodes",
         "a node is marked drifted only if its subnet is not among those the new terms select "

@@ -69,6 +69,8 @@ class EksPoolKind(PoolKind):
     installed_needs_node_role: ClassVar[bool] = False
     # A new launch template version replaces the running nodes (EKS managed node groups).
     template_change_rolls: ClassVar[bool] = False
+    # What turning `interconnect: fabric` on or off does to running nodes (PoolFabric.notes).
+    fabric_change_note: ClassVar[str] = fabric.GROUP_CHANGE_NOTE
 
     def traits(self, cluster: ClusterConfig, pool: GpuPoolConfig) -> PoolTraits:
         return PoolTraits(

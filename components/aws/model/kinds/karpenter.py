@@ -10,6 +10,8 @@ from components.aws.model.config import existing_options
 from components.aws.model.kinds.node_pool_kinds import NodePoolKind
 from components.model import karpenter_pool
 from components.model.capacity import ON_DEMAND, SPOT, CapacityOrder
+from components.model.catalog.gpus import MachineType
+from components.model.pool_kind import GpuNodeFacts
 from components.model.problems import Problem
 from components.model.schema import ClusterConfig, GpuPoolConfig
 
@@ -35,12 +37,38 @@ class KarpenterNodePools(NodePoolKind):
     gpu_manufacturer_label = karpenter.GPU_MANUFACTURER_LABEL
     gpu_count_label = karpenter.GPU_COUNT_LABEL
 
+    fabric_change_note = fabric.KARPENTER_CHANGE_NOTE
+
     def fabric_problems(
         self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str
     ) -> list[Problem]:
+        """The node class lays out one set of EFA interfaces (the types' layouts must match), on
+        a Karpenter gpufleet runs at a version that builds them."""
         if pool.interconnect != "fabric":
             return []
-        return [fabric.refusal(path, fabric.KARPENTER_WHY)]
+        if existing_options(cluster).autoscaler_installed:
+            return [fabric.refusal(path, fabric.INSTALLED_KARPENTER_WHY)]
+        problems = super().fabric_problems(cluster, pool, path)
+        if not karpenter.builds_fabric():
+            problems.append(
+                fabric.refusal(
+                    path,
+                    f"Karpenter {karpenter.CHART_VERSION} (pinned) has no EC2NodeClass "
+                    "networkInterfaces or placementGroupSelector: they came in "
+                    f"v{karpenter.FABRIC_MIN_VERSION} (aws/karpenter-provider-aws PRs #9027, "
+                    "#9030)",
+                )
+            )
+        return problems
+
+    def kind_facts(
+        self, facts: GpuNodeFacts, pool: GpuPoolConfig, machines: list[MachineType]
+    ) -> None:
+        super().kind_facts(facts, pool, machines)
+        if fabric.fabric_group(pool):
+            # What the EFA device plugin's DaemonSet selects (components/aws/efa_plugin.py),
+            # as a NodePool template label.
+            facts.declared[fabric.FABRIC_LABEL] = fabric.FABRIC_LABEL_VALUE
 
     def class_labels(self, pool: GpuPoolConfig) -> dict[str, str]:
         return {karpenter.NODECLASS_LABEL: pool.name}
