@@ -169,3 +169,14 @@ def test_turning_the_fabric_on_reaches_new_nodes_and_off_is_refused_unless_empty
     (refusal,) = node_class.refusals
     assert "refused unless the pool is at 0 nodes" in refusal
     assert PLACEMENT in {r.type for r in off.removed}
+
+
+def test_moving_a_fabric_pool_to_another_zone_is_refused_unless_empty() -> None:
+    """The old placement group is deleted in the same `up` while the drifted nodes are still in
+    it (EC2 refuses: review fix8-eks F8E-1); turning the fabric on is not refused."""
+    moved = plan_of(STACK, {"gpufleet:gpuPools": [{**POOL, "zones": ["us-east-1a"]}]})
+    diff = diff_plans(_plan().to_json(), moved.to_json())
+    (node_class,) = [c for c in diff.changed if c.type == NODE_CLASS]
+    assert node_class.verdict == "reject"
+    assert any("moving a fabric pool to another zone" in r for r in node_class.refusals)
+    assert PLACEMENT in {r.type for r in diff.removed}

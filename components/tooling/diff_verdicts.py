@@ -58,6 +58,8 @@ def _fires(trigger: str, old: Any, new: Any) -> bool:
         return old is not ABSENT and old is not None and (new is ABSENT or new is None)
     if trigger == "added":
         return (old is ABSENT or old is None) and new is not ABSENT and new is not None
+    if trigger == "replaced":
+        return old is not ABSENT and old is not None and new is not ABSENT and new is not None
     before_minor, after_minor = _minor(old), _minor(new)
     if before_minor is None or after_minor is None or before_minor[0] != after_minor[0]:
         return False

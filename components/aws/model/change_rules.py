@@ -242,11 +242,29 @@ _KARPENTER_FABRIC_OFF_REFUSAL: Final = Refusal(
     trigger="removed",
 )
 
+# A Karpenter fabric pool moved to another zone (or placement group): the NodeClass selects the
+# new group, the old one is deleted in the same `up`, and the running nodes (drifted, kept by the
+# Drifted budget of 0) are still in it (review fix8-eks F8E-1).
+_KARPENTER_PLACEMENT_MOVE_REFUSAL: Final = Refusal(
+    "spec.placementGroupSelector",
+    "refused unless the pool is at 0 nodes: moving a fabric pool to another zone selects a new "
+    "cluster placement group and deletes the old one in the same `up`, and EC2 refuses that "
+    "while the pool's running nodes are in it (EC2 user guide, delete-placement-group: 'it must "
+    "contain no instances'); gpufleet's NodePool never drains drifted nodes, so they are there",
+    "wait until the pool is empty, or drain its nodes (kubectl delete nodeclaims -l "
+    "karpenter.sh/nodepool=<pool>), then move it and run `pulumi up`; or add a new fabric pool "
+    "in the other zone and remove this one once it is empty",
+    trigger="replaced",
+)
+
 REFUSED_IN_PLACE: Final[Mapping[str, tuple[Refusal, ...]]] = MappingProxyType(
     {
         "aws:eks/cluster:Cluster": _EKS_VERSION_REFUSALS,
         "aws:ec2/launchTemplate:LaunchTemplate": (_FABRIC_OFF_REFUSAL,),
-        "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass": (_KARPENTER_FABRIC_OFF_REFUSAL,),
+        "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass": (
+            _KARPENTER_FABRIC_OFF_REFUSAL,
+            _KARPENTER_PLACEMENT_MOVE_REFUSAL,
+        ),
         "aws:eks/nodeGroup:NodeGroup": (
             # No refusal of a raised minimum: gpufleet sends the live desired size, raised
             # to the new minimum (components/aws/model/groups.py, scaling_to_send).

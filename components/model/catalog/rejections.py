@@ -34,7 +34,10 @@ from typing import Final, Literal
 # How a rule fires: any change of the value; only a numeric increase; a Kubernetes minor
 # ("1.35") that goes down, or up by more than one; a value that was set and is now absent; a
 # value that was absent and is now set.
-Trigger = Literal["change", "increase", "minor-decrease", "minor-skip", "removed", "added"]
+# "replaced": set before and after, to another value (a move, not an addition or a removal).
+Trigger = Literal[
+    "change", "increase", "minor-decrease", "minor-skip", "removed", "added", "replaced"
+]
 
 
 @dataclass(frozen=True)
