@@ -180,3 +180,18 @@ def test_moving_a_fabric_pool_to_another_zone_is_refused_unless_empty() -> None:
     assert node_class.verdict == "reject"
     assert any("moving a fabric pool to another zone" in r for r in node_class.refusals)
     assert PLACEMENT in {r.type for r in diff.removed}
+
+
+def test_a_fabric_pool_on_reservations_selected_by_tags_gets_no_placement_group() -> None:
+    """Tag-selected reservations place the instances as ids do: a placement group of
+    gpufleet's would keep them out of a reservation made in its own (review fix8-eks F8E-2)."""
+    tagged = {
+        **POOL,
+        "capacity": ["reserved", "on-demand"],
+        "aws": {"capacityReservationTags": {"team": "ml"}},
+    }
+    plan = plan_of(STACK, {"gpufleet:gpuPools": [tagged]})
+    assert not [r for r in plan.resources if r.type == PLACEMENT]
+    (node_class,) = [r for r in plan.resources if r.type == NODE_CLASS]
+    assert "placementGroupSelector" not in node_class.inputs["spec"]
+    assert node_class.inputs["spec"]["networkInterfaces"]

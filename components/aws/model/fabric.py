@@ -278,7 +278,7 @@ def pool_fabric(
     """A fabric pool's EFA in `zone`: its cluster placement group, or a reservation's;
     `change_note` says what turning it on or off does to running nodes (the pool kind's)."""
     word = capacity.reservation_word(capacity.order_of(pool))
-    reserved = capacity.launch_target(pool) is not None
+    reserved = _reservation_places(pool)
     notes: tuple[str, ...] = (change_note,)
     placement = PLACEMENT
     if reserved and word == capacity.CAPACITY_BLOCK:
@@ -339,5 +339,16 @@ def fabric_group(pool: GpuPoolConfig) -> EksFabric | None:
     return EksFabric(
         machine_type=machine,
         interfaces=efa_interfaces(machine),
-        placement_group=capacity.launch_target(pool) is None,
+        placement_group=not _reservation_places(pool),
+    )
+
+
+def _reservation_places(pool: GpuPoolConfig) -> bool:
+    """The pool launches into reservations first, by id or by tags (Karpenter): they place the
+    instances, and a placement group of gpufleet's would keep them out of a reservation made in
+    its own cluster placement group (EC2 user guide, using-cpg-odcr-crg; review fix8-eks
+    F8E-2), so none is made."""
+    return (
+        capacity.launch_target(pool) is not None
+        or capacity.reservation_word(capacity.order_of(pool)) is not None
     )
