@@ -48,8 +48,9 @@ COMPONENT_ROLES: Final[Mapping[str, str]] = MappingProxyType(
             "`cluster.existing.autoscalerInstalled`)"
         ),
         "gpufleet:aws:EfaDevicePlugin": (
-            "a GPU pool of node groups has `interconnect: fabric` (it advertises the nodes' EFA "
-            "devices as vpc.amazonaws.com/efa); it goes with the last such pool"
+            "a GPU pool (node groups or a Karpenter NodePool) has `interconnect: fabric` (it "
+            "advertises the nodes' EFA devices as vpc.amazonaws.com/efa); it goes with the last "
+            "such pool"
         ),
         "gpufleet:aws:NodeTerminationHandler": (
             "a GPU pool runs on self-managed groups (the handler drains their nodes before EC2 "
