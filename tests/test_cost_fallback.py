@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from components.aws.model.prices import TAGS_NOT_KNOWN
 from components.model.config import parse_config
 from components.model.cost import stack_cost
 from components.model.registry import CLOUDS
@@ -214,3 +215,24 @@ def test_the_age_rule_applies_to_the_snapshots_date_where_its_estimates_are_used
     raw["gpuPools"] = [p for p in raw["gpuPools"] if not p.get("spot")]
     assert raw["gpuPools"]
     assert not [w for w in _cost(raw)["warnings"] if "price snapshot" in w]
+
+
+# --- committed capacity gpufleet cannot count ---------------------------------------------------
+
+
+@pytest.mark.parametrize("stack", ["aws-karpenter", "aws-auto-mode"])
+def test_reservations_selected_by_tags_say_their_committed_cost_is_not_known(stack: str) -> None:
+    """Tag-selected reservations are billed whether used or not, but their count is EC2's: the
+    pool's warning says the committed cost is not known rather than showing $0 silently (review
+    fix8-eks F8E-4); a pool that names its reservations with instanceCount is counted."""
+    raw = copy.deepcopy(load_stack(stack).gpufleet)
+    pool = raw["gpuPools"][1]
+    pool["capacity"] = ["reserved", "on-demand"]
+    pool["aws"] = {"capacityReservationTags": {"team": "ml"}}
+    cost = _cost(raw)
+    said = [w for w in cost["warnings"] if w.startswith(f"pool {pool['name']}: ")]
+    assert any(TAGS_NOT_KNOWN in w for w in said), said
+    pool["aws"] = {"capacityReservations": [{"id": "cr-0123456789abcdef0", "instanceCount": 1}]}
+    counted = _cost(raw)
+    assert not any(TAGS_NOT_KNOWN in w for w in counted["warnings"])
+    assert _pool(counted, pool["name"])["committedNodes"] == 1

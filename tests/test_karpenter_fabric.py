@@ -12,7 +12,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from components.aws.model import fabric, karpenter
+from components.aws.model import allocatable, fabric, karpenter
 from components.aws.model.kinds.karpenter import KARPENTER
 from components.model.config import parse_config
 from components.model.pools import resolve_pool
@@ -195,3 +195,39 @@ def test_a_fabric_pool_on_reservations_selected_by_tags_gets_no_placement_group(
     (node_class,) = [r for r in plan.resources if r.type == NODE_CLASS]
     assert "placementGroupSelector" not in node_class.inputs["spec"]
     assert node_class.inputs["spec"]["networkInterfaces"]
+
+
+def _allocatable(pool: dict[str, Any]) -> dict[str, Any]:
+    raw = _config()
+    raw["gpuPools"] = [pool]
+    config = parse_config(raw)
+    return dict(resolve_pool(config, config.gpu_pools[0]).allocatable_per_node)
+
+
+@pytest.mark.parametrize(
+    ("accelerator", "machine", "pods"),
+    [("h100-80gb", "p5.48xlarge", 51), ("h200-141gb", "p5en.48xlarge", 149)],
+)
+def test_a_fabric_pool_gets_karpenters_max_pods_with_card_0s_efa_only_interface(
+    accelerator: str, machine: str, pods: int
+) -> None:
+    """Karpenter counts the EFA-only interface on card 0 as one of the card's ENIs
+    (ENILimitedPods @v1.14.1): (2 - 1) x (50 - 1) + 2 = 51 on a p5.48xlarge, (4 - 1) x 49 + 2
+    on a p5en; without fabric the ENI figure (100, 198) stands (review fix8-eks F8E-3)."""
+    fabric_pool = {**POOL, "accelerator": accelerator, "machineTypes": [machine]}
+    plain_pool = {k: v for k, v in fabric_pool.items() if k != "interconnect"}
+    with_efa, without = _allocatable(fabric_pool), _allocatable(plain_pool)
+    daemonsets = allocatable.MAX_PODS[machine] - int(without["pods"])
+    assert int(with_efa["pods"]) == pods - daemonsets
+    # nodeadm still reserves memory from its own ENI figure (allocatable.py's docstring).
+    assert with_efa["memory"] == without["memory"]
+
+
+def test_karpenter_max_pods_at_the_edge_of_card_0s_interfaces() -> None:
+    assert allocatable.karpenter_max_pods("p5.48xlarge", 1) == 51
+    assert allocatable.karpenter_max_pods("p5.48xlarge", 2) == 0  # no interface left for pods
+    assert allocatable.karpenter_max_pods("p5.48xlarge", 3) == 0
+    assert allocatable.karpenter_max_pods("m6i.large", 1) is None
+    # With no EFA-only interface the card-0 figures give the VPC CNI's published ENI figure.
+    for machine in fabric.EFA_TYPES:
+        assert allocatable.karpenter_max_pods(machine, 0) == allocatable.MAX_PODS[machine]

@@ -86,6 +86,41 @@ MAX_PODS: Mapping[str, int] = {
     "m6i.xlarge": 58,
     "m6i.2xlarge": 58,
 }
+# Karpenter's ENI-limited max pods (v1.14.1 pkg/providers/instancetype/types.go `ENILimitedPods`):
+# (the default card's interfaces - reserved ENIs - EFA-only interfaces on card 0) x (IPv4 per
+# interface - 1) + 2, since "EFA-only interfaces consume an ENI and don't support IP networking";
+# Karpenter writes it into the kubelet's maxPods (pkg/providers/amifamily/resolver.go). Per EFA
+# type (components/aws/model/fabric.py): card 0's MaximumNetworkInterfaces and IPv4PerInterface,
+# from aws/karpenter-provider-aws v1.14.1 (bde00654)
+# pkg/providers/instancetype/zz_generated.vpclimits.go (DefaultNetworkCardIndex 0 on each).
+CARD0_INTERFACES: Mapping[str, tuple[int, int]] = {
+    "p4d.24xlarge": (15, 50),
+    "p4de.24xlarge": (15, 50),
+    "p5.48xlarge": (2, 50),
+    "p5.4xlarge": (4, 30),
+    "p5e.48xlarge": (2, 50),
+    "p5en.48xlarge": (4, 50),
+    "p6-b200.48xlarge": (4, 50),
+    "g6e.48xlarge": (10, 50),
+    "g6e.24xlarge": (10, 50),
+    "g6e.16xlarge": (15, 50),
+    "g6e.12xlarge": (10, 30),
+    "g6e.8xlarge": (8, 30),
+    "g6.48xlarge": (15, 50),
+    "g6.24xlarge": (15, 50),
+    "g6.16xlarge": (15, 50),
+    "g6.12xlarge": (8, 30),
+    "g6.8xlarge": (8, 30),
+    "g5.48xlarge": (7, 50),
+    "g5.24xlarge": (15, 50),
+    "g5.16xlarge": (8, 30),
+    "g5.12xlarge": (15, 50),
+    "g5.8xlarge": (8, 30),
+    "g4dn.metal": (15, 50),
+    "g4dn.16xlarge": (4, 15),
+    "g4dn.12xlarge": (8, 30),
+    "g4dn.8xlarge": (4, 15),
+}
 KUBE_RESERVED_EPHEMERAL_BYTES = 1 * GIB
 NODEFS_EVICTION_FRACTION = 0.10
 # Of the nominal memory, what a node does not report as capacity (see the module's docstring).
@@ -106,6 +141,18 @@ def managed_max_pods(machines: Sequence[tuple[str, int]]) -> int | None:
         small, large = MANAGED_MAX_PODS
         caps.append(min(eni, small if vcpus < MANAGED_MAX_PODS_VCPUS else large))
     return min(caps, default=None)
+
+
+def karpenter_max_pods(machine: str, efa_only_on_card0: int) -> int | None:
+    """Karpenter's maxPods for a node whose node class has `efa_only_on_card0` EFA-only
+    interfaces on network card 0 (Karpenter's default of no reserved ENIs); None when the
+    type's card-0 figures are not known."""
+    figures = CARD0_INTERFACES.get(machine)
+    if figures is None:
+        return None
+    interfaces, ipv4_per_interface = figures
+    usable = max(interfaces - efa_only_on_card0, 0)
+    return usable * (ipv4_per_interface - 1) + 2 if usable else 0
 
 
 def memory_reserved_bytes(max_pods: int) -> int:

@@ -213,7 +213,7 @@ class Aws(ManagedCloud):
         kind = self.pool_kind(config.cluster, pool)
         if not kind.traits(config.cluster, pool).allocatable_known:
             return None
-        pods = kind.max_pods(self.machines(pool))
+        pods = kind.max_pods(pool, self.machines(pool), sized.name)
         return aws_allocatable.node_allocatable(
             sized.name, sized.vcpus, sized.memory_gib, pool.disk_size_gb, pods
         )

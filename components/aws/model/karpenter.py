@@ -119,6 +119,16 @@ def efa_network_interfaces(network_cards: int) -> list[dict[str, Any]]:
     return [primary, *efa]
 
 
+def efa_only_on_card0(interfaces: list[dict[str, Any]]) -> int:
+    """The node class's EFA-only interfaces on network card 0, each taking one of the card's
+    interface slots from pods (components/aws/model/allocatable.py `karpenter_max_pods`)."""
+    return sum(
+        1
+        for interface in interfaces
+        if interface["networkCardIndex"] == 0 and interface["interfaceType"] == EFA_ONLY_INTERFACE
+    )
+
+
 def with_fabric(
     spec: Mapping[str, Any],
     network_cards: int,

@@ -38,6 +38,9 @@ from components.model.prices import (
 from components.model.schema import GpuPoolConfig, StackConfig
 
 TABLE = Path(__file__).with_name("prices.json")
+# What a pool that selects reservations by tags is told: EC2 picks the reservations at launch, so
+# neither their count nor their instance type is in the config (review fix8-eks F8E-4).
+TAGS_NOT_KNOWN = "committed: not known (reservations selected by tags)"
 
 
 class EksPricing(Pricing):
@@ -108,6 +111,8 @@ class EksPricing(Pricing):
                 f"{counted}, billed at the on-demand rate while active, used or not; a node "
                 "that runs in it is billed once"
             )
+        if options.capacity_reservation_tags:
+            note = f"{TAGS_NOT_KNOWN}, not checked; {note}"
         if unknown_count:
             note += (
                 "; reservations without instanceCount (or found by tags) are not counted: "

@@ -220,8 +220,11 @@ class EksPoolKind(PoolKind):
     def reservation_cap(self, config: StackConfig, pool: GpuPoolConfig) -> ReservationCap | None:
         return capacity.reservation_cap(pool, config.today)
 
-    def max_pods(self, machines: list[MachineType]) -> int | None:
-        """The pods a node may run where the kind caps them below the network's figure."""
+    def max_pods(
+        self, pool: GpuPoolConfig, machines: list[MachineType], machine: str
+    ) -> int | None:
+        """The pods a node of `machine` may run where the kind caps them below the network's
+        figure."""
         return None
 
     # --- node facts ------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from components.aws.model import capacity, capacity_checks, fabric, karpenter
+from components.aws.model import allocatable, capacity, capacity_checks, fabric, karpenter
 from components.aws.model.config import existing_options
 from components.aws.model.kinds.node_pool_kinds import NodePoolKind
 from components.model import karpenter_pool
@@ -38,6 +38,18 @@ class KarpenterNodePools(NodePoolKind):
     gpu_count_label = karpenter.GPU_COUNT_LABEL
 
     fabric_change_note = fabric.KARPENTER_CHANGE_NOTE
+
+    def max_pods(
+        self, pool: GpuPoolConfig, machines: list[MachineType], machine: str
+    ) -> int | None:
+        # A fabric node class's EFA-only interface on card 0 takes one of the card's ENIs from
+        # Karpenter's maxPods (components/aws/model/allocatable.py `karpenter_max_pods`); the
+        # kube-reserved memory stays nodeadm's, from its own ENI figure (allocatable.py).
+        group = fabric.fabric_group(pool)
+        if group is None:
+            return None
+        interfaces = karpenter.efa_network_interfaces(group.efa_devices)
+        return allocatable.karpenter_max_pods(machine, karpenter.efa_only_on_card0(interfaces))
 
     def fabric_problems(
         self, cluster: ClusterConfig, pool: GpuPoolConfig, path: str

@@ -35,7 +35,9 @@ class ManagedNodeGroups(AutoscalerGroups):
             "karpenter"
         )
 
-    def max_pods(self, machines: list[MachineType]) -> int | None:
+    def max_pods(
+        self, pool: GpuPoolConfig, machines: list[MachineType], machine: str
+    ) -> int | None:
         # A managed group caps maxPods by its smallest type (components/aws/model/allocatable.py).
         return allocatable.managed_max_pods([(m.name, m.vcpus) for m in machines])
 
