@@ -11,6 +11,7 @@ import pulumi_kubernetes as k8s
 
 from components.aws.model import fabric
 from components.kubernetes.helm import pinned_release
+from components.kubernetes.targeting import tolerations
 from components.model.pool_spec import PoolSpec
 
 
@@ -28,18 +29,13 @@ class EfaDevicePlugin(pulumi.ComponentResource):
         depends_on: Sequence[pulumi.Resource],
     ) -> None:
         super().__init__("gpufleet:aws:EfaDevicePlugin", name, None, None)
-        tolerations: list[dict[str, str]] = []
-        for pool in pools:
-            for taint in pool.node_taints:
-                if taint.toleration() not in tolerations:
-                    tolerations.append(taint.toleration())
         pin = fabric.DEVICE_PLUGIN
         self.release = pinned_release(
             f"{name}-release",
             pin,
             fabric.DEVICE_PLUGIN_RELEASE,
             pin.namespace,
-            fabric.device_plugin_values(tolerations),
+            fabric.device_plugin_values(tolerations(pools)),
             pulumi.ResourceOptions(parent=self, provider=provider, depends_on=list(depends_on)),
         )
         self.register_outputs({"release": self.release.name})
